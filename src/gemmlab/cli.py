@@ -1,0 +1,140 @@
+"""The `gemmlab` command line: list, explain, check, inspect, bench, report, study, sweep, judge, new."""
+
+from __future__ import annotations
+
+import math
+import sys
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.table import Table
+
+from . import runtime
+
+runtime.configure()
+
+from . import registry  # noqa: E402  (after the Triton interpreter switch)
+from .judge.cases import Case, fresh_seed, standard_cases  # noqa: E402
+from .judge.runner import CaseResult, Judgement, judge  # noqa: E402
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="LeetGPU's FP32 matrix multiplication: the ladder, the judge, the benchmark.")
+console = Console(width=None if sys.stdout.isatty() else 200)
+
+Names = Annotated[list[str] | None, typer.Argument(help="implementation names (default: all)")]
+
+
+def _names_or_exit(names: list[str] | None) -> list[registry.Implementation]:
+    try:
+        return registry.select(names)
+    except registry.UnknownImplementation as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from None
+
+
+@app.command("list")
+def list_() -> None:
+    """The registry as a table."""
+    table = Table(title="gemmlab implementations")
+    for col in ("rung", "name", "family", "precision", "min cc", "idea", "sources"):
+        table.add_column(col)
+    for impl in registry.IMPLEMENTATIONS:
+        table.add_row(str(impl.rung), impl.name, impl.family, impl.precision,
+                      "{}.{}".format(*impl.min_cc), impl.summary, ", ".join(impl.sources))
+    console.print(table)
+
+
+@app.command()
+def explain(name: str) -> None:
+    """The idea behind one implementation, its data path, intensity and preconditions."""
+    impl = _names_or_exit([name])[0]
+    console.print(Markdown(impl.explanation()))
+    facts = Table(show_header=False, title=f"{impl.name}: facts")
+    facts.add_row("family / rung / precision", f"{impl.family} / {impl.rung} / {impl.precision}")
+    if impl.tile:
+        r, c, s = impl.tile
+        facts.add_row("tile of C, reduction step", f"{r}×{c}, {s}")
+        facts.add_row("FLOP per global byte per tile", f"{impl.intensity:.1f}")
+    for launch in impl.launches:
+        facts.add_row(f"kernel {launch.entry}{dict(launch.defines) or ''}",
+                      f"block {launch.block}, tile {launch.tile}; "
+                      + (f"when {launch.requires}" if launch.when else "always (fallback)"))
+    console.print(facts)
+
+
+def _fmt(x: float | None) -> str:
+    if x is None:
+        return "-"
+    return "inf" if math.isinf(x) else f"{x:.2e}"
+
+
+_STATUS = {"pass": "[green]pass[/green]", "fail": "[red]FAIL[/red]", "error": "[red]ERROR[/red]",
+           "skip": "[yellow]skip[/yellow]"}
+
+
+def judgement_table(j: Judgement) -> Table:
+    table = Table(title=f"{j.name} ({j.precision}) on {j.device}")
+    for col in ("case", "M×N×K", "seed", "result", "max abs", "norm max", "rel fro",
+                "LeetGPU 1e-4 fails", "unwritten", "ms", "note"):
+        table.add_column(col, overflow="fold")
+    for r in j.results:
+        f = r.figures
+        table.add_row(
+            r.case, "×".join(map(str, r.shape)), str(r.seed), _STATUS[r.status],
+            _fmt(f and f.max_abs), _fmt(f and f.norm_max), _fmt(f and f.rel_fro),
+            f"{f.leetgpu_violations}" if f else "-", f"{f.unwritten}" if f else "-",
+            f"{r.seconds * 1e3:.2f}" if r.seconds is not None else "-",
+            r.reason if r.status != "pass" else leetgpu_note(j, r),
+        )
+    return table
+
+
+def leetgpu_note(j: Judgement, r: CaseResult) -> str:
+    f = r.figures
+    if f and f.leetgpu_violations:
+        return f"fails LeetGPU's 1e-4 check on {f.leetgpu_violations} of {f.numel}"
+    return ""
+
+
+def select_cases(seed: int, groups: list[str] | None, shape: list[int] | None, perf: bool) -> list[Case]:
+    if shape:
+        m, n, k = shape
+        return [Case(f"custom-{m}x{n}x{k}", "custom", (m, n, k), gpu_only=False)]
+    cases = standard_cases(seed, perf=perf)
+    if groups:
+        cases = [c for c in cases if c.group in groups]
+    return cases
+
+
+@app.command()
+def check(
+    names: Names = None,
+    seed: Annotated[int | None, typer.Option(help="base seed (default: fresh)")] = None,
+    group: Annotated[list[str] | None, typer.Option(
+        help="only these case groups: example, notes, leetgpu, edge, random, perf")] = None,
+    shape: Annotated[tuple[int, int, int] | None, typer.Option(help="one custom M N K instead")] = None,
+    perf: Annotated[bool, typer.Option(help="include the 8192×6144×4096 case (GPU)")] = True,
+) -> None:
+    """Judge implementations on every case; exit code 1 if any case fails."""
+    impls = _names_or_exit(names)
+    device = runtime.default_device()
+    seed = fresh_seed() if seed is None else seed
+    cases = select_cases(seed, group, list(shape) if shape else None, perf)
+    console.print(f"device: {runtime.gpu_name()} · base seed {seed} · {len(cases)} cases")
+    any_failed = False
+    for impl in impls:
+        ok, why = impl.can_run_on(device)
+        if not ok:
+            console.print(f"[yellow]{impl.name}: not run — {why}[/yellow]")
+            continue
+        with console.status(f"judging {impl.name}…"):
+            j = judge(impl.name, impl.solve, impl.precision, cases, device, seed)
+        console.print(judgement_table(j))
+        any_failed |= bool(j.failed)
+    raise typer.Exit(1 if any_failed else 0)
+
+
+def main() -> None:  # pragma: no cover
+    app()

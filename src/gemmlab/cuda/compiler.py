@@ -1,0 +1,192 @@
+"""CUDA C++ → cubin through NVRTC (cuda.core), with a disk cache and the ptxas report.
+
+A compile is keyed by everything that can change its output: the source, every
+header beside it, the macros, the target architecture, the options and the
+NVRTC version. The cubin and the ptxas log are stored together, so the
+resource report (registers, shared memory, stack, spills) is available from
+the cache without compiling again, and without a GPU.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from functools import cache
+from pathlib import Path
+
+KERNEL_DIR = Path(__file__).resolve().parent.parent / "kernels" / "cuda"
+
+#: The architecture CPU-side checks compile for when no GPU is there to ask.
+HOPPER_ARCH = "sm_90a"
+
+PTXAS_OPTIONS = ("-v",)
+
+
+class CompileError(RuntimeError):
+    """NVRTC or ptxas rejected a source; ``log`` is the compiler's own text."""
+
+    def __init__(self, source: str, arch: str, log: str):
+        self.source = source
+        self.arch = arch
+        self.log = log
+        super().__init__(f"compiling {source} for {arch} failed:\n{log}")
+
+
+class NoGPUError(RuntimeError):
+    """A CUDA implementation was asked to run where no CUDA device is present."""
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What ptxas reports for one kernel."""
+
+    kernel: str
+    registers: int
+    smem_bytes: int
+    stack_bytes: int
+    spill_stores: int
+    spill_loads: int
+    barriers: int
+
+    @property
+    def spills(self) -> int:
+        return self.spill_stores + self.spill_loads
+
+
+@dataclass
+class CompiledModule:
+    source: str
+    arch: str
+    defines: tuple[tuple[str, str], ...]
+    key: str
+    cubin: bytes = field(repr=False)
+    log: str = field(repr=False)
+
+    @property
+    def resources(self) -> dict[str, Resources]:
+        return parse_ptxas_log(self.log)
+
+
+_ENTRY = re.compile(r"Compiling entry function '([^']+)' for '([^']+)'")
+_FRAME = re.compile(
+    r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads"
+)
+_REGS = re.compile(r"Used (\d+) registers")
+_BARRIERS = re.compile(r"used (\d+) barriers")
+_SMEM = re.compile(r"(\d+) bytes smem")
+
+
+def parse_ptxas_log(log: str) -> dict[str, Resources]:
+    """Turn ``ptxas -v`` output into one record per entry function."""
+    out: dict[str, Resources] = {}
+    current: str | None = None
+    frame = (0, 0, 0)
+    for line in log.splitlines():
+        if m := _ENTRY.search(line):
+            current, frame = m.group(1), (0, 0, 0)
+        elif current and (m := _FRAME.search(line)):
+            frame = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
+        elif current and (m := _REGS.search(line)):
+            barriers, smem = _BARRIERS.search(line), _SMEM.search(line)
+            out[current] = Resources(
+                kernel=current,
+                registers=int(m.group(1)),
+                barriers=int(barriers.group(1)) if barriers else 0,
+                smem_bytes=int(smem.group(1)) if smem else 0,
+                stack_bytes=frame[0],
+                spill_stores=frame[1],
+                spill_loads=frame[2],
+            )
+            current = None
+    return out
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("GEMMLAB_CACHE") or Path.home() / ".cache" / "gemmlab"
+    path = Path(root) / "cubin"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@cache
+def nvrtc_version() -> str:
+    from cuda.bindings import nvrtc
+
+    _, major, minor = nvrtc.nvrtcVersion()
+    return f"{major}.{minor}"
+
+
+def device_arch() -> str:
+    """The target for the current GPU: the 'a' variant on Hopper, for wgmma/setmaxnreg."""
+    import torch
+
+    if not torch.cuda.is_available():
+        raise NoGPUError("no CUDA device: give an explicit arch (e.g. 'sm_90a') to compile only")
+    major, minor = torch.cuda.get_device_capability()
+    return f"sm_{major}{minor}a" if (major, minor) == (9, 0) else f"sm_{major}{minor}"
+
+
+def _headers() -> dict[str, str]:
+    return {p.name: p.read_text() for p in sorted(KERNEL_DIR.glob("*.cuh"))}
+
+
+def source_path(source: str) -> Path:
+    path = Path(source)
+    return path if path.is_absolute() else KERNEL_DIR / source
+
+
+def compile_source(
+    source: str,
+    arch: str | None = None,
+    defines: dict[str, int | str] | None = None,
+) -> CompiledModule:
+    """Compile one ``.cu`` file (name relative to the kernel folder, or a path)."""
+    arch = arch or device_arch()
+    path = source_path(source)
+    text = path.read_text()
+    macro = tuple(sorted((k, str(v)) for k, v in (defines or {}).items()))
+    key_material = {
+        "source": text,
+        "headers": _headers(),
+        "arch": arch,
+        "defines": macro,
+        "ptxas": PTXAS_OPTIONS,
+        "std": "c++17",
+        "nvrtc": nvrtc_version(),
+    }
+    key = hashlib.sha256(json.dumps(key_material, sort_keys=True).encode()).hexdigest()[:32]
+    cubin_file = cache_dir() / f"{key}.cubin"
+    log_file = cache_dir() / f"{key}.log"
+    if cubin_file.exists() and log_file.exists():
+        return CompiledModule(path.name, arch, macro, key, cubin_file.read_bytes(), log_file.read_text())
+
+    from cuda.core import Program, ProgramOptions
+
+    options = ProgramOptions(
+        name=path.name,
+        arch=arch,
+        std="c++17",
+        ptxas_options=list(PTXAS_OPTIONS),
+        include_path=[str(KERNEL_DIR)],
+        define_macro=[f"{k}={v}" for k, v in macro] or None,
+    )
+    logs = io.StringIO()
+    try:
+        obj = Program(text, "c++", options).compile("cubin", logs=logs)
+    except Exception as exc:  # NVRTCError carries the log in its message
+        raise CompileError(path.name, arch, f"{exc}\n{logs.getvalue()}".strip()) from None
+    log = logs.getvalue().replace("\x00", "")
+    # Write the log first and the cubin last: a cubin on disk means a whole entry.
+    tmp = cubin_file.with_suffix(f".tmp{os.getpid()}")
+    log_file.write_text(log)
+    tmp.write_bytes(obj.code)
+    tmp.replace(cubin_file)
+    return CompiledModule(path.name, arch, macro, key, bytes(obj.code), log)
+
+
+def resources_dict(res: Resources) -> dict:
+    return asdict(res) | {"spills": res.spills}

@@ -1,0 +1,89 @@
+"""SASS of a cubin (cuobjdump + nvdisasm) and the instruction mix that matters.
+
+The machine code answers questions the source cannot: are the loads really
+16 bytes wide (``LDG.E.128``, ``LDS.128``), does the copy engine run
+(``LDGSTS``), are the tensor cores used and through which path (``HMMA`` for
+mma.sync/WMMA, ``HGMMA`` for wgmma), did an array go to local memory
+(``LDL``/``STL``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections import Counter
+from functools import cache
+from pathlib import Path
+
+
+class ToolMissing(RuntimeError):
+    pass
+
+
+@cache
+def _tool(name: str) -> str:
+    found = shutil.which(name)
+    if not found:
+        try:
+            from cuda.pathfinder import find_nvidia_binary_utility
+
+            found = find_nvidia_binary_utility(name)
+        except Exception:  # an older cuda-pathfinder, or no such package
+            found = None
+    if not found:
+        raise ToolMissing(
+            f"{name} not found: install nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm, "
+            "or put the CUDA toolkit's bin folder on PATH"
+        )
+    return found
+
+
+_FUNCTION = re.compile(r"^\s*Function : (\S+)")
+_INSTR = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[0-9T]\s+)?([A-Z][A-Z0-9_.]*)")
+
+
+def disassemble(cubin: bytes) -> dict[str, list[str]]:
+    """Opcodes (with modifiers) of every function in the cubin, in order."""
+    cuobjdump = _tool("cuobjdump")
+    env = dict(os.environ)
+    env["PATH"] = f"{Path(_tool('nvdisasm')).parent}{os.pathsep}{env.get('PATH', '')}"
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "kernel.cubin"
+        path.write_bytes(cubin)
+        proc = subprocess.run(
+            [cuobjdump, "-sass", str(path)], capture_output=True, text=True, env=env, check=False
+        )
+    if proc.returncode != 0:
+        raise RuntimeError(f"cuobjdump failed: {proc.stderr.strip()}")
+    out: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in proc.stdout.splitlines():
+        if m := _FUNCTION.match(line):
+            current = out.setdefault(m.group(1), [])
+        elif current is not None and (m := _INSTR.match(line)):
+            current.append(m.group(1))
+    return out
+
+
+#: The categories `inspect` reports, each a test on one opcode.
+MIX = {
+    "FFMA": lambda op: op.startswith("FFMA"),
+    "LDS": lambda op: op.startswith("LDS") and not op.startswith("LDSM"),
+    "LDS.128": lambda op: op.startswith("LDS") and ".128" in op,
+    "LDG": lambda op: op.startswith("LDG.") or op == "LDG",
+    "LDG.128": lambda op: op.startswith("LDG.") and ".128" in op,
+    "STG.128": lambda op: op.startswith("STG") and ".128" in op,
+    "LDGSTS": lambda op: op.startswith("LDGSTS"),
+    "HMMA": lambda op: op.startswith("HMMA"),
+    "HGMMA": lambda op: op.startswith("HGMMA"),
+    "BAR": lambda op: op.startswith("BAR"),
+    "LDL/STL": lambda op: op.startswith(("LDL", "STL")),
+}
+
+
+def instruction_mix(opcodes: list[str]) -> dict[str, int]:
+    counts = Counter(opcodes)
+    return {name: sum(n for op, n in counts.items() if test(op)) for name, test in MIX.items()}

@@ -1,0 +1,120 @@
+"""Run a solve over cases and judge each result against the float64 reference.
+
+For every case: fresh inputs, C poisoned, one call, then the error figures of
+`gemmlab.reference` and the verdict of the implementation's precision class.
+An exception is a failed case with its message, never a crash of the judge.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import torch
+
+from ..reference import (
+    ErrorFigures,
+    Precision,
+    error_figures,
+    poison_,
+    reference32,
+    reference64,
+    verdict,
+)
+from .cases import Case, make_inputs
+
+Solve = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, int, int, int], None]
+
+
+@dataclass
+class CaseResult:
+    case: str
+    group: str
+    shape: tuple[int, int, int]
+    seed: int
+    status: str  # pass | fail | error | skip
+    reason: str = ""
+    figures: ErrorFigures | None = None
+    seconds: float | None = None
+    expected_match: bool | None = None  # published examples: equals the given answer
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"
+
+    def to_dict(self) -> dict:
+        return {
+            "case": self.case, "group": self.group, "shape": list(self.shape), "seed": self.seed,
+            "status": self.status, "reason": self.reason, "seconds": self.seconds,
+            "figures": self.figures.to_dict() if self.figures else None,
+        }
+
+
+@dataclass
+class Judgement:
+    name: str
+    precision: Precision
+    device: str
+    results: list[CaseResult] = field(default_factory=list)
+    not_run: str = ""  # why nothing ran, where nothing could
+
+    @property
+    def failed(self) -> list[CaseResult]:
+        return [r for r in self.results if r.status in ("fail", "error")]
+
+    @property
+    def passed(self) -> bool:
+        return not self.not_run and not self.failed and any(r.passed for r in self.results)
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def run_case(solve: Solve, precision: Precision, case: Case, seed: int, device: torch.device) -> CaseResult:
+    m, n, k = case.shape
+    base = CaseResult(case.name, case.group, case.shape, seed, "error")
+    try:
+        a, b = make_inputs(case, seed, device)
+        c = poison_(torch.empty((m, k), dtype=torch.float32, device=device))
+        _sync(device)
+        t0 = time.perf_counter()
+        solve(a, b, c, m, n, k)
+        _sync(device)
+        base.seconds = time.perf_counter() - t0
+    except Exception as exc:  # the judge reports, it does not crash
+        base.reason = f"{type(exc).__name__}: {exc}"
+        return base
+    ref = reference64(a, b)
+    fig = error_figures(c, ref, reference32(a, b))
+    ok, reason = verdict(fig, precision)
+    if ok and case.example is not None:
+        expected = torch.tensor(case.example.c, dtype=torch.float64, device=device)
+        if not torch.equal(c.double(), expected):
+            ok, reason = False, "differs from the published answer"
+    base.status, base.reason, base.figures = ("pass" if ok else "fail"), reason, fig
+    return base
+
+
+def judge(
+    name: str,
+    solve: Solve,
+    precision: Precision,
+    cases: Iterable[Case],
+    device: torch.device,
+    seed: int,
+    on_result: Callable[[CaseResult], None] | None = None,
+) -> Judgement:
+    """Every case in order; case i draws its inputs from seed + 2·i."""
+    out = Judgement(name, precision, str(device))
+    for i, case in enumerate(cases):
+        if case.gpu_only and device.type != "cuda":
+            r = CaseResult(case.name, case.group, case.shape, seed + 2 * i, "skip", "needs a GPU")
+        else:
+            r = run_case(solve, precision, case, seed + 2 * i, device)
+        out.results.append(r)
+        if on_result:
+            on_result(r)
+    return out

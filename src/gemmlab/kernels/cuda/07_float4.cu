@@ -1,0 +1,81 @@
+// Rung 7 — float4: the 2D-tiled kernel with 16-byte memory operations.
+//
+// Same ownership as rung 6 (an 8×4 micro-tile per thread), but every global
+// load, every shared store of the staged tiles, every B read from shared
+// memory and every C store moves a float4: a quarter of the instructions for
+// the same bytes, and full 128-bit transactions. A float4 of A (or B) is
+// either wholly inside the matrix or wholly outside only when N%4 == 0 and
+// K%4 == 0, and the pointers are 16-byte aligned: the host checks that and
+// uses rung 6 otherwise.
+//
+// Tile sizes are macros so the same idea is measured three ways:
+// BM=BN=64 with BK=32 (the default), BK=16, and BM=BN=128 (512 threads).
+#include "common.cuh"
+
+#ifndef BM
+#define BM 64
+#endif
+#ifndef BN
+#define BN BM
+#endif
+#ifndef BK
+#define BK 32
+#endif
+#define TM 8
+#define TN 4
+#define THREADS ((BM / TM) * (BN / TN))
+// Ask for two resident blocks at 128 threads: without it ptxas caps at 96 registers and spills.
+#define MIN_BLOCKS (THREADS <= 128 ? 2 : 1)
+
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) float4_tiled(GEMM_ARGS) {
+    __shared__ __align__(16) float As[BM][BK];
+    __shared__ __align__(16) float Bs[BK][BN];
+    const int tid = threadIdx.x;
+    const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+    const int trow = (tid / (BN / TN)) * TM, tcol = (tid % (BN / TN)) * TN;
+    float acc[TM][TN] = {};
+    float ra[TM];
+
+    for (int n0 = 0; n0 < N; n0 += BK) {
+#pragma unroll
+        for (int e = tid; e < BM * BK / 4; e += THREADS) {
+            const int r = e / (BK / 4), c = (e % (BK / 4)) * 4;
+            float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+            if (row0 + r < M && n0 + c < N)
+                v = *reinterpret_cast<const float4*>(&A[(row0 + r) * N + n0 + c]);
+            *reinterpret_cast<float4*>(&As[r][c]) = v;
+        }
+#pragma unroll
+        for (int e = tid; e < BK * BN / 4; e += THREADS) {
+            const int r = e / (BN / 4), c = (e % (BN / 4)) * 4;
+            float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+            if (n0 + r < N && col0 + c < K)
+                v = *reinterpret_cast<const float4*>(&B[(n0 + r) * K + col0 + c]);
+            *reinterpret_cast<float4*>(&Bs[r][c]) = v;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < BK; ++k) {
+#pragma unroll
+            for (int i = 0; i < TM; ++i) ra[i] = As[trow + i][k];
+            const float4 b = *reinterpret_cast<const float4*>(&Bs[k][tcol]);
+#pragma unroll
+            for (int i = 0; i < TM; ++i) {
+                acc[i][0] = fmaf(ra[i], b.x, acc[i][0]);
+                acc[i][1] = fmaf(ra[i], b.y, acc[i][1]);
+                acc[i][2] = fmaf(ra[i], b.z, acc[i][2]);
+                acc[i][3] = fmaf(ra[i], b.w, acc[i][3]);
+            }
+        }
+        __syncthreads();
+    }
+    const int col = col0 + tcol;
+    if (col >= K) return;
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+        const int row = row0 + trow + i;
+        if (row < M)
+            *reinterpret_cast<float4*>(&C[row * K + col]) =
+                make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
+    }
+}

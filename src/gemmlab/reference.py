@@ -1,0 +1,143 @@
+"""The reference product, the poison, and the error figures a result is judged by.
+
+Every result is compared with the float64 product of the same float32 inputs.
+Three figures are reported because each hides something the others show:
+
+* ``max_abs``        – the worst element, in the units of the data;
+* ``norm_max``       – ``max|C − ref| / max|ref|``: the worst element relative to
+  the scale of the answer. This is the gate, per precision class;
+* ``rel_fro``        – ``‖C − ref‖_F / ‖ref‖_F``: the typical error.
+
+``leetgpu_violations`` counts elements outside LeetGPU's own check
+``|C − T| ≤ 1e-4 + 1e-4·|T|`` where T is ``torch.matmul`` in FP32 (TF32 off).
+C is poisoned with a NaN of a private bit pattern before every run, so an
+element the kernel never wrote is told apart from one it computed as NaN.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from dataclasses import asdict, dataclass
+from enum import StrEnum
+
+import torch
+
+#: A quiet NaN with a payload no arithmetic produces (GPUs emit 0x7fffffff).
+#: It is below 2**31, so it fits an int32 fill as it is.
+POISON_BITS = 0x7FC0DEAD
+LEETGPU_ATOL = 1e-4
+LEETGPU_RTOL = 1e-4
+
+
+class Precision(StrEnum):
+    """What arithmetic an implementation promises."""
+
+    FP32 = "fp32"  # IEEE FP32 fused multiply-add throughout
+    FP32X3 = "fp32x3"  # tensor cores, three TF32 products: FP32-accurate
+    TF32 = "tf32"  # tensor cores, inputs rounded to TF32 (10-bit mantissa)
+
+
+#: The normalised-max-error gate of each precision class.
+GATES = {Precision.FP32: 2e-5, Precision.FP32X3: 2e-5, Precision.TF32: 5e-3}
+
+
+def poison_(c: torch.Tensor) -> torch.Tensor:
+    """Fill C with the poison NaN, in place."""
+    c.view(torch.int32).fill_(POISON_BITS)
+    return c
+
+
+def unwritten(c: torch.Tensor) -> int:
+    """How many elements still hold the poison pattern."""
+    return int((c.view(torch.int32) == POISON_BITS).sum().item())
+
+
+@contextlib.contextmanager
+def strict_fp32():
+    """Make torch.matmul plain FP32 (no TF32) for the duration."""
+    old_mm = torch.backends.cuda.matmul.allow_tf32
+    old_cudnn = torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = old_mm
+        torch.backends.cudnn.allow_tf32 = old_cudnn
+
+
+def reference64(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """The float64 product of the float32 inputs (on their device)."""
+    return a.double() @ b.double()
+
+
+def reference32(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """What LeetGPU compares against: torch.matmul in FP32, TF32 off."""
+    with strict_fp32():
+        return torch.matmul(a, b)
+
+
+@dataclass(frozen=True)
+class ErrorFigures:
+    max_abs: float
+    norm_max: float
+    rel_fro: float
+    leetgpu_violations: int
+    unwritten: int
+    nonfinite: int
+    numel: int
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _nan_to_inf(x: float) -> float:
+    return math.inf if math.isnan(x) else x
+
+
+def error_figures(
+    c: torch.Tensor,
+    ref64: torch.Tensor,
+    ref32: torch.Tensor | None = None,
+) -> ErrorFigures:
+    """All figures of C against the float64 reference (and LeetGPU's FP32 one)."""
+    n_unwritten = unwritten(c)
+    finite = torch.isfinite(c)
+    nonfinite = int((~finite).sum().item())
+    diff = (c.double() - ref64).abs()
+    if nonfinite:
+        max_abs = math.inf
+    else:
+        max_abs = float(diff.max().item()) if diff.numel() else 0.0
+    scale = float(ref64.abs().max().item()) if ref64.numel() else 0.0
+    norm_max = max_abs / scale if scale > 0 else (0.0 if max_abs == 0 else math.inf)
+    ref_norm = float(torch.linalg.vector_norm(ref64).item())
+    err_norm = _nan_to_inf(float(torch.linalg.vector_norm(diff).item())) if not nonfinite else math.inf
+    rel_fro = err_norm / ref_norm if ref_norm > 0 else (0.0 if err_norm == 0 else math.inf)
+    violations = 0
+    if ref32 is not None:
+        t = ref32
+        ok = (c - t).abs() <= LEETGPU_ATOL + LEETGPU_RTOL * t.abs()
+        violations = int((~ok).sum().item())
+    return ErrorFigures(
+        max_abs=max_abs,
+        norm_max=norm_max,
+        rel_fro=rel_fro,
+        leetgpu_violations=violations,
+        unwritten=n_unwritten,
+        nonfinite=nonfinite,
+        numel=c.numel(),
+    )
+
+
+def verdict(fig: ErrorFigures, precision: Precision) -> tuple[bool, str]:
+    """Pass or fail, with the reason a learner needs to see first."""
+    if fig.unwritten:
+        return False, f"{fig.unwritten} of {fig.numel} elements never written"
+    if fig.nonfinite:
+        return False, f"{fig.nonfinite} non-finite elements"
+    gate = GATES[precision]
+    if not fig.norm_max <= gate:
+        return False, f"normalised max error {fig.norm_max:.2e} > {gate:.0e} ({precision})"
+    return True, "ok"

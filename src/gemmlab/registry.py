@@ -1,0 +1,282 @@
+"""The one registry of implementations: every rung of the ladder, in order.
+
+The judge, the benchmark, the reports and the CLI all read `REGISTRY`. Adding
+a rung is adding one `Implementation` here and its source files (a ``.cu``
+kernel with a ``.md`` explanation beside it, or a Python module).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from functools import cached_property
+from pathlib import Path
+
+import torch
+
+from . import problem
+from .cuda.compiler import KERNEL_DIR, NoGPUError
+from .cuda.rung import CudaSolver, Launch, aligned, vec4_ok
+from .reference import Precision
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+Solve = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, int, int, int], None]
+
+
+class Family(StrEnum):
+    CUDA = "cuda"
+    TRITON = "triton"
+    TORCH = "torch"
+
+
+@dataclass(frozen=True)
+class Implementation:
+    name: str
+    family: Family
+    rung: int
+    precision: Precision
+    min_cc: tuple[int, int]
+    summary: str
+    doc: str  # Markdown explanation, relative to the package
+    sources: tuple[str, ...]  # relative to the package
+    factory: Callable[[], Solve] | None = field(default=None, repr=False)
+    launches: tuple[Launch, ...] = ()  # CUDA rungs: fast path(s) first, fallback last
+    #: (rows, cols, reduction step) of C per block/program on the fast path.
+    tile: tuple[int, int, int] | None = None
+
+    @cached_property
+    def _solve(self) -> Solve:
+        return CudaSolver(self.launches) if self.family is Family.CUDA else self.factory()
+
+    def explanation(self) -> str:
+        return (PACKAGE_DIR / self.doc).read_text()
+
+    def source_paths(self) -> list[Path]:
+        return [PACKAGE_DIR / s for s in self.sources]
+
+    @property
+    def intensity(self) -> float | None:
+        """FLOP per byte loaded from global memory per tile step: BM·BN / (2·(BM+BN))."""
+        if not self.tile:
+            return None
+        rows, cols, _ = self.tile
+        return rows * cols / (2 * (rows + cols))
+
+    def can_run_on(self, device: torch.device) -> tuple[bool, str]:
+        """Whether this implementation runs on that device, and why not."""
+        if device.type == "cuda":
+            cc = torch.cuda.get_device_capability(device)
+            if cc < self.min_cc:
+                return False, f"needs compute capability {self.min_cc}, device has {cc}"
+            return True, ""
+        if self.family is Family.CUDA:
+            return False, "CUDA kernels need a CUDA GPU"
+        if self.family is Family.TRITON and os.environ.get("TRITON_INTERPRET") != "1":
+            return False, "Triton on CPU needs TRITON_INTERPRET=1"
+        return True, ""
+
+    def solve(self, a, b, c, m, n, k) -> None:
+        """Validate every argument, then run. Nothing is launched on a bad call."""
+        problem.validate(a, b, c, m, n, k)
+        ok, why = self.can_run_on(a.device)
+        if not ok:
+            if self.family is Family.CUDA and not torch.cuda.is_available():
+                raise NoGPUError(f"{self.name}: {why}")
+            raise problem.DeviceError("A", f"a device {self.name} runs on ({why})", a.device)
+        self._solve(a, b, c, m, n, k)
+
+
+def _triton(**config) -> Callable[[], Solve]:
+    def make() -> Solve:
+        from .kernels.triton.matmul import TritonMatmul
+
+        return TritonMatmul(**config)
+
+    return make
+
+
+def _torch() -> Solve:
+    from .kernels.torch.matmul import solve
+
+    return solve
+
+
+def _wmma_ok(a, b, c, m, n, k) -> bool:
+    return m % 128 == 0 and n % 32 == 0 and k % 128 == 0 and aligned(a, b, c, to=32)
+
+
+VEC4 = "N % 4 == 0, K % 4 == 0, 16-byte aligned pointers"
+# The scalar, bounds-checked 2D-tiled kernel: every later rung's fallback.
+TILING2D = Launch("06_tiling2d.cu", "tiling2d", (128, 1), (64, 64))
+
+
+def _float4(bm: int, bk: int) -> Launch:
+    return Launch("07_float4.cu", "float4_tiled", ((bm // 8) * (bm // 4), 1), (bm, bm),
+                  {"BM": bm, "BK": bk}, when=vec4_ok, requires=VEC4)
+
+
+def _double_buffer(bm: int) -> Launch:
+    return Launch("08_double_buffer.cu", "double_buffer", ((bm // 8) * (bm // 4), 1), (bm, bm),
+                  {"BM": bm}, when=vec4_ok, requires=VEC4)
+
+
+def _cu(stem: str) -> tuple[str, ...]:
+    return (f"kernels/cuda/{stem}.cu",)
+
+
+def _md(stem: str) -> str:
+    return f"kernels/cuda/{stem}.md"
+
+
+FP32, TF32, FP32X3 = Precision.FP32, Precision.TF32, Precision.FP32X3
+CUDA, TRITON, TORCH = Family.CUDA, Family.TRITON, Family.TORCH
+_ALWAYS = (5, 0)
+
+IMPLEMENTATIONS: tuple[Implementation, ...] = (
+    Implementation(
+        "naive", CUDA, 1, FP32, _ALWAYS,
+        "one thread per output, dot product straight from global memory",
+        _md("01_naive"), _cu("01_naive"),
+        launches=(Launch("01_naive.cu", "naive", (16, 16), (16, 16)),),
+    ),
+    Implementation(
+        "naive-fma", CUDA, 2, FP32, _ALWAYS,
+        "the naive kernel accumulating with fmaf",
+        _md("02_naive_fma"), _cu("02_naive_fma"),
+        launches=(Launch("02_naive_fma.cu", "naive_fma", (16, 16), (16, 16)),),
+    ),
+    Implementation(
+        "smem-16", CUDA, 3, FP32, _ALWAYS,
+        "16×16 tiles of A and B staged in shared memory",
+        _md("03_smem16"), _cu("03_smem16"),
+        launches=(Launch("03_smem16.cu", "smem16", (16, 16), (16, 16)),),
+        tile=(16, 16, 16),
+    ),
+    Implementation(
+        "row-4", CUDA, 4, FP32, _ALWAYS,
+        "16×64 tile, four outputs per thread along a row",
+        _md("04_row4"), _cu("04_row4"),
+        launches=(Launch("04_row4.cu", "row4", (16, 16), (16, 64)),),
+        tile=(16, 64, 16),
+    ),
+    Implementation(
+        "tiling-1d", CUDA, 5, FP32, _ALWAYS,
+        "64×64 block tile, 16 outputs per thread down a column",
+        _md("05_tiling1d"), _cu("05_tiling1d"),
+        launches=(Launch("05_tiling1d.cu", "tiling1d", (64, 4), (64, 64)),),
+        tile=(64, 64, 16),
+    ),
+    Implementation(
+        "tiling-2d", CUDA, 6, FP32, _ALWAYS,
+        "64×64 block tile, an 8×4 register micro-tile per thread",
+        _md("06_tiling2d"), _cu("06_tiling2d"),
+        launches=(TILING2D,),
+        tile=(64, 64, 16),
+    ),
+    Implementation(
+        "float4", CUDA, 7, FP32, _ALWAYS,
+        "2D tiling with 16-byte loads and stores, BK=32",
+        _md("07_float4"), _cu("07_float4"),
+        launches=(_float4(64, 32), TILING2D),
+        tile=(64, 64, 32),
+    ),
+    Implementation(
+        "float4-bk16", CUDA, 7, FP32, _ALWAYS,
+        "control: float4 with BK=16",
+        _md("07_float4"), _cu("07_float4"),
+        launches=(_float4(64, 16), TILING2D),
+        tile=(64, 64, 16),
+    ),
+    Implementation(
+        "float4-128", CUDA, 7, FP32, _ALWAYS,
+        "control: float4 with a 128×128 tile, BK=16, 512 threads",
+        _md("07_float4"), _cu("07_float4"),
+        launches=(_float4(128, 16), TILING2D),
+        tile=(128, 128, 16),
+    ),
+    Implementation(
+        "double-buffer-64", CUDA, 8, FP32, _ALWAYS,
+        "register prefetch + two shared buffers, 64×64 tile",
+        _md("08_double_buffer"), _cu("08_double_buffer"),
+        launches=(_double_buffer(64), TILING2D),
+        tile=(64, 64, 16),
+    ),
+    Implementation(
+        "double-buffer-128", CUDA, 8, FP32, _ALWAYS,
+        "register prefetch + two shared buffers, 128×128 tile",
+        _md("08_double_buffer"), _cu("08_double_buffer"),
+        launches=(_double_buffer(128), TILING2D),
+        tile=(128, 128, 16),
+    ),
+    Implementation(
+        "cp-async", CUDA, 9, FP32, _ALWAYS,
+        "the copy engine moves tiles global→shared (cp.async), 128×128",
+        _md("09_cp_async"), _cu("09_cp_async"),
+        launches=(
+            Launch("09_cp_async.cu", "cp_async", (512, 1), (128, 128), when=vec4_ok,
+                   requires=VEC4 + ", sm_80+", min_cc=(8, 0)),
+            TILING2D,
+        ),
+        tile=(128, 128, 16),
+    ),
+    Implementation(
+        "wmma-tf32", CUDA, 10, TF32, _ALWAYS,
+        "tensor cores through WMMA, inputs rounded to TF32",
+        _md("10_wmma_tf32"), _cu("10_wmma_tf32"),
+        launches=(
+            Launch("10_wmma_tf32.cu", "wmma_tf32", (512, 1), (128, 128), when=_wmma_ok,
+                   requires="M % 128 == 0, N % 32 == 0, K % 128 == 0, 32-byte aligned pointers, sm_80+",
+                   min_cc=(8, 0)),
+            _float4(64, 32),
+            TILING2D,
+        ),
+        tile=(128, 128, 32),
+    ),
+    Implementation(
+        "triton", TRITON, 11, FP32, (7, 0),
+        "one program per 64×64 tile, grouped order, IEEE FP32 dot, masks",
+        "kernels/triton/matmul.md", ("kernels/triton/matmul.py",),
+        _triton(rows=64, cols=64, red=32, group=8, warps=4, stages=3, precision="ieee"),
+        tile=(64, 64, 32),
+    ),
+    Implementation(
+        "torch", TORCH, 12, FP32, _ALWAYS,
+        "torch.matmul(A, B, out=C): cuBLAS SGEMM, TF32 off",
+        "kernels/torch/matmul.md", ("kernels/torch/matmul.py",),
+        _torch,
+    ),
+    Implementation(
+        "triton-tf32x3", TRITON, 13, FP32X3, (8, 0),
+        "Triton on tensor cores, three TF32 products per FP32 product",
+        "kernels/triton/matmul.md", ("kernels/triton/matmul.py",),
+        _triton(rows=128, cols=128, red=32, group=8, warps=8, stages=3, precision="tf32x3"),
+        tile=(128, 128, 32),
+    ),
+)
+
+REGISTRY: dict[str, Implementation] = {impl.name: impl for impl in IMPLEMENTATIONS}
+
+#: The implementation every benchmark compares against.
+BASELINE = "torch"
+
+
+class UnknownImplementation(KeyError):
+    def __str__(self) -> str:
+        return f"unknown implementation {self.args[0]!r}; known: {', '.join(REGISTRY)}"
+
+
+def get(name: str) -> Implementation:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise UnknownImplementation(name) from None
+
+
+def select(names: list[str] | None) -> list[Implementation]:
+    return [get(n) for n in names] if names else list(IMPLEMENTATIONS)
+
+
+def kernel_dir() -> Path:
+    return KERNEL_DIR

@@ -1,0 +1,74 @@
+"""Every bad argument of solve() raises its own clear error, before anything runs, leaving C alone."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from gemmlab import problem, registry
+from gemmlab.cuda.compiler import NoGPUError
+from gemmlab.reference import poison_, unwritten
+
+
+def good(m=3, n=4, k=5, device="cpu"):
+    a = torch.randn(m, n, device=device)
+    b = torch.randn(n, k, device=device)
+    c = poison_(torch.empty(m, k, device=device))
+    return a, b, c
+
+
+def test_flops_and_perf_shape():
+    assert problem.flops(*problem.PERF_SHAPE) == 412_316_860_416
+    assert problem.PERF_SHAPE == (8192, 6144, 4096)
+
+
+def test_examples_are_consistent():
+    for ex in problem.EXAMPLES:
+        got = torch.tensor(ex.a, dtype=torch.float64) @ torch.tensor(ex.b, dtype=torch.float64)
+        assert got.tolist() == ex.c
+
+
+def _cases():
+    a, b, c = good()
+    yield "M", (a, b, c, 0, 4, 5), problem.DimensionError
+    yield "N", (a, b, c, 3, 8193, 5), problem.DimensionError
+    yield "K", (a, b, c, 3, 4, 5.0), problem.DimensionError
+    yield "A", (a.double(), b, c, 3, 4, 5), problem.DTypeError
+    yield "B", (a, b.half(), c, 3, 4, 5), problem.DTypeError
+    yield "C", (a, b, c.numpy(), 3, 4, 5), problem.DTypeError
+    yield "B", (a, b.to("meta"), c, 3, 4, 5), problem.DeviceError
+    yield "A", (a.t().contiguous(), b, c, 3, 4, 5), problem.ShapeError
+    yield "C", (a, b, torch.empty(3, 6), 3, 4, 5), problem.ShapeError
+    at = torch.randn(4, 3).t()  # right shape, column-major strides
+    yield "A", (at, b, c, 3, 4, 5), problem.LayoutError
+    sq = torch.randn(4, 4)
+    yield "C", (sq, torch.randn(4, 4), sq, 4, 4, 4), problem.AliasError
+    buf = torch.randn(40)
+    yield "C", (torch.randn(4, 4), buf[:16].view(4, 4), buf[8:24].view(4, 4), 4, 4, 4), problem.AliasError
+
+
+@pytest.mark.parametrize("argument,args,error", list(_cases()))
+def test_bad_argument_raises_and_leaves_c_untouched(argument, args, error):
+    c = args[2]
+    before = c.clone() if isinstance(c, torch.Tensor) and c.device.type != "meta" else None
+    with pytest.raises(error) as info:
+        registry.get("torch").solve(*args)
+    assert info.value.argument == argument
+    assert argument in str(info.value) and "expected" in str(info.value)
+    if before is not None:
+        assert torch.equal(c.view(torch.int32), before.view(torch.int32))
+
+
+def test_valid_call_writes_every_element():
+    a, b, c = good()
+    registry.get("torch").solve(a, b, c, 3, 4, 5)
+    assert unwritten(c) == 0
+    torch.testing.assert_close(c, a @ b)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-GPU message")
+def test_cuda_implementation_without_gpu_is_a_clear_error():
+    a, b, c = good()
+    with pytest.raises(NoGPUError, match="CUDA"):
+        registry.get("naive").solve(a, b, c, 3, 4, 5)
+    assert unwritten(c) == c.numel()

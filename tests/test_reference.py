@@ -1,0 +1,73 @@
+"""The figures and gates a result is judged by."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from gemmlab.reference import (
+    GATES,
+    POISON_BITS,
+    Precision,
+    error_figures,
+    poison_,
+    reference32,
+    reference64,
+    unwritten,
+    verdict,
+)
+
+
+def test_poison_is_a_nan_no_arithmetic_makes():
+    c = poison_(torch.empty(3, 3))
+    assert torch.isnan(c).all() and unwritten(c) == 9
+    c[0, 0] = float("nan")  # a computed NaN is not the poison
+    assert unwritten(c) == 8
+    assert POISON_BITS < 2**31
+
+
+def test_figures_of_an_exact_result():
+    a, b = torch.randn(20, 30), torch.randn(30, 10)
+    c = (a.double() @ b.double()).float()
+    fig = error_figures(c, reference64(a, b), reference32(a, b))
+    assert fig.unwritten == 0 and fig.nonfinite == 0
+    assert fig.norm_max < 1e-7 and fig.rel_fro < 1e-7
+    assert verdict(fig, Precision.FP32) == (True, "ok")
+
+
+def test_figures_see_a_single_wrong_element():
+    a, b = torch.randn(20, 30), torch.randn(30, 10)
+    c = (a @ b).clone()
+    c[7, 3] += 1.0
+    fig = error_figures(c, reference64(a, b), reference32(a, b))
+    assert fig.max_abs > 0.99 and fig.leetgpu_violations == 1
+    ok, reason = verdict(fig, Precision.FP32)
+    assert not ok and "normalised max error" in reason
+
+
+def test_unwritten_and_nonfinite_fail_first():
+    a, b = torch.randn(4, 4), torch.randn(4, 4)
+    c = poison_(torch.empty(4, 4))
+    c[:2] = a[:2] @ b
+    fig = error_figures(c, reference64(a, b))
+    assert fig.unwritten == 8 and math.isinf(fig.max_abs)
+    assert verdict(fig, Precision.TF32)[1].startswith("8 of 16 elements never written")
+    c = a @ b
+    c[0, 0] = float("inf")
+    assert "non-finite" in verdict(error_figures(c, reference64(a, b)), Precision.FP32)[1]
+
+
+def test_gates_order_the_precision_classes():
+    assert GATES[Precision.FP32] == GATES[Precision.FP32X3] == 2e-5
+    assert GATES[Precision.TF32] == 5e-3
+
+
+def test_tf32_sized_error_passes_only_the_tf32_gate():
+    a, b = torch.randn(64, 256), torch.randn(256, 64)
+    ref = reference64(a, b)
+    c = (ref * (1 + 1e-3 * torch.randn_like(ref))).float()
+    fig = error_figures(c, ref, reference32(a, b))
+    assert not verdict(fig, Precision.FP32)[0]
+    assert verdict(fig, Precision.TF32)[0]
+    assert fig.leetgpu_violations > 0

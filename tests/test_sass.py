@@ -1,0 +1,57 @@
+"""The machine code proves each rung uses what it claims."""
+
+from __future__ import annotations
+
+import pytest
+
+from gemmlab import registry
+from gemmlab.cuda.compiler import HOPPER_ARCH
+from gemmlab.cuda.sass import disassemble, instruction_mix
+
+
+def mix(name: str, which: int = 0) -> dict[str, int]:
+    launch = registry.get(name).launches[which]
+    sass = disassemble(launch.compile(HOPPER_ARCH).cubin)
+    return instruction_mix(sass[launch.entry])
+
+
+@pytest.mark.parametrize("name", [i.name for i in registry.IMPLEMENTATIONS if i.family == "cuda"])
+def test_no_local_memory(name):
+    for i, _ in enumerate(registry.get(name).launches):
+        assert mix(name, i)["LDL/STL"] == 0
+
+
+@pytest.mark.parametrize("name", ["naive", "naive-fma"])
+def test_naive_uses_no_shared_memory_but_ffma(name):
+    m = mix(name)
+    assert m["LDS"] == 0 and m["BAR"] == 0 and m["FFMA"] > 0 and m["LDG"] > 0
+
+
+@pytest.mark.parametrize("name", ["smem-16", "row-4", "tiling-1d", "tiling-2d"])
+def test_tiled_rungs_read_shared_memory(name):
+    m = mix(name)
+    assert m["LDS"] > 0 and m["BAR"] >= 2 and m["HMMA"] == 0
+
+
+@pytest.mark.parametrize(
+    "name", ["float4", "float4-bk16", "float4-128", "double-buffer-64", "double-buffer-128"]
+)
+def test_float4_rungs_move_16_bytes(name):
+    m = mix(name)
+    assert m["LDG.128"] > 0 and m["LDS.128"] > 0 and m["STG.128"] > 0
+    assert m["LDG"] == m["LDG.128"], "every global load should be 128-bit"
+
+
+def test_cp_async_uses_the_copy_engine():
+    m = mix("cp-async")
+    assert m["LDGSTS"] >= 2 and m["LDG"] == 0 and m["LDS.128"] > 0
+
+
+def test_wmma_uses_tensor_cores():
+    m = mix("wmma-tf32")
+    assert m["HMMA"] >= 16 and m["FFMA"] == 0 and m["HGMMA"] == 0
+
+
+def test_fallback_is_scalar_2d_tiling():
+    m = mix("float4", 1)
+    assert m["LDG.128"] == 0 and m["FFMA"] > 0
