@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -138,3 +139,80 @@ def check(
 
 def main() -> None:  # pragma: no cover
     app()
+
+
+def bench_table(record: dict) -> Table:
+    m, n, k = record["shape"]
+    table = Table(title=f"{record['device']['name']} · {m}×{n}×{k} · {record['timing']} · "
+                        f"{record['iters']} iterations after {record['warmup']} warm-ups")
+    for col in ("rung", "name", "precision", "kernel", "median ms", "min ms", "max ms",
+                "TFLOP/s", "vs cuBLAS", "of peak", "result"):
+        table.add_column(col, overflow="fold")
+    for r in sorted(record["results"], key=lambda r: (r["rung"], r["name"])):
+        if "median_ms" not in r:
+            table.add_row(str(r["rung"]), r["name"], r["precision"], r.get("kernel") or "-",
+                          "-", "-", "-", "-", "-", "-", f"[red]ERROR {r['reason']}[/red]")
+            continue
+        ratio = r["ratio_vs_cublas"]
+        frac = r["fraction_of_peak"]
+        table.add_row(
+            str(r["rung"]), r["name"], r["precision"], r.get("kernel") or "-",
+            f"{r['median_ms']:.3f}", f"{r['min_ms']:.3f}", f"{r['max_ms']:.3f}",
+            f"{r['tflops']:.2f}", f"{ratio:.2f}×" if ratio else "-",
+            f"{100 * frac:.0f}%" if frac else "-",
+            "[green]pass[/green]" if r["passed"] else f"[red]FAIL {r['reason']}[/red]",
+        )
+    return table
+
+
+@app.command()
+def bench(
+    names: Names = None,
+    shape: Annotated[tuple[int, int, int] | None, typer.Option(help="M N K (default: 8192 6144 4096 on a GPU)")] = None,
+    warmup: Annotated[int, typer.Option(min=0)] = 5,
+    iters: Annotated[int, typer.Option(min=1)] = 10,
+    flush_l2: Annotated[bool, typer.Option("--flush-l2", help="overwrite 256 MiB before each timed call")] = False,
+    seed: Annotated[int | None, typer.Option()] = None,
+    out: Annotated[Path, typer.Option(help="results folder")] = Path("results"),
+    latest: Annotated[Path | None, typer.Option(help="also write the record here")] = None,
+    csv: Annotated[Path | None, typer.Option(help="also write a CSV table here")] = None,
+) -> None:
+    """Time implementations side by side with cuBLAS; write JSON; exit 1 if any result is wrong."""
+    from .bench import results
+    from .bench.run import run
+
+    if not runtime.has_gpu():
+        console.print("[yellow]No CUDA GPU here: timing what runs on the CPU (torch, Triton "
+                      "through its interpreter) at a small shape. These are CPU figures.[/yellow]")
+    with console.status("benchmarking…") as status:
+        record = run(names, shape, warmup, iters, flush_l2, seed, progress=status.update)
+    for name, why in record["skipped"].items():
+        console.print(f"[yellow]{name}: not run — {why}[/yellow]")
+    path = results.save(record, out)
+    if latest:
+        latest.parent.mkdir(parents=True, exist_ok=True)
+        latest.write_text(path.read_text())
+    if csv:
+        results.write_csv(record, csv)
+    console.print(bench_table(record))
+    console.print(f"results: {path}")
+    raise typer.Exit(0 if all(r["passed"] for r in record["results"]) else 1)
+
+
+@app.command()
+def inspect(
+    names: Names = None,
+    arch: Annotated[str | None, typer.Option(help="target, e.g. sm_90a (default: the GPU's, or sm_90a)")] = None,
+) -> None:
+    """Registers, shared memory, stack, spills, SASS instruction mix and (on a GPU) occupancy."""
+    from .bench.inspect import inspect_launches
+
+    rows = inspect_launches(_names_or_exit(names), arch)
+    table = Table(title=f"resources and SASS mix ({rows[0]['arch'] if rows else arch})")
+    cols = ["name", "kernel", "threads", "regs", "smem B", "stack B", "spills", "FFMA", "LDS",
+            "LDS.128", "LDG.128", "STG.128", "LDGSTS", "HMMA", "HGMMA", "BAR", "LDL/STL", "occupancy"]
+    for col in cols:
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        table.add_row(*[str(r.get(c, "-")) for c in cols])
+    console.print(table)

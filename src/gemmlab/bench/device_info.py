@@ -1,0 +1,90 @@
+"""What the results were measured on: the GPU, its clocks, and every version that matters."""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+from functools import cache
+from importlib import metadata
+
+import torch
+
+#: FP32 FMA lanes per SM and dense TF32 tensor FLOP per SM per clock, by compute capability.
+FP32_LANES = {(7, 0): 64, (8, 0): 64, (8, 6): 128, (8, 9): 128, (9, 0): 128}
+TF32_FLOP_PER_CLK = {(8, 0): 1024, (8, 6): 512, (8, 9): 512, (9, 0): 2048}
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def versions() -> dict[str, str | None]:
+    from ..cuda.compiler import nvrtc_version
+
+    try:
+        nvrtc = nvrtc_version()
+    except Exception:
+        nvrtc = None
+    return {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "torch_cuda": torch.version.cuda,
+        "triton": _version("triton"),
+        "cuda_core": _version("cuda-core"),
+        "cuda_bindings": _version("cuda-bindings"),
+        "nvrtc": nvrtc,
+        "gemmlab": _version("gemmlab"),
+    }
+
+
+def _smi() -> dict[str, str]:
+    fields = "driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu"
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader,nounits", "-i", "0"],
+            capture_output=True, text=True, timeout=10, check=True,
+        ).stdout.strip().splitlines()[0]
+    except Exception:
+        return {}
+    return dict(zip(fields.split(","), (v.strip() for v in out.split(",")), strict=False))
+
+
+@cache
+def _static_gpu() -> dict:
+    from cuda.core import Device
+
+    props = Device(torch.cuda.current_device()).properties
+    cc = torch.cuda.get_device_capability()
+    return {
+        "name": torch.cuda.get_device_name(),
+        "compute_capability": f"{cc[0]}.{cc[1]}",
+        "sm_count": props.multiprocessor_count,
+        "max_sm_clock_mhz": props.clock_rate / 1000,
+        "memory_clock_mhz": props.memory_clock_rate / 1000,
+        "l2_bytes": props.l2_cache_size,
+    }
+
+
+def gpu() -> dict:
+    """Static properties plus the clocks nvidia-smi reads now (they move under load)."""
+    info = dict(_static_gpu())
+    smi = _smi()
+    info["driver"] = smi.get("driver_version")
+    info["nvidia_smi"] = smi
+    return info
+
+
+def peaks(info: dict) -> dict[str, float | None]:
+    """Ceilings in TFLOP/s: SMs × per-SM rate × max SM clock (a derived figure, not a datasheet)."""
+    cc = tuple(int(x) for x in info["compute_capability"].split("."))
+    clock_hz = info["max_sm_clock_mhz"] * 1e6
+    sms = info["sm_count"]
+    lanes = FP32_LANES.get(cc, 128)
+    tf32 = TF32_FLOP_PER_CLK.get(cc)
+    return {
+        "fp32": sms * lanes * 2 * clock_hz / 1e12,
+        "tf32": sms * tf32 * clock_hz / 1e12 if tf32 else None,
+    }

@@ -1,0 +1,70 @@
+"""Results as data: the JSON record `gemmlab bench` writes, its schema check, and file names."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+REQUIRED_TOP = ("schema", "date", "platform", "device", "versions", "shape", "warmup", "iters",
+                "baseline", "peaks_tflops", "results")
+REQUIRED_ROW = ("name", "precision", "passed")
+TIMED_ROW = ("median_ms", "mean_ms", "min_ms", "max_ms", "tflops", "ratio_vs_cublas")
+
+
+class SchemaError(ValueError):
+    pass
+
+
+def validate(record: dict) -> dict:
+    """Raise SchemaError naming the first missing or ill-typed field."""
+    for key in REQUIRED_TOP:
+        if key not in record:
+            raise SchemaError(f"missing top-level field {key!r}")
+    if record["schema"] != 1:
+        raise SchemaError(f"unknown schema {record['schema']!r}")
+    if not isinstance(record["results"], list):
+        raise SchemaError("results must be a list")
+    for i, row in enumerate(record["results"]):
+        for key in REQUIRED_ROW:
+            if key not in row:
+                raise SchemaError(f"results[{i}] lacks {key!r}")
+        if "median_ms" in row:
+            for key in TIMED_ROW:
+                if key not in row:
+                    raise SchemaError(f"results[{i}] ({row['name']}) lacks {key!r}")
+            if not row["min_ms"] <= row["median_ms"] <= row["max_ms"]:
+                raise SchemaError(f"results[{i}] ({row['name']}): median outside [min, max]")
+    return record
+
+
+def slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "unknown"
+
+
+def save(record: dict, root: Path) -> Path:
+    validate(record)
+    stamp = record["date"].replace(":", "").replace("+0000", "Z").replace("+00:00", "Z")
+    path = root / slug(record["device"]["name"]) / f"{stamp}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=1))
+    return path
+
+
+def load(path: Path) -> dict:
+    return validate(json.loads(Path(path).read_text()))
+
+
+CSV_COLUMNS = ("name", "family", "rung", "precision", "kernel", "median_ms", "mean_ms", "min_ms",
+               "max_ms", "tflops", "ratio_vs_cublas", "fraction_of_peak", "passed", "reason")
+
+
+def write_csv(record: dict, path: Path) -> None:
+    import csv
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=CSV_COLUMNS, extrasaction="ignore")
+        w.writeheader()
+        for row in record["results"]:
+            w.writerow(row)

@@ -1,0 +1,157 @@
+"""`gemmlab bench`: time implementations side by side with cuBLAS, then check what they wrote.
+
+On a GPU every timed call sits between its own pair of CUDA events, and the
+implementations are interleaved call by call (cuBLAS always among them), so
+clock and thermal drift fall on all of them alike. After the timed calls, the
+C each implementation last wrote is judged against the float64 reference: a
+wrong result is reported as failed, never as fast. Without a GPU the same
+harness times what runs on the CPU with a host clock, labelled as such.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import torch
+
+from .. import problem, registry
+from ..judge.cases import fresh_seed, uniform
+from ..reference import GATES, Precision, error_figures, poison_, reference32, reference64, verdict
+from . import device_info
+from .stats import summarize, tflops
+
+#: LeetGPU's performance inputs are uniform in [-10, 10).
+PERF_LOW, PERF_HIGH = -10.0, 10.0
+CPU_SHAPE = (256, 256, 256)
+FLUSH_BYTES = 256 << 20  # several times the 60 MB L2 of an H200
+
+
+@dataclass
+class _Entry:
+    impl: registry.Implementation
+    c: torch.Tensor
+    times: list[float] = field(default_factory=list)
+    events: list = field(default_factory=list)
+    error: str = ""
+
+
+def _kernel_used(impl: registry.Implementation, a, b, c, m, n, k) -> str | None:
+    if impl.family != registry.Family.CUDA or a.device.type != "cuda":
+        return None
+    spec = impl._solve.select(a, b, c, m, n, k)
+    defines = ",".join(f"{key}={v}" for key, v in spec.defines.items())
+    return spec.entry + (f"[{defines}]" if defines else "") + ("" if spec.when else " (fallback)")
+
+
+def run(
+    names: list[str] | None,
+    shape: tuple[int, int, int] | None = None,
+    warmup: int = 5,
+    iters: int = 10,
+    flush_l2: bool = False,
+    seed: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict:
+    """Measure and check; return the results record (see `results.py` for its schema)."""
+    gpu = torch.cuda.is_available()
+    device = torch.device("cuda" if gpu else "cpu")
+    m, n, k = shape or (problem.PERF_SHAPE if gpu else CPU_SHAPE)
+    seed = fresh_seed() if seed is None else seed
+    impls = registry.select(names)
+    if all(i.name != registry.BASELINE for i in impls):
+        impls.insert(0, registry.get(registry.BASELINE))
+    skipped = {}
+    runnable = []
+    for impl in impls:
+        ok, why = impl.can_run_on(device)
+        (runnable.append(impl) if ok else skipped.__setitem__(impl.name, why))
+
+    a = uniform((m, n), seed, device, PERF_LOW, PERF_HIGH)
+    b = uniform((n, k), seed + 1, device, PERF_LOW, PERF_HIGH)
+    entries = [_Entry(i, torch.empty((m, k), dtype=torch.float32, device=device)) for i in runnable]
+    say = progress or (lambda _msg: None)
+
+    for e in entries:
+        say(f"warm-up {e.impl.name}")
+        try:
+            for _ in range(warmup):
+                e.impl.solve(a, b, e.c, m, n, k)
+            if gpu:
+                torch.cuda.synchronize()
+        except Exception as exc:
+            e.error = f"{type(exc).__name__}: {exc}"
+    live = [e for e in entries if not e.error]
+    for e in live:
+        poison_(e.c)
+    flush = torch.empty(FLUSH_BYTES // 4, dtype=torch.float32, device=device) if flush_l2 and gpu else None
+
+    for it in range(iters):
+        say(f"timed round {it + 1}/{iters}")
+        for e in live:
+            if flush is not None:
+                flush.zero_()
+            if gpu:
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+                e.impl.solve(a, b, e.c, m, n, k)
+                end.record()
+                e.events.append((start, end))
+            else:
+                t0 = time.perf_counter()
+                e.impl.solve(a, b, e.c, m, n, k)
+                e.times.append((time.perf_counter() - t0) * 1e3)
+    if gpu:
+        torch.cuda.synchronize()
+        for e in live:
+            e.times = [s.elapsed_time(t) for s, t in e.events]
+
+    say("checking results against the float64 reference")
+    ref64, ref32 = reference64(a, b), reference32(a, b)
+    info = device_info.gpu() if gpu else {"name": "cpu"}
+    peaks = device_info.peaks(info) if gpu else {"fp32": None, "tf32": None}
+    flop = problem.flops(m, n, k)
+    base = next((e for e in live if e.impl.name == registry.BASELINE), None)
+    base_ms = summarize(base.times)["median_ms"] if base and base.times else None
+
+    rows = []
+    for e in entries:
+        row = {
+            "name": e.impl.name, "family": str(e.impl.family), "rung": e.impl.rung,
+            "precision": str(e.impl.precision),
+            "kernel": _kernel_used(e.impl, a, b, e.c, m, n, k),
+        }
+        if e.error:
+            rows.append(row | {"passed": False, "reason": e.error})
+            continue
+        fig = error_figures(e.c, ref64, ref32)
+        ok, reason = verdict(fig, e.impl.precision)
+        s = summarize(e.times)
+        peak = peaks["fp32"] if e.impl.precision == Precision.FP32 else peaks["tf32"]
+        speed = tflops(flop, s["median_ms"])
+        rows.append(row | s | {
+            "times_ms": e.times,
+            "tflops": speed,
+            "ratio_vs_cublas": base_ms / s["median_ms"] if base_ms else None,
+            "fraction_of_peak": speed / peak if peak else None,
+            "passed": ok, "reason": reason, "gate": GATES[e.impl.precision],
+            "figures": fig.to_dict(),
+        })
+    return {
+        "schema": 1,
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "platform": "gpu" if gpu else "cpu",
+        "device": info,
+        "versions": device_info.versions(),
+        "shape": [m, n, k],
+        "flop": flop,
+        "inputs": {"distribution": "uniform", "low": PERF_LOW, "high": PERF_HIGH, "seed": seed},
+        "warmup": warmup, "iters": iters, "flush_l2": flush_l2,
+        "timing": "cuda-events, interleaved" if gpu else "host clock (CPU figures)",
+        "baseline": registry.BASELINE,
+        "peaks_tflops": peaks,
+        "skipped": skipped,
+        "results": rows,
+    }
