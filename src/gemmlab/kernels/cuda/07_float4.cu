@@ -24,8 +24,10 @@
 #define TM 8
 #define TN 4
 #define THREADS ((BM / TM) * (BN / TN))
-// Ask for two resident blocks at 128 threads: without it ptxas caps at 96 registers and spills.
+// Resident blocks per SM asked of ptxas (it caps registers to fit them).
+#ifndef MIN_BLOCKS
 #define MIN_BLOCKS (THREADS <= 128 ? 2 : 1)
+#endif
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) float4_tiled(GEMM_ARGS) {
     __shared__ __align__(16) float As[BM][BK];

@@ -1,0 +1,74 @@
+"""Time variants of one CUDA launch (macro overrides) at a shape, beside torch.matmul.
+
+    python scripts/tune.py float4 '{"MIN_BLOCKS": 5}' '{"MIN_BLOCKS": 6}' [--launch 0] [--shape M N K]
+
+A developer's tool for choosing a rung's knobs: each variant is compiled,
+checked against the float64 reference, and timed with CUDA events (median of
+10 after 5 warm-ups, interleaved with cuBLAS). Prints a table; writes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import statistics
+
+import torch
+
+from gemmlab import problem, registry
+from gemmlab.cuda import launch as cl
+from gemmlab.judge.cases import uniform
+from gemmlab.reference import error_figures, poison_, reference64, strict_fp32
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("name")
+    ap.add_argument("variants", nargs="*", default=["{}"])
+    ap.add_argument("--launch", type=int, default=0)
+    ap.add_argument("--shape", type=int, nargs=3, default=list(problem.PERF_SHAPE))
+    args = ap.parse_args()
+    m, n, k = args.shape
+    base = registry.get(args.name).launches[args.launch]
+    a, b = uniform((m, n), 1, torch.device("cuda"), -10, 10), uniform((n, k), 2, torch.device("cuda"), -10, 10)
+    ref = reference64(a, b)
+    solvers = {"torch": lambda c: torch.matmul(a, b, out=c)}
+    regs = {}
+    for text in args.variants:
+        d = dict(base.defines) | json.loads(text)
+        spec = dataclasses.replace(base, defines=d)
+        module = spec.compile()
+        regs[text] = module.resources[spec.entry].registers
+        kernel = cl.get_kernel(module, spec.entry)
+
+        def go(c, kernel=kernel, spec=spec):
+            cl.launch(kernel, spec.grid(m, k), (*spec.block, 1), 0, a.data_ptr(), b.data_ptr(),
+                      c.data_ptr(), cl.i32(m), cl.i32(n), cl.i32(k))
+
+        solvers[text] = go
+    outs = {key: torch.empty(m, k, device="cuda") for key in solvers}
+    times = {key: [] for key in solvers}
+    with strict_fp32():
+        for key, f in solvers.items():
+            for _ in range(5):
+                f(outs[key])
+            poison_(outs[key])
+        for _ in range(10):
+            for key, f in solvers.items():
+                s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                s.record()
+                f(outs[key])
+                e.record()
+                times[key].append((s, e))
+        torch.cuda.synchronize()
+    print(f"{args.name} launch {args.launch} at {m}x{n}x{k}")
+    for key in solvers:
+        ms = statistics.median(s.elapsed_time(e) for s, e in times[key])
+        fig = error_figures(outs[key], ref)
+        print(f"{key:40s} {ms:8.3f} ms  regs {regs.get(key, '-')!s:>4}  norm_max {fig.norm_max:.2e}  "
+              f"unwritten {fig.unwritten}")
+
+
+if __name__ == "__main__":
+    main()
