@@ -18,6 +18,11 @@ from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
 
+# The CUDA JIT cache can serve NVRTC a cubin without running ptxas, and then the
+# `-v` resource report is empty. gemmlab keeps its own cache (with the report), so
+# the driver's is switched off before NVRTC is loaded.
+os.environ.setdefault("CUDA_CACHE_DISABLE", "1")
+
 KERNEL_DIR = Path(__file__).resolve().parent.parent / "kernels" / "cuda"
 
 #: The architecture CPU-side checks compile for when no GPU is there to ask.
@@ -162,7 +167,9 @@ def compile_source(
     cubin_file = cache_dir() / f"{key}.cubin"
     log_file = cache_dir() / f"{key}.log"
     if cubin_file.exists() and log_file.exists():
-        return CompiledModule(path.name, arch, macro, key, cubin_file.read_bytes(), log_file.read_text())
+        cached = CompiledModule(path.name, arch, macro, key, cubin_file.read_bytes(), log_file.read_text())
+        if cached.resources:  # an entry without its ptxas report is incomplete: rebuild it
+            return cached
 
     from cuda.core import Program, ProgramOptions
 

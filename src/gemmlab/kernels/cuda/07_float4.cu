@@ -24,9 +24,15 @@
 #define TM 8
 #define TN 4
 #define THREADS ((BM / TM) * (BN / TN))
-// Resident blocks per SM asked of ptxas (it caps registers to fit them).
+// Occupancy knobs, set per variant by the registry and measured with
+// scripts/tune.py. Fully unrolled, ptxas fuses four reduction steps of A reads
+// into LDS.128s holding 32 A values (111 registers at 128 threads: 4 blocks per
+// SM). Unrolling by 2 and asking for 6 resident blocks fits 80 registers.
 #ifndef MIN_BLOCKS
-#define MIN_BLOCKS (THREADS <= 128 ? 2 : 1)
+#define MIN_BLOCKS 1
+#endif
+#ifndef UNROLL_K
+#define UNROLL_K BK
 #endif
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) float4_tiled(GEMM_ARGS) {
@@ -56,7 +62,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) float4_tiled(G
             *reinterpret_cast<float4*>(&Bs[r][c]) = v;
         }
         __syncthreads();
-#pragma unroll
+#pragma unroll UNROLL_K
         for (int k = 0; k < BK; ++k) {
 #pragma unroll
             for (int i = 0; i < TM; ++i) ra[i] = As[trow + i][k];
