@@ -21,6 +21,12 @@ for step in "$@"; do
     bench) run bench 300 gemmlab bench --seed 7 --out "$LOGS/results" --latest "$OUT/h200-latest.json" --csv "$LOGS/bench.csv" ;;
     inspect) run inspect 200 gemmlab inspect ;;
     memcheck|racecheck|synccheck) sanitize "$step" ;;
+    sanitize) run sanitize 900 gemmlab check --sanitize ;;
+    pytest-all) run pytest-all 900 python3 -m pytest -q tests ;;
+    study) run study 300 gemmlab study buffering --out "$LOGS/results"
+           cp "$(ls -t "$LOGS"/results/studies/*/*.json | head -1)" "$OUT/study-buffering.json" ;;
+    sweep) run sweep 400 gemmlab sweep --out "$LOGS/results"
+           cp "$(ls -t "$LOGS"/results/*/sweep-*.json | head -1)" "$OUT/sweep.json" ;;
     *) echo "unknown step $step" ;;
   esac
 done

@@ -97,3 +97,32 @@ def test_strict_fp32_is_bitwise_repeatable(impl):
         outs.append(c.view(torch.int32).clone())
     torch.cuda.synchronize()
     assert torch.equal(outs[0], outs[1]) and torch.equal(outs[1], outs[2])
+
+
+SOLUTIONS = FIXTURES / "solutions"
+
+
+def test_cuda_user_file_right_and_wrong_end_to_end():
+    from gemmlab.judge.isolate import judge_file
+
+    right = judge_file(SOLUTIONS / "right.cu", seed=1, perf=True, iters=3)
+    assert right.passed, (right.failure, right.log[-2000:])
+    assert right.framework == "cuda" and right.timing["tflops"] > 0
+    assert any(c["group"] == "perf" and c["status"] == "pass" for c in right.cases)
+    wrong = judge_file(SOLUTIONS / "wrong.cu", seed=1, perf=False)
+    assert not wrong.passed
+    assert any("never written" in c["reason"] for c in wrong.cases)
+
+
+@pytest.mark.parametrize("fixture,tool", [("out_of_bounds.cu", "memcheck"), ("race.cu", "racecheck")])
+def test_sanitizer_catches_planted_faults(fixture, tool):
+    from gemmlab.judge import sanitize as san
+    from gemmlab.judge.isolate import judge_file
+
+    v = judge_file(SOLUTIONS / fixture, seed=1, perf=False, groups=["notes"], time_shape=(64, 64, 64),
+                   iters=1, wrapper=san.wrapper(tool), env=san.ENV, timeout=400)
+    finding = san.parse(tool, v.log)
+    assert finding.errors and finding.errors > 0, v.log[-3000:]
+    clean = judge_file(SOLUTIONS / "right.cu", seed=1, perf=False, groups=["notes"],
+                       time_shape=(64, 64, 64), iters=1, wrapper=san.wrapper(tool), env=san.ENV, timeout=400)
+    assert san.parse(tool, clean.log).errors == 0, clean.log[-3000:]

@@ -117,9 +117,14 @@ def check(
         help="only these case groups: example, notes, leetgpu, edge, random, perf")] = None,
     shape: Annotated[tuple[int, int, int] | None, typer.Option(help="one custom M N K instead")] = None,
     perf: Annotated[bool, typer.Option(help="include the 8192×6144×4096 case (GPU)")] = True,
+    sanitize: Annotated[bool, typer.Option(
+        help="run compute-sanitizer (memcheck, racecheck, synccheck) over the CUDA kernels instead")] = False,
 ) -> None:
     """Judge implementations on every case; exit code 1 if any case fails."""
     impls = _names_or_exit(names)
+    if sanitize:
+        _sanitize_impls(impls)
+        return
     device = runtime.default_device()
     seed = fresh_seed() if seed is None else seed
     cases = select_cases(seed, group, list(shape) if shape else None, perf)
@@ -216,3 +221,195 @@ def inspect(
     for r in rows:
         table.add_row(*[str(r.get(c, "-")) for c in cols])
     console.print(table)
+
+
+@app.command()
+def report(
+    record_path: Annotated[Path, typer.Argument(help="a results JSON")] = Path("results/h200-latest.json"),
+    out: Annotated[Path, typer.Option(help="folder for the Markdown and PNGs")] = Path("docs"),
+    readme: Annotated[Path | None, typer.Option(help="rewrite the results block of this file")] = None,
+) -> None:
+    """Markdown table and plots from a results JSON (bench, study or sweep)."""
+    import json
+
+    from .bench import report as rep
+    from .bench import results
+
+    raw = json.loads(record_path.read_text())
+    out.mkdir(parents=True, exist_ok=True)
+    if raw.get("study") == "sweep":
+        path = rep.plot_sweep(raw, out, stem=record_path.stem)
+        console.print(f"wrote {path}")
+        return
+    record = results.validate(raw)
+    stem = "study_buffering" if record.get("study") == "buffering" else "ladder"
+    table = rep.markdown_table(record)
+    if record.get("resources"):
+        table += "\n| name | kernel | threads | regs | smem B | spills | occupancy |\n|---|---|---:|---:|---:|---:|---|\n"
+        for r in record["resources"]:
+            table += (f"| {r['name']} | {r['kernel']} | {r['threads']} | {r['regs']} | {r['smem B']} | "
+                      f"{r['spills']} | {r.get('occupancy', '-')} |\n")
+    pngs = rep.plot_ladder(record, out, stem=stem)
+    md = out / f"{stem}.md"
+    md.write_text(table + "\n" + "\n".join(f"![{p.stem}]({p.name})" for p in pngs) + "\n")
+    if readme:
+        readme.write_text(rep.replace_block(readme.read_text(), table, tag=stem))
+    console.print(f"wrote {md}, " + ", ".join(map(str, pngs)))
+
+
+@app.command()
+def study(
+    name: Annotated[str, typer.Argument(help="buffering")] = "buffering",
+    out: Annotated[Path, typer.Option()] = Path("results"),
+) -> None:
+    """The notes' controlled comparison: single/double buffer × 64²/128² at BK=16."""
+    from .bench import results, studies
+
+    if name != "buffering":
+        console.print(f"[red]unknown study {name!r}; known: buffering[/red]")
+        raise typer.Exit(2)
+    with console.status("study…") as status:
+        record = studies.buffering(progress=status.update)
+    path = results.save(record, out / "studies")
+    console.print(bench_table(record))
+    console.print(f"results: {path}")
+
+
+@app.command()
+def sweep(
+    names: Names = None,
+    out: Annotated[Path, typer.Option()] = Path("results"),
+    iters: Annotated[int, typer.Option(min=1)] = 5,
+) -> None:
+    """TFLOP/s against size (squares 256…8192, odd variants of the performance shape)."""
+    import json
+
+    from .bench import studies
+    from .bench.results import slug
+
+    if not runtime.has_gpu():
+        console.print("[yellow]No CUDA GPU: the sweep needs one.[/yellow]")
+        raise typer.Exit(0)
+    chosen = names or ["tiling-2d", "float4", "double-buffer-128", "cp-async", "triton", "torch"]
+    with console.status("sweep…") as status:
+        record = studies.sweep(chosen, iters=iters, progress=status.update)
+    path = out / slug(record["device"]["name"]) / f"sweep-{record['date'].replace(':', '')}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=1))
+    table = Table(title="TFLOP/s against shape")
+    table.add_column("shape")
+    for n in record["names"]:
+        table.add_column(n)
+    for p in record["points"]:
+        cells = []
+        for n in record["names"]:
+            r = next(r for r in p["results"] if r["name"] == n)
+            cells.append(f"{r['tflops']:.1f}" + ("" if r["passed"] else " FAIL") if "tflops" in r else "err")
+        table.add_row(f"{p['label']} {'×'.join(map(str, p['shape']))}", *cells)
+    console.print(table)
+    console.print(f"results: {path}")
+
+
+TEMPLATES = {"cuda": "solution.cu", "torch": "solution_torch.py", "triton": "solution_triton.py",
+             "jax": "solution_jax.py"}
+
+
+@app.command()
+def new(
+    framework: Annotated[str, typer.Option(help="cuda, torch, triton or jax")] = "cuda",
+    path: Annotated[Path | None, typer.Argument(help="where to write it")] = None,
+    force: Annotated[bool, typer.Option(help="overwrite an existing file")] = False,
+) -> None:
+    """Write a starter solution in LeetGPU's format (it judges, and fails, as it is)."""
+    from importlib.resources import files
+
+    if framework not in TEMPLATES:
+        console.print(f"[red]unknown framework {framework!r}; known: {', '.join(TEMPLATES)}[/red]")
+        raise typer.Exit(2)
+    name = TEMPLATES[framework]
+    path = path or Path(name)
+    if path.exists() and not force:
+        console.print(f"[red]{path} exists; use --force to overwrite[/red]")
+        raise typer.Exit(2)
+    path.write_text((files("gemmlab") / "templates" / name).read_text())
+    console.print(f"wrote {path}; judge it with: gemmlab judge {path}")
+
+
+@app.command("judge")
+def judge_cmd(
+    file: Annotated[Path, typer.Argument(help="a .cu or .py solution in LeetGPU's format")],
+    framework: Annotated[str | None, typer.Option(help="cuda, torch, triton or jax (default: guessed)")] = None,
+    precision: Annotated[str, typer.Option(help="the gate to hold it to: fp32, fp32x3 or tf32")] = "fp32",
+    seed: Annotated[int | None, typer.Option()] = None,
+    perf: Annotated[bool, typer.Option(help="include the 8192×6144×4096 case (GPU)")] = True,
+    group: Annotated[list[str] | None, typer.Option(help="only these case groups")] = None,
+    timeout: Annotated[float, typer.Option(help="seconds before a hang is a failed verdict")] = 300.0,
+    iters: Annotated[int, typer.Option(min=1)] = 10,
+    sanitize: Annotated[str | None, typer.Option(
+        help="run the cases under compute-sanitizer: memcheck, racecheck or synccheck")] = None,
+) -> None:
+    """Judge your own solution in a child process: every case, then timing against cuBLAS."""
+    from .judge import sanitize as san
+    from .judge.isolate import judge_file
+
+    if not file.exists():
+        console.print(f"[red]no such file: {file}[/red]")
+        raise typer.Exit(2)
+    extra = {}
+    if sanitize:
+        if sanitize not in san.TOOLS:
+            console.print(f"[red]unknown tool {sanitize!r}; known: {', '.join(san.TOOLS)}[/red]")
+            raise typer.Exit(2)
+        extra = dict(wrapper=san.wrapper(sanitize), env=san.ENV, time_shape=(128, 128, 128))
+        perf, group = False, group or ["notes"]
+    with console.status(f"judging {file}…") as status:
+        v = judge_file(file, framework, precision, seed, perf, group, timeout, iters=iters,
+                       on_event=lambda e: status.update(f"{e['kind']} {e.get('case', '')}"), **extra)
+    if sanitize:
+        f = san.parse(sanitize, v.log)
+        console.print(f"{sanitize}: {'did not finish' if f.errors is None else f'{f.errors} errors'}"
+                      + (f"\n{f.excerpt}" if f.errors else ""))
+        if f.errors != 0:
+            v.passed = False
+    table = Table(title=f"{file} ({v.framework or framework or '?'}, gate {precision}) · seed {v.seed}")
+    for col in ("case", "M×N×K", "result", "max abs", "norm max", "rel fro", "LeetGPU 1e-4 fails", "unwritten", "note"):
+        table.add_column(col, overflow="fold")
+    for r in v.cases:
+        f = r.get("figures") or {}
+        table.add_row(r["case"], "×".join(map(str, r["shape"])), _STATUS[r["status"]],
+                      _fmt(f.get("max_abs")), _fmt(f.get("norm_max")), _fmt(f.get("rel_fro")),
+                      str(f.get("leetgpu_violations", "-")), str(f.get("unwritten", "-")),
+                      "" if r["status"] == "pass" else r["reason"])
+    console.print(table)
+    if v.timing:
+        t = v.timing
+        console.print(f"timing {'×'.join(map(str, t['shape']))}: median {t['median_ms']:.3f} ms "
+                      f"(min {t['min_ms']:.3f}, max {t['max_ms']:.3f}), {t['tflops']:.2f} TFLOP/s, "
+                      f"cuBLAS {t['cublas_ms']:.3f} ms → {t['ratio_vs_cublas']:.2f}× cuBLAS")
+    if v.failure:
+        console.print(f"[red]{v.failure}[/red]")
+    console.print("[green]ACCEPTED[/green]" if v.passed else "[red]REJECTED[/red]")
+    raise typer.Exit(0 if v.passed else 1)
+
+
+def _sanitize_impls(impls: list[registry.Implementation]) -> None:
+    from .judge import sanitize as san
+
+    if not runtime.has_gpu():
+        console.print("[yellow]No CUDA GPU: compute-sanitizer needs one.[/yellow]")
+        raise typer.Exit(0)
+    names = [i.name for i in impls if i.family == registry.Family.CUDA]
+    entries = {launch.entry: i.name for i in impls for launch in i.launches}
+    table = Table(title=f"compute-sanitizer on the notes' shapes: {' '.join(names)}")
+    for col in ("tool", "errors", "implementations named", "excerpt"):
+        table.add_column(col, overflow="fold")
+    bad = False
+    for tool in san.TOOLS:
+        with console.status(f"{tool}…"):
+            f = san.sanitize_check(names, tool)
+        named = sorted({entries.get(k, k) for k in f.kernels if k in entries})
+        bad |= f.errors != 0
+        table.add_row(tool, "did not finish" if f.errors is None else str(f.errors),
+                      ", ".join(named) or "-", f.excerpt[-800:] if f.errors else "")
+    console.print(table)
+    raise typer.Exit(1 if bad else 0)

@@ -82,6 +82,9 @@ def run_case(solve: Solve, precision: Precision, case: Case, seed: int, device: 
         _sync(device)
         t0 = time.perf_counter()
         solve(a, b, c, m, n, k)
+        # Read C back on the caller's stream before any device-wide wait: work a
+        # solution left on another, unordered stream is not in this snapshot.
+        c = c.clone()
         _sync(device)
         base.seconds = time.perf_counter() - t0
     except Exception as exc:  # the judge reports, it does not crash

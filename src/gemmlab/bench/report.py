@@ -1,0 +1,111 @@
+"""Turn a results record into Markdown tables and PNG plots (matplotlib, Agg).
+
+Nothing here measures: every figure comes from the JSON that `gemmlab bench`
+(or a study or sweep) wrote, so docs can be regenerated and never typed.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
+
+
+def _rows(record: dict) -> list[dict]:
+    return sorted(record["results"], key=lambda r: (r["rung"], r["name"]))
+
+
+def markdown_table(record: dict) -> str:
+    m, n, k = record["shape"]
+    dev = record["device"]
+    head = (f"{dev['name']} · {m}×{n}×{k} · {record['timing']} · median of {record['iters']} after "
+            f"{record['warmup']} warm-ups · {record['date']}")
+    lines = [f"_{head}_", "",
+             "| rung | name | precision | kernel | median ms | TFLOP/s | vs cuBLAS | of peak | rel. error | result |",
+             "|---:|---|---|---|---:|---:|---:|---:|---:|---|"]
+    for r in _rows(record):
+        if "median_ms" not in r:
+            lines.append(f"| {r['rung']} | {r['name']} | {r['precision']} | - | - | - | - | - | - | error: {r['reason']} |")
+            continue
+        frac = f"{100 * r['fraction_of_peak']:.0f} %" if r.get("fraction_of_peak") else "-"
+        ratio = f"{r['ratio_vs_cublas']:.2f}×" if r.get("ratio_vs_cublas") else "-"
+        err = f"{r['figures']['rel_fro']:.1e}" if r.get("figures") else "-"
+        result = "pass" if r["passed"] else f"FAIL: {r['reason']}"
+        lines.append(f"| {r['rung']} | {r['name']} | {r['precision']} | {r.get('kernel') or '-'} | "
+                     f"{r['median_ms']:.2f} | {r['tflops']:.1f} | {ratio} | {frac} | {err} | {result} |")
+    peaks = record.get("peaks_tflops") or {}
+    if peaks.get("fp32"):
+        lines += ["", f"Peaks derived from the device (SMs × per-SM rate × max clock): FP32 FMA "
+                      f"{peaks['fp32']:.1f} TFLOP/s, TF32 tensor {peaks['tf32']:.0f} TFLOP/s."]
+    return "\n".join(lines) + "\n"
+
+
+def plot_ladder(record: dict, out_dir: Path, stem: str = "ladder") -> list[Path]:
+    rows = [r for r in _rows(record) if "median_ms" in r]
+    names = [r["name"] for r in rows]
+    colors = ["tab:green" if r["passed"] else "tab:red" for r in rows]
+    base = next((r for r in rows if r["name"] == record["baseline"]), None)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+
+    fig, ax = plt.subplots(figsize=(10, 5))
+    ax.bar(names, [r["tflops"] for r in rows], color=colors)
+    if base:
+        ax.axhline(base["tflops"], color="tab:blue", ls="--", label=f"cuBLAS FP32 {base['tflops']:.1f}")
+    fp32_peak = (record.get("peaks_tflops") or {}).get("fp32")
+    if fp32_peak:
+        ax.axhline(fp32_peak, color="black", ls=":", label=f"FP32 FMA peak {fp32_peak:.1f}")
+    ax.set_ylabel("TFLOP/s")
+    ax.set_title(f"{record['device']['name']} · {'×'.join(map(str, record['shape']))}")
+    ax.tick_params(axis="x", rotation=60)
+    ax.legend()
+    fig.tight_layout()
+    paths.append(out_dir / f"{stem}_tflops.png")
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(10, 5))
+    ax.bar(names, [r["median_ms"] for r in rows], color=colors)
+    ax.set_ylabel("median ms (log)")
+    ax.set_yscale("log")
+    ax.tick_params(axis="x", rotation=60)
+    fig.tight_layout()
+    paths.append(out_dir / f"{stem}_ms.png")
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+    return paths
+
+
+def plot_sweep(record: dict, out_dir: Path, stem: str = "sweep") -> Path:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(10, 5))
+    points = record["points"]
+    labels = [p["label"] for p in points]
+    for name in record["names"]:
+        ys = [next((r["tflops"] for r in p["results"] if r["name"] == name and "tflops" in r), float("nan"))
+              for p in points]
+        ax.plot(labels, ys, marker="o", label=name)
+    ax.set_ylabel("TFLOP/s")
+    ax.set_title(f"{record['device']['name']}: TFLOP/s against shape")
+    ax.tick_params(axis="x", rotation=60)
+    ax.legend()
+    fig.tight_layout()
+    path = out_dir / f"{stem}.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def replace_block(text: str, block: str, tag: str = "results") -> str:
+    """Replace what stands between `<!-- tag:begin -->` and `<!-- tag:end -->`."""
+    begin, end = f"<!-- {tag}:begin -->", f"<!-- {tag}:end -->"
+    pattern = re.compile(re.escape(begin) + ".*?" + re.escape(end), re.S)
+    if not pattern.search(text):
+        raise ValueError(f"no {begin} … {end} block")
+    return pattern.sub(lambda _m: f"{begin}\n{block}{end}", text)

@@ -1,0 +1,127 @@
+"""Load a user's solution file in one of LeetGPU's formats as a `solve(a, b, c, M, N, K)`.
+
+* CUDA: a ``.cu`` with ``extern "C" void solve(const float* A, const float* B,
+  float* C, int M, int N, int K)`` that receives device pointers and launches
+  its kernels. Compiled by nvcc as a shared library for the GPU and loaded
+  with ctypes.
+* PyTorch and Triton: a ``.py`` with ``solve(a, b, c, M, N, K)`` on tensors.
+* JAX: a ``.py`` with ``solve(A, B, M, N, K)`` that returns C.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+FRAMEWORKS = ("cuda", "torch", "triton", "jax")
+
+
+class SolutionError(RuntimeError):
+    """The file cannot be turned into a solve: missing tool, compile error, wrong signature."""
+
+
+def detect_framework(path: Path) -> str:
+    if path.suffix == ".cu":
+        return "cuda"
+    text = path.read_text()
+    if re.search(r"^\s*(import|from)\s+triton", text, re.M):
+        return "triton"
+    if re.search(r"^\s*(import|from)\s+jax", text, re.M):
+        return "jax"
+    return "torch"
+
+
+def nvcc_path() -> str:
+    found = shutil.which("nvcc")
+    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
+    if not found and Path(home, "bin", "nvcc").exists():
+        found = str(Path(home, "bin", "nvcc"))
+    if not found:
+        raise SolutionError("nvcc not found: CUDA-format solutions are built with nvcc "
+                            "(install the CUDA toolkit or set CUDA_HOME)")
+    return found
+
+
+def build_cuda(path: Path, arch: str, out_dir: Path) -> Path:
+    """nvcc → a shared library; a compile error raises with nvcc's own log."""
+    digest = hashlib.sha256(path.read_bytes() + arch.encode()).hexdigest()[:16]
+    lib = out_dir / f"{path.stem}-{digest}.so"
+    if lib.exists():
+        return lib
+    out_dir.mkdir(parents=True, exist_ok=True)
+    number = arch.removeprefix("sm_")
+    cmd = [nvcc_path(), "-shared", "-Xcompiler", "-fPIC", "-O3", "-std=c++17",
+           f"-gencode=arch=compute_{number},code=sm_{number}", "-o", str(lib), str(path)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise SolutionError(f"nvcc failed to compile {path.name}:\n{proc.stdout}{proc.stderr}".strip())
+    return lib
+
+
+def load_cuda(path: Path, arch: str, out_dir: Path):
+    lib = ctypes.CDLL(str(build_cuda(path, arch, out_dir)))
+    try:
+        fn = lib.solve
+    except AttributeError:
+        raise SolutionError(f'{path.name} has no extern "C" solve(...)') from None
+    fn.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int] * 3
+    fn.restype = None
+
+    def solve(a, b, c, m, n, k):
+        fn(a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k)
+
+    return solve
+
+
+def load_python(path: Path, framework: str):
+    spec = importlib.util.spec_from_file_location(f"user_solution_{path.stem}", path)
+    if spec is None or spec.loader is None:
+        raise SolutionError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    fn = getattr(module, "solve", None)
+    if not callable(fn):
+        raise SolutionError(f"{path.name} defines no solve function")
+    if framework != "jax":
+        return fn
+
+    import jax.dlpack
+    import torch.utils.dlpack
+
+    def solve(a, b, c, m, n, k):
+        out = fn(jax.dlpack.from_dlpack(a), jax.dlpack.from_dlpack(b), m, n, k)
+        c.copy_(torch.utils.dlpack.from_dlpack(out).reshape(m, k))
+
+    return solve
+
+
+def load(path: Path, framework: str | None = None, arch: str | None = None,
+         build_dir: Path | None = None):
+    path = Path(path)
+    if not path.exists():
+        raise SolutionError(f"no such file: {path}")
+    framework = framework or detect_framework(path)
+    if framework not in FRAMEWORKS:
+        raise SolutionError(f"unknown framework {framework!r}; known: {', '.join(FRAMEWORKS)}")
+    if framework == "cuda":
+        import torch
+
+        out = build_dir or Path.home() / ".cache" / "gemmlab" / "user"
+        if arch is None and not torch.cuda.is_available():
+            # Still compile, so a compile error is reported with nvcc's log.
+            build_cuda(path, "sm_90", out)
+            raise SolutionError(f"{path.name} compiles, but there is no CUDA GPU here to run it on")
+        if arch is None:
+            from ..cuda.compiler import device_arch
+
+            arch = device_arch().removesuffix("a")
+        return framework, load_cuda(path, arch, out)
+    return framework, load_python(path, framework)

@@ -1,0 +1,89 @@
+"""Benchmark records: statistics, the JSON schema, reports and plots, inspect — all without a GPU."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gemmlab.bench import report, results
+from gemmlab.bench.stats import summarize, tflops
+from gemmlab.cli import app
+
+FIXTURE = Path(__file__).parent / "fixtures" / "bench_record.json"
+
+
+def test_summarize():
+    s = summarize([3.0, 1.0, 2.0, 10.0])
+    assert s == {"median_ms": 2.5, "mean_ms": 4.0, "min_ms": 1.0, "max_ms": 10.0}
+    assert tflops(2 * 10**12, 1000.0) == pytest.approx(2.0)
+    with pytest.raises(ValueError):
+        summarize([])
+
+
+def test_fixture_record_is_valid():
+    rec = results.load(FIXTURE)
+    assert rec["device"]["name"] and rec["shape"] == [8192, 6144, 4096]
+
+
+@pytest.mark.parametrize("mutate,message", [
+    (lambda r: r.pop("device"), "device"),
+    (lambda r: r["results"][0].pop("passed"), "passed"),
+    (lambda r: r["results"][0].pop("median_ms"), "median"),
+    (lambda r: r["results"][0].update(min_ms=1e9), "median outside"),
+    (lambda r: r.update(schema=2), "schema"),
+])
+def test_schema_rejects_broken_records(mutate, message):
+    rec = json.loads(FIXTURE.read_text())
+    if message == "median":
+        rec["results"][0].pop("mean_ms")
+        message = "mean_ms"
+    else:
+        mutate(rec)
+    with pytest.raises(results.SchemaError, match=message):
+        results.validate(rec)
+
+
+def test_report_renders_table_and_plots(tmp_path):
+    rec = results.load(FIXTURE)
+    md = report.markdown_table(rec)
+    for row in rec["results"]:
+        assert f"| {row['name']} |" in md
+    paths = report.plot_ladder(rec, tmp_path)
+    assert all(p.exists() and p.read_bytes()[:4] == b"\x89PNG" for p in paths)
+    readme = "intro\n<!-- ladder:begin -->\nold\n<!-- ladder:end -->\nend\n"
+    new = report.replace_block(readme, md, tag="ladder")
+    assert "old" not in new and "| torch |" in new and new.endswith("end\n")
+
+
+def test_report_cli(tmp_path):
+    result = CliRunner().invoke(app, ["report", str(FIXTURE), "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "ladder.md").exists() and (tmp_path / "ladder_tflops.png").exists()
+
+
+def test_failed_row_is_reported_as_failed(tmp_path):
+    rec = copy.deepcopy(results.load(FIXTURE))
+    rec["results"][0].update(passed=False, reason="normalised max error 1e-1 > 2e-05 (fp32)")
+    assert "FAIL: normalised max error" in report.markdown_table(rec)
+
+
+def test_cpu_bench_writes_a_valid_record(tmp_path):
+    result = CliRunner().invoke(app, ["bench", "torch", "triton", "--shape", "64", "64", "64",
+                                      "--iters", "2", "--warmup", "1", "--out", str(tmp_path),
+                                      "--csv", str(tmp_path / "t.csv")])
+    assert result.exit_code == 0, result.output
+    (path,) = tmp_path.rglob("*.json")
+    rec = results.load(path)
+    names = {r["name"] for r in rec["results"]}
+    assert {"torch", "triton"} <= names and all(r["passed"] for r in rec["results"])
+    assert (tmp_path / "t.csv").read_text().startswith("name,family")
+
+
+def test_inspect_without_gpu():
+    result = CliRunner().invoke(app, ["inspect", "cp-async", "wmma-tf32", "naive"])
+    assert result.exit_code == 0, result.output
+    assert "LDGSTS" in result.output and "cp_async" in result.output

@@ -1,0 +1,103 @@
+"""Judging a user's own file: right, wrong, crashing, hanging and cheating solutions, in a child process."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from gemmlab.cli import app
+from gemmlab.judge.isolate import judge_file
+from gemmlab.judge.userfile import SolutionError, build_cuda, detect_framework
+
+SOL = Path(__file__).parent / "fixtures" / "solutions"
+FAST = dict(perf=False, groups=["example", "notes"], time_shape=(64, 64, 64), iters=3)
+cpu_only = pytest.mark.skipif(torch.cuda.is_available(), reason="CPU behaviour")
+
+
+def test_right_solution_is_accepted_and_timed():
+    v = judge_file(SOL / "right_torch.py", seed=1, **FAST)
+    assert v.passed, (v.failure, v.log)
+    assert v.framework == "torch" and len(v.cases) == 11
+    assert v.timing and v.timing["median_ms"] > 0 and v.recheck["passed"]
+
+
+def test_triton_solution_through_the_interpreter():
+    v = judge_file(SOL / "triton_right.py", seed=2, **FAST)
+    assert v.framework == "triton" and v.passed, (v.failure, v.log)
+
+
+def test_wrong_solution_is_rejected_with_figures():
+    v = judge_file(SOL / "wrong_torch.py", seed=3, **FAST)
+    assert not v.passed
+    failed = [c for c in v.cases if c["status"] == "fail"]
+    assert failed and "normalised max error" in failed[0]["reason"]
+
+
+def test_exception_is_a_failed_case():
+    v = judge_file(SOL / "raises.py", seed=4, **FAST)
+    assert not v.passed and all(c["status"] == "error" for c in v.cases)
+    assert "illegal memory access" in v.cases[0]["reason"]
+
+
+def test_segfault_is_a_verdict_not_a_crash():
+    v = judge_file(SOL / "segfault.py", seed=5, **FAST)
+    assert not v.passed and "SIGSEGV" in v.failure
+
+
+def test_hang_hits_the_time_limit():
+    v = judge_file(SOL / "hangs.py", seed=6, timeout=20, **FAST)
+    assert not v.passed and "time limit" in v.failure
+
+
+@pytest.mark.parametrize("cheat", ["caches_result.py", "skips_work.py"])
+def test_cheats_are_caught(cheat):
+    v = judge_file(SOL / cheat, seed=7, **FAST)
+    assert not v.passed, v
+
+
+def test_framework_detection():
+    assert detect_framework(SOL / "right.cu") == "cuda"
+    assert detect_framework(SOL / "triton_right.py") == "triton"
+    assert detect_framework(SOL / "right_torch.py") == "torch"
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None and not Path("/usr/local/cuda/bin/nvcc").exists(),
+                    reason="nvcc not installed")
+def test_cuda_compile_error_carries_the_log(tmp_path):
+    with pytest.raises(SolutionError) as info:
+        build_cuda(SOL / "broken.cu", "sm_90", tmp_path)
+    assert "this_does_not_compile" in str(info.value) and "nvcc failed" in str(info.value)
+    v = judge_file(SOL / "broken.cu", seed=8, **FAST)
+    assert not v.passed and "this_does_not_compile" in v.failure
+
+
+@cpu_only
+def test_cuda_file_without_gpu_compiles_then_says_so():
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc not installed")
+    v = judge_file(SOL / "right.cu", seed=9, **FAST)
+    assert not v.passed and "no CUDA GPU" in v.failure
+
+
+def test_new_writes_a_starter_that_judges_and_fails(tmp_path):
+    runner = CliRunner()
+    path = tmp_path / "mine.py"
+    result = runner.invoke(app, ["new", "--framework", "torch", str(path)])
+    assert result.exit_code == 0 and path.exists()
+    v = judge_file(path, seed=10, **FAST)
+    assert not v.passed and any("never written" in c["reason"] for c in v.cases)
+    for fw in ("cuda", "triton", "jax"):
+        assert runner.invoke(app, ["new", "--framework", fw, str(tmp_path / f"s_{fw}")]).exit_code == 0
+
+
+def test_judge_cli_exit_codes():
+    runner = CliRunner()
+    ok = runner.invoke(app, ["judge", str(SOL / "right_torch.py"), "--no-perf", "--group", "notes",
+                             "--iters", "2"])
+    assert ok.exit_code == 0 and "ACCEPTED" in ok.output
+    bad = runner.invoke(app, ["judge", str(SOL / "wrong_torch.py"), "--no-perf", "--group", "notes"])
+    assert bad.exit_code == 1 and "REJECTED" in bad.output
