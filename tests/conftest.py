@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 
 import pytest
-import torch
 
-from gemmlab import runtime
+from gemmlab import runtime  # first: it configures CUDA before torch initialises it
+
+import torch  # noqa: E402  isort: skip
 
 runtime.configure()
 

@@ -33,7 +33,7 @@ def inspect_launches(impls: list[Implementation], arch: str | None = None) -> li
             row = {
                 "name": impl.name, "arch": arch,
                 "kernel": launch.entry + (f"[{defines}]" if defines else "")
-                + ("" if launch.when else " (fallback)"),
+                + (" (fallback)" if launch.when is None and len(impl.launches) > 1 else ""),
                 "threads": launch.threads, "regs": res.registers, "smem B": res.smem_bytes,
                 "stack B": res.stack_bytes, "spills": res.spills,
             } | mix

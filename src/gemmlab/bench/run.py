@@ -43,7 +43,8 @@ def _kernel_used(impl: registry.Implementation, a, b, c, m, n, k) -> str | None:
         return None
     spec = impl._solve.select(a, b, c, m, n, k)
     defines = ",".join(f"{key}={v}" for key, v in spec.defines.items())
-    return spec.entry + (f"[{defines}]" if defines else "") + ("" if spec.when else " (fallback)")
+    fallback = spec.when is None and len(impl.launches) > 1
+    return spec.entry + (f"[{defines}]" if defines else "") + (" (fallback)" if fallback else "")
 
 
 def run(

@@ -18,11 +18,6 @@ from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
 
-# The CUDA JIT cache can serve NVRTC a cubin without running ptxas, and then the
-# `-v` resource report is empty. gemmlab keeps its own cache (with the report), so
-# the driver's is switched off before NVRTC is loaded.
-os.environ.setdefault("CUDA_CACHE_DISABLE", "1")
-
 KERNEL_DIR = Path(__file__).resolve().parent.parent / "kernels" / "cuda"
 
 #: The architecture CPU-side checks compile for when no GPU is there to ask.
