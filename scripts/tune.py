@@ -39,7 +39,8 @@ def main() -> None:
         d = dict(base.defines) | json.loads(text)
         spec = dataclasses.replace(base, defines=d)
         module = spec.compile()
-        regs[text] = module.resources[spec.entry].registers
+        res = module.resources[spec.entry]
+        regs[text] = f"{res.registers}/{res.spills}"
         kernel = cl.get_kernel(module, spec.entry)
 
         def go(c, kernel=kernel, spec=spec):
@@ -66,7 +67,7 @@ def main() -> None:
     for key in solvers:
         ms = statistics.median(s.elapsed_time(e) for s, e in times[key])
         fig = error_figures(outs[key], ref)
-        print(f"{key:40s} {ms:8.3f} ms  regs {regs.get(key, '-')!s:>4}  norm_max {fig.norm_max:.2e}  "
+        print(f"{key:40s} {ms:8.3f} ms  regs/spill {regs.get(key, '-')!s:>6}  norm_max {fig.norm_max:.2e}  "
               f"unwritten {fig.unwritten}")
 
 
