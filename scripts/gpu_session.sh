@@ -6,7 +6,8 @@
 set -uo pipefail
 OUT="${OUT:-out}"; LOGS="${LOGS:-/tmp/gemmlab-logs}"; mkdir -p "$OUT" "$LOGS"
 export PYTHONUNBUFFERED=1
-run() { local name=$1 limit=$2; shift 2; echo "=== $name ($(date +%T))"; timeout "$limit" "$@" >"$LOGS/$name.txt" 2>&1; local rc=$?; echo "=== $name rc=$rc"; tail -n "${TAIL:-15}" "$LOGS/$name.txt"; }
+# Each step re-packs the logs, so a run cut short still brings back what finished.
+run() { local name=$1 limit=$2; shift 2; echo "=== $name ($(date +%T))"; timeout "$limit" "$@" >"$LOGS/$name.txt" 2>&1; local rc=$?; echo "=== $name rc=$rc"; tail -n "${TAIL:-15}" "$LOGS/$name.txt"; tar -czf "$OUT/logs.tgz" -C "$LOGS" . ; }
 CUDA_RUNGS=$(python3 -c "from gemmlab import registry; print(' '.join(i.name for i in registry.IMPLEMENTATIONS if i.family == 'cuda'))" 2>/dev/null)
 sanitize() {
   PYTORCH_NO_CUDA_MEMORY_CACHING=1 run "$1" 500 compute-sanitizer --tool "$1" --report-api-errors no \

@@ -10,6 +10,7 @@ from gemmlab.cuda.sass import disassemble, instruction_mix
 
 
 def mix(name: str, which: int = 0) -> dict[str, int]:
+    """The SASS mix of launch `which` (0: the fastest path, -1: the fallback)."""
     launch = registry.get(name).launches[which]
     sass = disassemble(launch.compile(HOPPER_ARCH).cubin)
     return instruction_mix(sass[launch.entry])
@@ -19,6 +20,19 @@ def mix(name: str, which: int = 0) -> dict[str, int]:
 def test_no_local_memory(name):
     for i, _ in enumerate(registry.get(name).launches):
         assert mix(name, i)["LDL/STL"] == 0
+
+
+@pytest.mark.parametrize("name", ["smem-16", "float4", "float4-bk16", "float4-128"])
+def test_whole_tile_fast_path_drops_bounds_checks(name):
+    exact, checked = registry.get(name).launches[:2]
+    assert exact.defines.get("EXACT_TILES") == 1 and "EXACT_TILES" not in checked.defines
+
+    def count(launch, prefix):
+        ops = disassemble(launch.compile(HOPPER_ARCH).cubin)[launch.entry]
+        return sum(op.startswith(prefix) for op in ops)
+
+    # Bounds checks are integer compares (ISETP) feeding predicates.
+    assert count(exact, "ISETP") < count(checked, "ISETP")
 
 
 @pytest.mark.parametrize("name", ["naive", "naive-fma"])
@@ -53,5 +67,5 @@ def test_wmma_uses_tensor_cores():
 
 
 def test_fallback_is_scalar_2d_tiling():
-    m = mix("float4", 1)
+    m = mix("float4", -1)
     assert m["LDG.128"] == 0 and m["FFMA"] > 0

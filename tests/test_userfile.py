@@ -101,3 +101,24 @@ def test_judge_cli_exit_codes():
     assert ok.exit_code == 0 and "ACCEPTED" in ok.output
     bad = runner.invoke(app, ["judge", str(SOL / "wrong_torch.py"), "--no-perf", "--group", "notes"])
     assert bad.exit_code == 1 and "REJECTED" in bad.output
+
+
+def test_user_solutions_get_the_contracts_checks():
+    from gemmlab.judge.userfile import load
+    from tests.test_problem import _cases
+
+    _, solve = load(SOL / "right_torch.py")
+    for argument, args, error in _cases():
+        c = args[2]
+        before = c.clone() if isinstance(c, torch.Tensor) else None
+        with pytest.raises(error) as info:
+            solve(*args)
+        assert info.value.argument == argument
+        if before is not None and c.device.type != "meta":
+            assert torch.equal(c.view(torch.int32), before.view(torch.int32))
+
+
+def test_jax_solution():
+    pytest.importorskip("jax")
+    v = judge_file(SOL / "right_jax.py", seed=11, **FAST)
+    assert v.framework == "jax" and v.passed, (v.failure, v.log[-3000:])

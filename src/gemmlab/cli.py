@@ -20,6 +20,21 @@ from . import registry  # noqa: E402  (after the Triton interpreter switch)
 from .judge.cases import Case, fresh_seed, standard_cases  # noqa: E402
 from .judge.runner import CaseResult, Judgement, judge  # noqa: E402
 
+
+def progress_bar():
+    """A rich progress bar and the `progress(message, done, total)` callback that drives it."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn(), console=console, transient=True)
+    task = bar.add_task("starting", total=None)
+
+    def update(message: str, done: int, total: int) -> None:
+        bar.update(task, description=message, completed=done, total=total)
+
+    return bar, update
+
+
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="LeetGPU's FP32 matrix multiplication: the ladder, the judge, the benchmark.")
 console = Console(width=None if sys.stdout.isatty() else 200)
@@ -189,8 +204,9 @@ def bench(
     if not runtime.has_gpu():
         console.print("[yellow]No CUDA GPU here: timing what runs on the CPU (torch, Triton "
                       "through its interpreter) at a small shape. These are CPU figures.[/yellow]")
-    with console.status("benchmarking…") as status:
-        record = run(names, shape, warmup, iters, flush_l2, seed, progress=status.update)
+    bar, update = progress_bar()
+    with bar:
+        record = run(names, shape, warmup, iters, flush_l2, seed, progress=update)
     for name, why in record["skipped"].items():
         console.print(f"[yellow]{name}: not run — {why}[/yellow]")
     path = results.save(record, out)
@@ -268,8 +284,9 @@ def study(
     if name != "buffering":
         console.print(f"[red]unknown study {name!r}; known: buffering[/red]")
         raise typer.Exit(2)
-    with console.status("study…") as status:
-        record = studies.buffering(progress=status.update)
+    bar, update = progress_bar()
+    with bar:
+        record = studies.buffering(progress=update)
     path = results.save(record, out / "studies")
     console.print(bench_table(record))
     console.print(f"results: {path}")
@@ -291,8 +308,9 @@ def sweep(
         console.print("[yellow]No CUDA GPU: the sweep needs one.[/yellow]")
         raise typer.Exit(0)
     chosen = names or ["tiling-2d", "float4", "double-buffer-128", "cp-async", "triton", "torch"]
-    with console.status("sweep…") as status:
-        record = studies.sweep(chosen, iters=iters, progress=status.update)
+    bar, update = progress_bar()
+    with bar:
+        record = studies.sweep(chosen, iters=iters, progress=update)
     path = out / slug(record["device"]["name"]) / f"sweep-{record['date'].replace(':', '')}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(record, indent=1))

@@ -112,12 +112,25 @@ VEC4 = "N % 4 == 0, K % 4 == 0, 16-byte aligned pointers"
 TILING2D = Launch("06_tiling2d.cu", "tiling2d", (128, 1), (64, 64))
 
 
-def _float4(bm: int, bk: int, unroll: int, min_blocks: int) -> Launch:
+def _float4(bm: int, bk: int, unroll: int, min_blocks: int, exact: bool = False) -> Launch:
     # unroll / min_blocks: the occupancy knobs of 07_float4.cu, chosen on the H200
     # with scripts/tune.py among those that compile without spills.
-    return Launch("07_float4.cu", "float4_tiled", ((bm // 8) * (bm // 4), 1), (bm, bm),
-                  {"BM": bm, "BK": bk, "UNROLL_K": unroll, "MIN_BLOCKS": min_blocks},
+    defines = {"BM": bm, "BK": bk, "UNROLL_K": unroll, "MIN_BLOCKS": min_blocks}
+    if exact:
+        return Launch("07_float4.cu", "float4_tiled", ((bm // 8) * (bm // 4), 1), (bm, bm),
+                      defines | {"EXACT_TILES": 1}, when=_whole_tiles(bm, bk, bm),
+                      requires=f"M % {bm} == 0, N % {bk} == 0, K % {bm} == 0, 16-byte aligned pointers")
+    return Launch("07_float4.cu", "float4_tiled", ((bm // 8) * (bm // 4), 1), (bm, bm), defines,
                   when=vec4_ok, requires=VEC4)
+
+
+def _whole_tiles(rows: int, step: int, cols: int):
+    """Fast-path test: the shape is a whole number of tiles, and float4-aligned."""
+
+    def when(a, b, c, m, n, k) -> bool:
+        return m % rows == 0 and n % step == 0 and k % cols == 0 and vec4_ok(a, b, c, m, n, k)
+
+    return when
 
 
 def _double_buffer(bm: int) -> Launch:
@@ -154,7 +167,11 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         "smem-16", CUDA, 3, FP32, _ALWAYS,
         "16×16 tiles of A and B staged in shared memory",
         _md("03_smem16"), _cu("03_smem16"),
-        launches=(Launch("03_smem16.cu", "smem16", (16, 16), (16, 16)),),
+        launches=(
+            Launch("03_smem16.cu", "smem16", (16, 16), (16, 16), {"EXACT_TILES": 1},
+                   when=_whole_tiles(16, 16, 16), requires="M, N, K multiples of 16"),
+            Launch("03_smem16.cu", "smem16", (16, 16), (16, 16)),
+        ),
         tile=(16, 16, 16),
     ),
     Implementation(
@@ -182,21 +199,21 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         "float4", CUDA, 7, FP32, _ALWAYS,
         "2D tiling with 16-byte loads and stores, BK=32",
         _md("07_float4"), _cu("07_float4"),
-        launches=(_float4(64, 32, 32, 2), TILING2D),
+        launches=(_float4(64, 32, 32, 2, exact=True), _float4(64, 32, 32, 2), TILING2D),
         tile=(64, 64, 32),
     ),
     Implementation(
         "float4-bk16", CUDA, 7, FP32, _ALWAYS,
         "control: float4 with BK=16",
         _md("07_float4"), _cu("07_float4"),
-        launches=(_float4(64, 16, 2, 6), TILING2D),
+        launches=(_float4(64, 16, 16, 5, exact=True), _float4(64, 16, 2, 6), TILING2D),
         tile=(64, 64, 16),
     ),
     Implementation(
         "float4-128", CUDA, 7, FP32, _ALWAYS,
         "control: float4 with a 128×128 tile, BK=16, 512 threads",
         _md("07_float4"), _cu("07_float4"),
-        launches=(_float4(128, 16, 16, 1), TILING2D),
+        launches=(_float4(128, 16, 16, 1, exact=True), _float4(128, 16, 16, 1), TILING2D),
         tile=(128, 128, 16),
     ),
     Implementation(

@@ -54,9 +54,13 @@ def run(
     iters: int = 10,
     flush_l2: bool = False,
     seed: int | None = None,
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> dict:
-    """Measure and check; return the results record (see `results.py` for its schema)."""
+    """Measure and check; return the results record (see `results.py` for its schema).
+
+    ``progress(message, done, total)`` is called as the steps (each warm-up, each
+    timed round, the final check) complete.
+    """
     gpu = torch.cuda.is_available()
     device = torch.device("cuda" if gpu else "cpu")
     m, n, k = shape or (problem.PERF_SHAPE if gpu else CPU_SHAPE)
@@ -73,7 +77,14 @@ def run(
     a = uniform((m, n), seed, device, PERF_LOW, PERF_HIGH)
     b = uniform((n, k), seed + 1, device, PERF_LOW, PERF_HIGH)
     entries = [_Entry(i, torch.empty((m, k), dtype=torch.float32, device=device)) for i in runnable]
-    say = progress or (lambda _msg: None)
+    total = len(entries) + iters + 1
+    step = 0
+
+    def say(msg: str) -> None:
+        nonlocal step
+        if progress:
+            progress(msg, step, total)
+        step += 1
 
     for e in entries:
         say(f"warm-up {e.impl.name}")

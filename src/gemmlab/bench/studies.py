@@ -26,7 +26,8 @@ BUFFERING = {
 }
 
 
-def buffering(warmup: int = 5, iters: int = 10, progress: Callable[[str], None] | None = None) -> dict:
+def buffering(warmup: int = 5, iters: int = 10,
+              progress: Callable[[str, int, int], None] | None = None) -> dict:
     record = run(list(BUFFERING.values()), None, warmup, iters, progress=progress)
     record["study"] = "buffering"
     record["design"] = [{"buffers": b, "tile": t, "name": n} for (b, t), n in BUFFERING.items()]
@@ -48,12 +49,13 @@ def sweep_shapes() -> list[tuple[str, tuple[int, int, int]]]:
 
 def sweep(names: list[str], warmup: int = 2, iters: int = 5,
           shapes: list[tuple[str, tuple[int, int, int]]] | None = None,
-          progress: Callable[[str], None] | None = None) -> dict:
+          progress: Callable[[str, int, int], None] | None = None) -> dict:
     points = []
     last = None
-    for label, shape in shapes or sweep_shapes():
+    shapes = shapes or sweep_shapes()
+    for i, (label, shape) in enumerate(shapes):
         if progress:
-            progress(f"sweep {label} {shape}")
+            progress(f"sweep {label} {shape}", i, len(shapes))
         last = run(names, shape, warmup, iters)
         points.append({"label": label, "shape": list(shape), "results": last["results"]})
     assert last is not None

@@ -81,6 +81,9 @@ def load_cuda(path: Path, arch: str, out_dir: Path):
 
 
 def load_python(path: Path, framework: str):
+    if framework == "jax":
+        # JAX would otherwise reserve most of the GPU's memory for itself at import.
+        os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     spec = importlib.util.spec_from_file_location(f"user_solution_{path.stem}", path)
     if spec is None or spec.loader is None:
         raise SolutionError(f"cannot import {path}")
@@ -103,8 +106,24 @@ def load_python(path: Path, framework: str):
     return solve
 
 
+def validated(solve):
+    """The user's solve behind the contract's checks: a bad call fails before it runs."""
+    from ..problem import validate
+
+    def checked(a, b, c, m, n, k):
+        validate(a, b, c, m, n, k)
+        solve(a, b, c, m, n, k)
+
+    return checked
+
+
 def load(path: Path, framework: str | None = None, arch: str | None = None,
          build_dir: Path | None = None):
+    framework, solve = _load(path, framework, arch, build_dir)
+    return framework, validated(solve)
+
+
+def _load(path: Path, framework: str | None, arch: str | None, build_dir: Path | None):
     path = Path(path)
     if not path.exists():
         raise SolutionError(f"no such file: {path}")

@@ -26,8 +26,9 @@
 #define THREADS ((BM / TM) * (BN / TN))
 // Occupancy knobs, set per variant by the registry and measured with
 // scripts/tune.py. Fully unrolled, ptxas fuses four reduction steps of A reads
-// into LDS.128s holding 32 A values (111 registers at 128 threads: 4 blocks per
-// SM). Unrolling by 2 and asking for 6 resident blocks fits 80 registers.
+// into LDS.128s holding 32 A values (about 110 registers at 128 threads: 4
+// blocks per SM). MIN_BLOCKS makes ptxas fit more blocks; UNROLL_K < BK keeps
+// it from fusing, at the price of more shared-memory loads.
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 1
 #endif
