@@ -87,3 +87,10 @@ def test_inspect_without_gpu():
     result = CliRunner().invoke(app, ["inspect", "cp-async", "wmma-tf32", "naive"])
     assert result.exit_code == 0, result.output
     assert "LDGSTS" in result.output and "cp_async" in result.output
+
+
+def test_design_table_of_the_buffering_study():
+    rec = results.load(Path(__file__).parents[1] / "results" / "h200-study-buffering.json")
+    table = report.design_table(rec)
+    assert "| 64×64 |" in table and "| 128×128 |" in table
+    assert "double-buffer-128" in table and "float4-bk16" in table

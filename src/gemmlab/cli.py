@@ -260,6 +260,8 @@ def report(
     record = results.validate(raw)
     stem = "study_buffering" if record.get("study") == "buffering" else "ladder"
     table = rep.markdown_table(record)
+    if record.get("design"):
+        table = rep.design_table(record) + "\n" + table
     if record.get("resources"):
         table += "\n| name | kernel | threads | regs | smem B | spills | occupancy |\n|---|---|---:|---:|---:|---:|---|\n"
         for r in record["resources"]:

@@ -109,3 +109,18 @@ def replace_block(text: str, block: str, tag: str = "results") -> str:
     if not pattern.search(text):
         raise ValueError(f"no {begin} … {end} block")
     return pattern.sub(lambda _m: f"{begin}\n{block}{end}", text)
+
+
+def design_table(record: dict) -> str:
+    """The buffering study as its 2×2 design: median ms per (tile, buffers)."""
+    by_name = {r["name"]: r for r in record["results"]}
+    cells: dict[tuple[str, int], str] = {}
+    for d in record.get("design", []):
+        r = by_name.get(d["name"], {})
+        cells[(d["buffers"], d["tile"])] = (
+            f"{r['median_ms']:.2f} ms ({d['name']})" if "median_ms" in r else f"- ({d['name']})")
+    tiles = sorted({t for _, t in cells})
+    lines = ["| tile (BK=16, 8×4 per thread) | single buffer | double buffer |", "|---|---|---|"]
+    for t in tiles:
+        lines.append(f"| {t}×{t} | {cells.get(('single', t), '-')} | {cells.get(('double', t), '-')} |")
+    return "\n".join(lines) + "\n"
