@@ -8,15 +8,15 @@ OUT="${OUT:-out}"; LOGS="${LOGS:-/tmp/gemmlab-logs}"; mkdir -p "$OUT" "$LOGS"
 export PYTHONUNBUFFERED=1
 # Each step re-packs the logs, so a run cut short still brings back what finished.
 run() { local name=$1 limit=$2; shift 2; echo "=== $name ($(date +%T))"; timeout "$limit" "$@" >"$LOGS/$name.txt" 2>&1; local rc=$?; echo "=== $name rc=$rc"; tail -n "${TAIL:-15}" "$LOGS/$name.txt"; tar -czf "$OUT/logs.tgz" -C "$LOGS" . ; }
-CUDA_RUNGS=$(python3 -c "from gemmlab import registry; print(' '.join(i.name for i in registry.IMPLEMENTATIONS if i.family == 'cuda'))" 2>/dev/null)
-sanitize() {
+sanitize() {  # one compute-sanitizer tool over every CUDA rung, on the notes' shapes
+  local rungs
+  rungs=$(python3 -c "from gemmlab import registry; print(' '.join(i.name for i in registry.IMPLEMENTATIONS if i.family == 'cuda'))")
   PYTORCH_NO_CUDA_MEMORY_CACHING=1 run "$1" 500 compute-sanitizer --tool "$1" --report-api-errors no \
-    --print-limit 50 python3 -m gemmlab check $CUDA_RUNGS --group notes --no-perf --seed 11
+    --print-limit 50 python3 -m gemmlab check $rungs --group notes --no-perf --seed 11
 }
 for step in "$@"; do
   case $step in
-    install) run install 300 python3 -m pip install --no-deps --no-build-isolation -e . ; nvidia-smi >"$LOGS/nvidia-smi.txt" 2>&1
-             CUDA_RUNGS=$(python3 -c "from gemmlab import registry; print(' '.join(i.name for i in registry.IMPLEMENTATIONS if i.family == 'cuda'))") ;;
+    install) run install 300 python3 -m pip install --no-deps --no-build-isolation -e . ; nvidia-smi >"$LOGS/nvidia-smi.txt" 2>&1 ;;
     check) run check 400 gemmlab check --seed 2026 ;;
     pytest) run pytest 500 python3 -m pytest -q -m gpu tests ;;
     bench) run bench 300 gemmlab bench --seed 7 --out "$LOGS/results" --latest "$OUT/h200-latest.json" --csv "$LOGS/bench.csv" ;;

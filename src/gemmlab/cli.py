@@ -18,7 +18,7 @@ runtime.configure()
 
 from . import registry  # noqa: E402  (after the Triton interpreter switch)
 from .judge.cases import Case, fresh_seed, standard_cases  # noqa: E402
-from .judge.runner import CaseResult, Judgement, judge  # noqa: E402
+from .judge.runner import Judgement, judge  # noqa: E402
 
 
 def progress_bar():
@@ -90,28 +90,34 @@ _STATUS = {"pass": "[green]pass[/green]", "fail": "[red]FAIL[/red]", "error": "[
            "skip": "[yellow]skip[/yellow]"}
 
 
-def judgement_table(j: Judgement) -> Table:
-    table = Table(title=f"{j.name} ({j.precision}) on {j.device}")
-    for col in ("case", "M×N×K", "seed", "result", "max abs", "norm max", "rel fro",
-                "LeetGPU 1e-4 fails", "unwritten", "ms", "note"):
+CASE_COLUMNS = ("case", "M×N×K", "seed", "result", "max abs", "norm max", "rel fro",
+                "LeetGPU 1e-4 fails", "unwritten", "ms", "note")
+
+
+def cases_table(title: str, rows: list[dict]) -> Table:
+    """One row per judged case (the dicts of `CaseResult.to_dict`), for check and judge alike."""
+    table = Table(title=title)
+    for col in CASE_COLUMNS:
         table.add_column(col, overflow="fold")
-    for r in j.results:
-        f = r.figures
+    for r in rows:
+        f = r.get("figures") or {}
+        if r["status"] != "pass":
+            note = r["reason"]
+        elif f.get("leetgpu_violations"):
+            note = f"fails LeetGPU's 1e-4 check on {f['leetgpu_violations']} of {f['numel']}"
+        else:
+            note = ""
         table.add_row(
-            r.case, "×".join(map(str, r.shape)), str(r.seed), _STATUS[r.status],
-            _fmt(f and f.max_abs), _fmt(f and f.norm_max), _fmt(f and f.rel_fro),
-            f"{f.leetgpu_violations}" if f else "-", f"{f.unwritten}" if f else "-",
-            f"{r.seconds * 1e3:.2f}" if r.seconds is not None else "-",
-            r.reason if r.status != "pass" else leetgpu_note(j, r),
+            r["case"], "×".join(map(str, r["shape"])), str(r["seed"]), _STATUS[r["status"]],
+            _fmt(f.get("max_abs")), _fmt(f.get("norm_max")), _fmt(f.get("rel_fro")),
+            str(f.get("leetgpu_violations", "-")), str(f.get("unwritten", "-")),
+            f"{r['seconds'] * 1e3:.2f}" if r.get("seconds") is not None else "-", note,
         )
     return table
 
 
-def leetgpu_note(j: Judgement, r: CaseResult) -> str:
-    f = r.figures
-    if f and f.leetgpu_violations:
-        return f"fails LeetGPU's 1e-4 check on {f.leetgpu_violations} of {f.numel}"
-    return ""
+def judgement_table(j: Judgement) -> Table:
+    return cases_table(f"{j.name} ({j.precision}) on {j.device}", [r.to_dict() for r in j.results])
 
 
 def select_cases(seed: int, groups: list[str] | None, shape: list[int] | None, perf: bool) -> list[Case]:
@@ -391,15 +397,8 @@ def judge_cmd(
                       + (f"\n{f.excerpt}" if f.errors else ""))
         if f.errors != 0:
             v.passed = False
-    table = Table(title=f"{file} ({v.framework or framework or '?'}, gate {precision}) · seed {v.seed}")
-    for col in ("case", "M×N×K", "result", "max abs", "norm max", "rel fro", "LeetGPU 1e-4 fails", "unwritten", "note"):
-        table.add_column(col, overflow="fold")
-    for r in v.cases:
-        f = r.get("figures") or {}
-        table.add_row(r["case"], "×".join(map(str, r["shape"])), _STATUS[r["status"]],
-                      _fmt(f.get("max_abs")), _fmt(f.get("norm_max")), _fmt(f.get("rel_fro")),
-                      str(f.get("leetgpu_violations", "-")), str(f.get("unwritten", "-")),
-                      "" if r["status"] == "pass" else r["reason"])
+    table = cases_table(f"{file} ({v.framework or framework or '?'}, gate {precision}) · seed {v.seed}",
+                        v.cases)
     console.print(table)
     if v.timing:
         t = v.timing

@@ -17,7 +17,7 @@ from pathlib import Path
 import torch
 
 from . import problem
-from .cuda.compiler import KERNEL_DIR, NoGPUError
+from .cuda.compiler import NoGPUError
 from .cuda.rung import CudaSolver, Launch, aligned, vec4_ok
 from .reference import Precision
 
@@ -296,7 +296,3 @@ def get(name: str) -> Implementation:
 
 def select(names: list[str] | None) -> list[Implementation]:
     return [get(n) for n in names] if names else list(IMPLEMENTATIONS)
-
-
-def kernel_dir() -> Path:
-    return KERNEL_DIR

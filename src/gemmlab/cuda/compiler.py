@@ -14,7 +14,7 @@ import io
 import json
 import os
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
@@ -188,7 +188,3 @@ def compile_source(
     tmp.write_bytes(obj.code)
     tmp.replace(cubin_file)
     return CompiledModule(path.name, arch, macro, key, bytes(obj.code), log)
-
-
-def resources_dict(res: Resources) -> dict:
-    return asdict(res) | {"spills": res.spills}

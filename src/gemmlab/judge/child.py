@@ -20,15 +20,10 @@ import torch  # noqa: E402
 from .. import problem  # noqa: E402
 from ..reference import (  # noqa: E402
     Precision,
-    error_figures,
-    poison_,
-    reference32,
-    reference64,
     strict_fp32,
-    verdict,
 )
-from .cases import fresh_seed, standard_cases, uniform  # noqa: E402
-from .runner import judge  # noqa: E402
+from .cases import Case, fresh_seed, standard_cases, uniform  # noqa: E402
+from .runner import judge, run_case  # noqa: E402
 from .userfile import SolutionError, load  # noqa: E402
 
 PREFIX = "@gemmlab "
@@ -74,14 +69,9 @@ def time_solution(solve, shape, device, warmup: int, iters: int, seed: int) -> d
 
 def recheck(solve, shape, device, seed: int, precision: Precision) -> dict:
     """After the timed calls: new inputs once more, so cached or skipped work shows."""
-    m, n, k = shape
-    a, b = uniform((m, n), seed, device), uniform((n, k), seed + 1, device)
-    c = poison_(torch.empty(m, k, device=device))
-    solve(a, b, c, m, n, k)
-    c = c.clone()
-    fig = error_figures(c, reference64(a, b), reference32(a, b))
-    ok, reason = verdict(fig, precision)
-    return {"passed": ok, "reason": reason, "figures": fig.to_dict(), "seed": seed}
+    r = run_case(solve, precision, Case("recheck", "recheck", tuple(shape)), seed, device)
+    return {"passed": r.passed, "reason": r.reason, "seed": seed,
+            "figures": r.figures.to_dict() if r.figures else None}
 
 
 def main() -> None:
