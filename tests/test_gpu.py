@@ -126,3 +126,21 @@ def test_sanitizer_catches_planted_faults(fixture, tool):
     clean = judge_file(SOLUTIONS / "right.cu", seed=1, perf=False, groups=["notes"],
                        time_shape=(64, 64, 64), iters=1, wrapper=san.wrapper(tool), env=san.ENV, timeout=400)
     assert san.parse(tool, clean.log).errors == 0, clean.log[-3000:]
+
+
+def test_writes_on_another_stream_are_caught():
+    from gemmlab.judge.isolate import judge_file
+
+    v = judge_file(SOLUTIONS / "other_stream.py", seed=3, perf=False, groups=["notes"])
+    assert not v.passed
+    assert any("never written" in c["reason"] for c in v.cases)
+
+
+def test_illegal_address_is_a_verdict_and_the_gpu_stays_usable():
+    from gemmlab.judge.isolate import judge_file
+
+    v = judge_file(SOLUTIONS / "illegal_address.cu", seed=4, perf=False, groups=["notes"], timeout=120)
+    assert not v.passed
+    assert "illegal" in (v.failure + " ".join(c["reason"] for c in v.cases)).lower()
+    again = judge_file(SOLUTIONS / "right.cu", seed=4, perf=False, groups=["notes"], iters=2)
+    assert again.passed, (again.failure, again.log[-2000:])

@@ -122,3 +122,12 @@ def test_jax_solution():
     pytest.importorskip("jax")
     v = judge_file(SOL / "right_jax.py", seed=11, **FAST)
     assert v.framework == "jax" and v.passed, (v.failure, v.log[-3000:])
+
+
+def test_missing_nvcc_is_a_clear_message(monkeypatch, tmp_path):
+    from gemmlab.judge import userfile
+
+    monkeypatch.setattr(userfile.shutil, "which", lambda name: None)
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path))
+    with pytest.raises(SolutionError, match="nvcc not found"):
+        userfile.nvcc_path()
