@@ -56,7 +56,7 @@ def test_misaligned_pointers_take_the_fallback(name):
     a = store[0, 1:].view(m, n)  # 4 bytes past an aligned address
     b = uniform((n, k), 2, GPU)
     c = poison_(torch.empty(m, k, device=GPU))
-    assert impl._solve.select(a, b, c, m, n, k).when is None
+    assert impl.dispatch(a, b, c, m, n, k).when is None
     impl.solve(a, b, c, m, n, k)
     torch.cuda.synchronize()
     assert unwritten(c) == 0
@@ -69,7 +69,7 @@ def test_fast_path_is_taken_at_the_performance_shape(name):
     a = torch.empty(8192, 6144, device=GPU)
     b = torch.empty(6144, 4096, device=GPU)
     c = torch.empty(8192, 4096, device=GPU)
-    assert impl._solve.select(a, b, c, 8192, 6144, 4096).when is not None
+    assert impl.dispatch(a, b, c, 8192, 6144, 4096).when is not None
 
 
 def test_launches_on_torchs_current_stream():

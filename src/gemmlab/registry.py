@@ -77,6 +77,16 @@ class Implementation:
             return False, "Triton on CPU needs TRITON_INTERPRET=1"
         return True, ""
 
+    def dispatch(self, a, b, c, m, n, k) -> Launch | None:
+        """The CUDA launch this call would run (fast path or fallback); None for other families."""
+        return self._solve.select(a, b, c, m, n, k) if self.family is Family.CUDA else None
+
+    def launch_label(self, launch: Launch) -> str:
+        """`entry[MACRO=v,…]`, marked as the fallback where the rung has a faster path."""
+        defines = ",".join(f"{key}={v}" for key, v in launch.defines.items())
+        fallback = launch.when is None and len(self.launches) > 1
+        return launch.entry + (f"[{defines}]" if defines else "") + (" (fallback)" if fallback else "")
+
     def solve(self, a, b, c, m, n, k) -> None:
         """Validate every argument, then run. Nothing is launched on a bad call."""
         problem.validate(a, b, c, m, n, k)

@@ -29,11 +29,8 @@ def inspect_launches(impls: list[Implementation], arch: str | None = None) -> li
             module = launch.compile(arch)
             res = module.resources[launch.entry]
             mix = instruction_mix(disassemble(module.cubin)[launch.entry])
-            defines = ",".join(f"{k}={v}" for k, v in launch.defines.items())
             row = {
-                "name": impl.name, "arch": arch,
-                "kernel": launch.entry + (f"[{defines}]" if defines else "")
-                + (" (fallback)" if launch.when is None and len(impl.launches) > 1 else ""),
+                "name": impl.name, "arch": arch, "kernel": impl.launch_label(launch),
                 "threads": launch.threads, "regs": res.registers, "smem B": res.smem_bytes,
                 "stack B": res.stack_bytes, "spills": res.spills,
             } | mix

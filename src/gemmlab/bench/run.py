@@ -39,12 +39,10 @@ class _Entry:
 
 
 def _kernel_used(impl: registry.Implementation, a, b, c, m, n, k) -> str | None:
-    if impl.family != registry.Family.CUDA or a.device.type != "cuda":
+    if a.device.type != "cuda":
         return None
-    spec = impl._solve.select(a, b, c, m, n, k)
-    defines = ",".join(f"{key}={v}" for key, v in spec.defines.items())
-    fallback = spec.when is None and len(impl.launches) > 1
-    return spec.entry + (f"[{defines}]" if defines else "") + (" (fallback)" if fallback else "")
+    launch = impl.dispatch(a, b, c, m, n, k)
+    return impl.launch_label(launch) if launch else None
 
 
 def run(

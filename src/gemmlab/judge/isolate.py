@@ -110,8 +110,6 @@ def judge_file(
             tail = err.strip().splitlines()[-12:]
             verdict.failure = f"the solution's process {_describe_exit(proc.returncode)}" + (
                 ":\n" + "\n".join(tail) if tail else "")
-    elif verdict.failure:
-        pass
-    elif verdict.recheck and not verdict.recheck["passed"]:
+    elif not verdict.failure and verdict.recheck and not verdict.recheck["passed"]:
         verdict.failure = "wrong on fresh inputs after the timed runs: " + verdict.recheck["reason"]
     return verdict

@@ -7,6 +7,7 @@ every sanitized run sets PYTORCH_NO_CUDA_MEMORY_CACHING=1. Host API errors
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -30,12 +31,12 @@ class Finding:
 
 def executable() -> str:
     found = shutil.which("compute-sanitizer")
-    if not found:
-        for cand in (Path("/usr/local/cuda/bin/compute-sanitizer"),):
-            if cand.exists():
-                return str(cand)
-        raise FileNotFoundError("compute-sanitizer not found (it ships with the CUDA toolkit)")
-    return found
+    default = Path("/usr/local/cuda/bin/compute-sanitizer")
+    if found:
+        return found
+    if default.exists():
+        return str(default)
+    raise FileNotFoundError("compute-sanitizer not found (it ships with the CUDA toolkit)")
 
 
 def wrapper(tool: str) -> list[str]:
@@ -52,8 +53,6 @@ def parse(tool: str, text: str) -> Finding:
 
 def sanitize_check(names: list[str], tool: str, seed: int = 11, timeout: float = 600) -> Finding:
     """Run `gemmlab check NAMES` on the notes' shapes under one sanitizer tool."""
-    import os
-
     cmd = wrapper(tool) + [sys.executable, "-m", "gemmlab", "check", *names, "--group", "notes",
                            "--no-perf", "--seed", str(seed)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
