@@ -107,6 +107,15 @@ def _triton(**config) -> Callable[[], Solve]:
     return make
 
 
+def _triton_presplit(**config) -> Callable[[], Solve]:
+    def make() -> Solve:
+        from .kernels.triton.presplit import PreSplit
+
+        return PreSplit(**config)
+
+    return make
+
+
 def _torch() -> Solve:
     from .kernels.torch.matmul import solve
 
@@ -281,7 +290,14 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         "triton-tf32x3", TRITON, 13, FP32X3, (8, 0),
         "Triton on tensor cores, three TF32 products per FP32 product",
         "kernels/triton/matmul.md", ("kernels/triton/matmul.py",),
-        _triton(rows=128, cols=128, red=32, group=8, warps=8, stages=3, precision="tf32x3"),
+        _triton(rows=128, cols=128, red=32, group=8, warps=8, stages=3, precision="split3"),
+        tile=(128, 128, 32),
+    ),
+    Implementation(
+        "triton-presplit", TRITON, 15, FP32X3, (8, 0),
+        "3xTF32 with each operand split once into TF32 planes before the product",
+        "kernels/triton/presplit.md", ("kernels/triton/presplit.py", "kernels/triton/matmul.py"),
+        _triton_presplit(rows=128, cols=128, red=32, group=8, warps=8, stages=3, transpose_b=True),
         tile=(128, 128, 32),
     ),
 )

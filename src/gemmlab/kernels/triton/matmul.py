@@ -14,10 +14,16 @@ panel of B. Grouping ``GROUP_ROWS`` row-tiles together ("super-grouping")
 makes a wave of programs cover a squarer block of C, so the A and B panels it
 touches are reused from L2 instead of re-read from HBM.
 
-``input_precision`` selects the arithmetic: ``"ieee"`` is strict FP32 FMA
-(precision class ``fp32``); ``"tf32x3"`` splits each operand into a TF32 high
-part and a TF32 remainder and sums three tensor-core products, which is as
-accurate as FP32 (class ``fp32x3``) at tensor-core speed.
+``PRECISION`` selects the arithmetic. ``"ieee"`` is strict FP32 FMA
+(precision class ``fp32``). ``"split3"`` is 3xTF32 (class ``fp32x3``): each
+operand x is split into ``big`` (x rounded to TF32's 10-bit mantissa) and
+``small = x − big``, and three tensor-core products are summed in FP32,
+``small·big + big·small + big·big``; the dropped ``small·small`` is 2⁻²² of the
+product, below FP32's own rounding. We split ourselves rather than ask Triton
+for ``input_precision="tf32x3"`` because of the values that are not numbers:
+for x = ±Inf, x − big is NaN, and Inf · 0 in a correction term is NaN too. So
+the correction terms see 0 where x is not finite and only ``big·big`` carries
+±Inf and NaN, which then propagate as the FP32 product says.
 """
 
 from __future__ import annotations
@@ -27,12 +33,32 @@ import triton.language as tl
 
 
 @triton.jit
-def matmul_kernel(
-    a_ptr, b_ptr, c_ptr, M, N, K,
-    BLOCK_ROWS: tl.constexpr, BLOCK_COLS: tl.constexpr, BLOCK_RED: tl.constexpr,
-    GROUP_ROWS: tl.constexpr, PRECISION: tl.constexpr,
-):
-    # Grouped program order: GROUP_ROWS row-tiles share a column sweep.
+def split_tf32(x):
+    """(big, big where x is finite else 0, x − big where x is finite else 0).
+
+    For finite x, big + small = x exactly, big has TF32's 10-bit mantissa and
+    |small| ≤ 2⁻¹¹·|x| (2⁻¹⁰ where it had to truncate); the tensor core drops
+    small's low bits, an error of about 2⁻²² of the product.
+
+    big is x rounded to nearest (ties away) at mantissa bit 13, done on the
+    bits; near FLT_MAX that rounding can carry into Inf, and there big is x
+    truncated instead. NaN stays a quiet NaN whose payload survives the
+    tensor core dropping the low 13 bits.
+    """
+    bits = x.to(tl.uint32, bitcast=True)
+    big = ((bits + 0x1000) & 0xFFFFE000).to(tl.float32, bitcast=True)
+    truncated = (bits & 0xFFFFE000).to(tl.float32, bitcast=True)
+    finite = (x - x) == 0.0  # false for ±Inf and NaN
+    big = tl.where((big - big) == 0.0, big, truncated)
+    quiet_nan = (bits | 0x00400000).to(tl.float32, bitcast=True)
+    big_or_special = tl.where(finite, big, tl.where(x == x, x, quiet_nan))
+    return big_or_special, tl.where(finite, big, 0.0), tl.where(finite, x - big, 0.0)
+
+
+@triton.jit
+def grouped_tile(M, K, BLOCK_ROWS: tl.constexpr, BLOCK_COLS: tl.constexpr,
+                 GROUP_ROWS: tl.constexpr):
+    """The rows and columns of C this program owns, in grouped program order."""
     pid = tl.program_id(0)
     row_tiles = tl.cdiv(M, BLOCK_ROWS)
     col_tiles = tl.cdiv(K, BLOCK_COLS)
@@ -41,20 +67,44 @@ def matmul_kernel(
     rows_in_group = tl.minimum(row_tiles - first_row_tile, GROUP_ROWS)
     row_tile = first_row_tile + (pid % per_group) % rows_in_group
     col_tile = (pid % per_group) // rows_in_group
+    return (row_tile * BLOCK_ROWS + tl.arange(0, BLOCK_ROWS),
+            col_tile * BLOCK_COLS + tl.arange(0, BLOCK_COLS))
 
-    rows = row_tile * BLOCK_ROWS + tl.arange(0, BLOCK_ROWS)
-    cols = col_tile * BLOCK_COLS + tl.arange(0, BLOCK_COLS)
+
+@triton.jit
+def matmul_kernel(
+    a_ptr, b_ptr, c_ptr, M, N, K, gate_ptr,
+    BLOCK_ROWS: tl.constexpr, BLOCK_COLS: tl.constexpr, BLOCK_RED: tl.constexpr,
+    GROUP_ROWS: tl.constexpr, PRECISION: tl.constexpr, GATED: tl.constexpr,
+):
+    rows, cols = grouped_tile(M, K, BLOCK_ROWS, BLOCK_COLS, GROUP_ROWS)
+    # GATED: run only if *gate_ptr != 0, decided on the device (no host sync).
+    # The pre-split rung launches this kernel for inputs that hold ±Inf or NaN.
+    n_end = N
+    m_end = M
+    if GATED:
+        run = tl.load(gate_ptr) != 0
+        n_end = tl.where(run, N, 0)
+        m_end = tl.where(run, M, 0)  # rows to store: none when the gate is down
     red = tl.arange(0, BLOCK_RED)
     acc = tl.zeros((BLOCK_ROWS, BLOCK_COLS), dtype=tl.float32)
-    for n0 in range(0, N, BLOCK_RED):
+    for n0 in range(0, n_end, BLOCK_RED):
         n = n0 + red
         a = tl.load(a_ptr + rows[:, None] * N + n[None, :],
                     mask=(rows[:, None] < M) & (n[None, :] < N), other=0.0)
         b = tl.load(b_ptr + n[:, None] * K + cols[None, :],
                     mask=(n[:, None] < N) & (cols[None, :] < K), other=0.0)
-        acc = tl.dot(a, b, acc, input_precision=PRECISION)
+        if PRECISION == "split3":
+            a_big, a_big_finite, a_small = split_tf32(a)
+            b_big, b_big_finite, b_small = split_tf32(b)
+            # The two correction terms, then the main one: only big·big sees ±Inf and NaN.
+            acc = tl.dot(a_small, b_big_finite, acc, input_precision="tf32")
+            acc = tl.dot(a_big_finite, b_small, acc, input_precision="tf32")
+            acc = tl.dot(a_big, b_big, acc, input_precision="tf32")
+        else:
+            acc = tl.dot(a, b, acc, input_precision=PRECISION)
     tl.store(c_ptr + rows[:, None] * K + cols[None, :], acc,
-             mask=(rows[:, None] < M) & (cols[None, :] < K))
+             mask=(rows[:, None] < m_end) & (cols[None, :] < K))
 
 
 class TritonMatmul:
@@ -66,7 +116,11 @@ class TritonMatmul:
                            PRECISION=precision)
         self.warps, self.stages = warps, stages
 
-    def __call__(self, a, b, c, m, n, k) -> None:
-        grid = (triton.cdiv(m, self.config["BLOCK_ROWS"]) * triton.cdiv(k, self.config["BLOCK_COLS"]),)
-        matmul_kernel[grid](a, b, c, m, n, k, **self.config,
-                            num_warps=self.warps, num_stages=self.stages)
+    def grid(self, m: int, k: int) -> tuple[int]:
+        return (triton.cdiv(m, self.config["BLOCK_ROWS"]) * triton.cdiv(k, self.config["BLOCK_COLS"]),)
+
+    def __call__(self, a, b, c, m, n, k, gate=None) -> None:
+        """With a gate tensor, C is written only if gate[0] != 0 at run time."""
+        matmul_kernel[self.grid(m, k)](a, b, c, m, n, k, c if gate is None else gate, **self.config,
+                                       GATED=gate is not None,
+                                       num_warps=self.warps, num_stages=self.stages)
