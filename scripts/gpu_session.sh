@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One batched session on a lent GPU machine: install, judge, test, benchmark, sanitize.
 # Usage: bash scripts/gpu_session.sh STEP...   (see the case list below)
+# NEW_RUNGS / NEW_TESTS: the rungs and test filter of the `new` and `new-tests` steps.
 # Each step's full log goes to $LOGS; at the end they are packed into $OUT/logs.tgz
 # (the device tool brings back at most 8 files). Every step is bounded by `timeout`.
 set -uo pipefail
@@ -24,6 +25,10 @@ for step in "$@"; do
     memcheck|racecheck|synccheck) sanitize "$step" ;;
     sanitize) run sanitize 900 gemmlab check --sanitize ;;
     pytest-all) run pytest-all 900 python3 -m pytest -q tests ;;
+    tune) run tune 400 bash scripts/tune_h200.sh ;;
+    new) run new 400 gemmlab check ${NEW_RUNGS:-warptile triton-tf32x3 triton-presplit} --seed 2026 ;;
+    new-tests) run new-tests 400 python3 -m pytest -q tests/test_properties.py tests/test_gpu.py \
+                 -k "${NEW_TESTS:-warptile or presplit or tf32x3 or other_stream or illegal_address}" ;;
     study) run study 300 gemmlab study buffering --out "$LOGS/results"
            cp "$(ls -t "$LOGS"/results/studies/*/*.json | head -1)" "$OUT/study-buffering.json" ;;
     sweep) run sweep 400 gemmlab sweep --out "$LOGS/results"

@@ -1,8 +1,11 @@
-"""Time variants of one CUDA launch (macro overrides) at a shape, beside torch.matmul.
+"""Time variants of one rung at a shape, beside torch.matmul.
 
     python scripts/tune.py float4 '{"MIN_BLOCKS": 5}' '{"MIN_BLOCKS": 6}' [--launch 0] [--shape M N K]
+    python scripts/tune.py triton-presplit '{"rows": 128, "stages": 4}' '{"transpose_b": false}'
 
-A developer's tool for choosing a rung's knobs: each variant is compiled,
+A developer's tool for choosing a rung's knobs. A CUDA variant overrides the
+macros of one launch; a Triton variant overrides the solver's configuration
+(the registry's `TritonConfig`). Each variant is compiled,
 checked against the float64 reference, and timed with CUDA events (median of
 10 after 5 warm-ups, interleaved with cuBLAS). Prints a table; writes nothing.
 """
@@ -30,12 +33,17 @@ def main() -> None:
     ap.add_argument("--shape", type=int, nargs=3, default=list(problem.PERF_SHAPE))
     args = ap.parse_args()
     m, n, k = args.shape
-    base = registry.get(args.name).launches[args.launch]
+    impl = registry.get(args.name)
     a, b = uniform((m, n), 1, torch.device("cuda"), -10, 10), uniform((n, k), 2, torch.device("cuda"), -10, 10)
     ref = reference64(a, b)
     solvers = {"torch": lambda c: torch.matmul(a, b, out=c)}
     regs = {}
     for text in args.variants:
+        if impl.family == "triton":
+            solve = dataclasses.replace(impl.factory, config=impl.factory.config | json.loads(text))()
+            solvers[text] = lambda c, solve=solve: solve(a, b, c, m, n, k)
+            continue
+        base = impl.launches[args.launch]
         d = dict(base.defines) | json.loads(text)
         spec = dataclasses.replace(base, defines=d)
         module = spec.compile()
@@ -51,9 +59,15 @@ def main() -> None:
     outs = {key: torch.empty(m, k, device="cuda") for key in solvers}
     times = {key: [] for key in solvers}
     with strict_fp32():
-        for key, f in solvers.items():
-            for _ in range(5):
-                f(outs[key])
+        for key, f in list(solvers.items()):
+            try:  # a configuration that does not fit (shared memory, registers) is dropped
+                for _ in range(5):
+                    f(outs[key])
+                torch.cuda.synchronize()
+            except Exception as e:  # noqa: BLE001 - report any failure and go on
+                print(f"{key}: dropped, {type(e).__name__}: {str(e)[:200]}")
+                del solvers[key]
+                continue
             poison_(outs[key])
         for _ in range(10):
             for key, f in solvers.items():
@@ -63,7 +77,7 @@ def main() -> None:
                 e.record()
                 times[key].append((s, e))
         torch.cuda.synchronize()
-    print(f"{args.name} launch {args.launch} at {m}x{n}x{k}")
+    print(f"{args.name} at {m}x{n}x{k}" + (f" launch {args.launch}" if impl.launches else ""))
     for key in solvers:
         ms = statistics.median(s.elapsed_time(e) for s, e in times[key])
         fig = error_figures(outs[key], ref)

@@ -38,6 +38,8 @@ def expected_smem(launch) -> int:
         return 2 * 2 * 128 * 16 * 4
     if name.startswith("10_"):
         return (128 * (32 + 4) + 32 * (128 + 4)) * 4
+    if name.startswith("11_"):
+        return 2 * 2 * 128 * d["BK"] * 4
     raise AssertionError(f"no expectation for {name}")
 
 

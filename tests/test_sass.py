@@ -22,7 +22,7 @@ def test_no_local_memory(name):
         assert mix(name, i)["LDL/STL"] == 0
 
 
-@pytest.mark.parametrize("name", ["smem-16", "float4", "float4-bk16", "float4-128"])
+@pytest.mark.parametrize("name", ["smem-16", "float4", "float4-bk16", "float4-128", "warptile"])
 def test_whole_tile_fast_path_drops_bounds_checks(name):
     exact, checked = registry.get(name).launches[:2]
     assert exact.defines.get("EXACT_TILES") == 1 and "EXACT_TILES" not in checked.defines
@@ -48,7 +48,7 @@ def test_tiled_rungs_read_shared_memory(name):
 
 
 @pytest.mark.parametrize(
-    "name", ["float4", "float4-bk16", "float4-128", "double-buffer-64", "double-buffer-128"]
+    "name", ["float4", "float4-bk16", "float4-128", "double-buffer-64", "double-buffer-128", "warptile"]
 )
 def test_float4_rungs_move_16_bytes(name):
     m = mix(name)
@@ -69,3 +69,11 @@ def test_wmma_uses_tensor_cores():
 def test_fallback_is_scalar_2d_tiling():
     m = mix("float4", -1)
     assert m["LDG.128"] == 0 and m["FFMA"] > 0
+
+
+def test_warptile_reads_shared_memory_16_bytes_at_a_time():
+    """With A transposed, every operand read in the inner loop is an LDS.128: 16 FFMA per load."""
+    for launch in (0, 1):
+        m = mix("warptile", launch)
+        assert m["LDS"] == m["LDS.128"] > 0
+        assert m["FFMA"] >= 16 * m["LDS.128"]

@@ -98,22 +98,27 @@ class Implementation:
         self._solve(a, b, c, m, n, k)
 
 
-def _triton(**config) -> Callable[[], Solve]:
-    def make() -> Solve:
-        from .kernels.triton.matmul import TritonMatmul
+@dataclass(frozen=True, eq=False)
+class TritonConfig:
+    """Factory of a Triton solver: its class and configuration (which scripts/tune.py varies)."""
 
-        return TritonMatmul(**config)
+    module: str  # under gemmlab.kernels.triton
+    cls: str
+    config: dict
 
-    return make
+    def __call__(self) -> Solve:
+        import importlib
+
+        module = importlib.import_module(f"{__package__}.kernels.triton.{self.module}")
+        return getattr(module, self.cls)(**self.config)
 
 
-def _triton_presplit(**config) -> Callable[[], Solve]:
-    def make() -> Solve:
-        from .kernels.triton.presplit import PreSplit
+def _triton(**config) -> TritonConfig:
+    return TritonConfig("matmul", "TritonMatmul", config)
 
-        return PreSplit(**config)
 
-    return make
+def _triton_presplit(**config) -> TritonConfig:
+    return TritonConfig("presplit", "PreSplit", config)
 
 
 def _torch() -> Solve:
@@ -155,6 +160,16 @@ def _whole_tiles(rows: int, step: int, cols: int):
 def _double_buffer(bm: int) -> Launch:
     return Launch("08_double_buffer.cu", "double_buffer", ((bm // 8) * (bm // 4), 1), (bm, bm),
                   {"BM": bm}, when=vec4_ok, requires=VEC4)
+
+
+def _warptile(bk: int, min_blocks: int, exact: bool) -> Launch:
+    # bk / min_blocks: the knobs of 11_warptile.cu, chosen on the H200 with scripts/tune.py.
+    defines = {"BK": bk, "MIN_BLOCKS": min_blocks}
+    if exact:
+        return Launch("11_warptile.cu", "warptile", (256, 1), (128, 128), defines | {"EXACT_TILES": 1},
+                      when=_whole_tiles(128, bk, 128),
+                      requires=f"M % 128 == 0, N % {bk} == 0, K % 128 == 0, 16-byte aligned pointers")
+    return Launch("11_warptile.cu", "warptile", (256, 1), (128, 128), defines, when=vec4_ok, requires=VEC4)
 
 
 def _cu(stem: str) -> tuple[str, ...]:
@@ -292,6 +307,13 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         "kernels/triton/matmul.md", ("kernels/triton/matmul.py",),
         _triton(rows=128, cols=128, red=32, group=8, warps=8, stages=3, precision="split3"),
         tile=(128, 128, 32),
+    ),
+    Implementation(
+        "warptile", CUDA, 14, FP32, _ALWAYS,
+        "strict FP32 past the notes: A transposed in shared memory, warp tiles, 8×8 per thread",
+        _md("11_warptile"), _cu("11_warptile"),
+        launches=(_warptile(16, 2, exact=True), _warptile(16, 2, exact=False), TILING2D),
+        tile=(128, 128, 16),
     ),
     Implementation(
         "triton-presplit", TRITON, 15, FP32X3, (8, 0),
