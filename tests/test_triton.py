@@ -68,3 +68,22 @@ def test_presplit_runs_exactly_one_product_kernel(device):
     c = poison_(torch.empty(40, 36, device=device))
     solver(a, b, c, 40, 24, 36)
     torch.testing.assert_close(c, a @ b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("steps,promote", [(1, False), (1, True), (3, True), (2, False)])
+@pytest.mark.parametrize("solver", ["in-loop", "presplit"])
+def test_split_products_for_every_promotion_setting(solver, steps, promote, device):
+    """Any number of steps per FP32 add, with a reduction that is not a multiple of it."""
+    from gemmlab.kernels.triton.matmul import TritonMatmul
+    from gemmlab.kernels.triton.presplit import PreSplit
+    from gemmlab.reference import poison_
+
+    if solver == "presplit":
+        solve = PreSplit(32, 32, 16, 4, 4, 2, transpose_b=True, steps=steps, promote=promote)
+    else:
+        solve = TritonMatmul(32, 32, 16, 4, 4, 2, "split3", steps=steps, promote=promote)
+    m, n, k = 33, 71, 40
+    a, b = torch.rand(m, n, device=device) - 0.5, torch.rand(n, k, device=device) - 0.5
+    c = poison_(torch.empty(m, k, device=device))
+    solve(a, b, c, m, n, k)
+    torch.testing.assert_close(c.double(), a.double() @ b.double(), rtol=1e-5, atol=1e-5)

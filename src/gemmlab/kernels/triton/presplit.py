@@ -31,7 +31,7 @@ import torch
 import triton
 import triton.language as tl
 
-from .matmul import TritonMatmul, grouped_tile, split_tf32
+from .matmul import TritonMatmul, dot3, grouped_tile, split_tf32
 
 
 @triton.jit
@@ -57,7 +57,7 @@ def split_kernel(x_ptr, hi_ptr, lo_ptr, special_ptr, R, C,
 def presplit_kernel(
     a_hi, a_lo, b_hi, b_lo, c_ptr, special_ptr, M, N, K, stride_bn, stride_bk,
     BLOCK_ROWS: tl.constexpr, BLOCK_COLS: tl.constexpr, BLOCK_RED: tl.constexpr,
-    GROUP_ROWS: tl.constexpr,
+    GROUP_ROWS: tl.constexpr, STEPS: tl.constexpr, PROMOTE: tl.constexpr,
 ):
     rows, cols = grouped_tile(M, K, BLOCK_ROWS, BLOCK_COLS, GROUP_ROWS)
     run = tl.load(special_ptr) == 0  # the planes are only right without ±Inf/NaN
@@ -65,19 +65,21 @@ def presplit_kernel(
     m_end = tl.where(run, M, 0)  # rows to store: none when the flag is up
     red = tl.arange(0, BLOCK_RED)
     acc = tl.zeros((BLOCK_ROWS, BLOCK_COLS), dtype=tl.float32)
-    for n0 in range(0, n_end, BLOCK_RED):
-        n = n0 + red
-        a_at = rows[:, None] * N + n[None, :]
-        a_in = (rows[:, None] < M) & (n[None, :] < N)
-        b_at = n[:, None] * stride_bn + cols[None, :] * stride_bk
-        b_in = (n[:, None] < N) & (cols[None, :] < K)
-        ah = tl.load(a_hi + a_at, mask=a_in, other=0.0)
-        al = tl.load(a_lo + a_at, mask=a_in, other=0.0)
-        bh = tl.load(b_hi + b_at, mask=b_in, other=0.0)
-        bl = tl.load(b_lo + b_at, mask=b_in, other=0.0)
-        acc = tl.dot(al, bh, acc, input_precision="tf32")
-        acc = tl.dot(ah, bl, acc, input_precision="tf32")
-        acc = tl.dot(ah, bh, acc, input_precision="tf32")
+    for n0 in range(0, n_end, BLOCK_RED * STEPS):
+        # STEPS steps summed on the tensor cores, then an IEEE FP32 add (PROMOTE).
+        part = tl.zeros((BLOCK_ROWS, BLOCK_COLS), dtype=tl.float32) if PROMOTE else acc
+        for j in tl.static_range(STEPS):
+            n = n0 + j * BLOCK_RED + red
+            a_at = rows[:, None] * N + n[None, :]
+            a_in = (rows[:, None] < M) & (n[None, :] < N)
+            b_at = n[:, None] * stride_bn + cols[None, :] * stride_bk
+            b_in = (n[:, None] < N) & (cols[None, :] < K)
+            ah = tl.load(a_hi + a_at, mask=a_in, other=0.0)
+            al = tl.load(a_lo + a_at, mask=a_in, other=0.0)
+            bh = tl.load(b_hi + b_at, mask=b_in, other=0.0)
+            bl = tl.load(b_lo + b_at, mask=b_in, other=0.0)
+            part = dot3(al, ah, ah, bl, bh, bh, part)
+        acc = acc + part if PROMOTE else part
     tl.store(c_ptr + rows[:, None] * K + cols[None, :], acc,
              mask=(rows[:, None] < m_end) & (cols[None, :] < K))
 
@@ -88,10 +90,11 @@ class PreSplit:
     SPLIT_BLOCK = 64
 
     def __init__(self, rows: int, cols: int, red: int, group: int, warps: int, stages: int,
-                 transpose_b: bool):
-        self.config = dict(BLOCK_ROWS=rows, BLOCK_COLS=cols, BLOCK_RED=red, GROUP_ROWS=group)
+                 transpose_b: bool, steps: int = 1, promote: bool = True):
+        self.config = dict(BLOCK_ROWS=rows, BLOCK_COLS=cols, BLOCK_RED=red, GROUP_ROWS=group,
+                           STEPS=steps, PROMOTE=promote)
         self.warps, self.stages, self.transpose_b = warps, stages, transpose_b
-        self.fallback = TritonMatmul(rows, cols, red, group, warps, stages, "split3")
+        self.fallback = TritonMatmul(rows, cols, red, group, warps, stages, "split3", steps, promote)
 
     def _split(self, x, rows, cols, transpose, special):
         planes = torch.empty((2, rows * cols), dtype=torch.float32, device=x.device)
