@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One batched session on a lent GPU machine: install, judge, test, benchmark, sanitize.
 # Usage: bash scripts/gpu_session.sh STEP...   (see the case list below)
-# NEW_RUNGS / NEW_TESTS: the rungs and test filter of the `new` and `new-tests` steps.
+# NEW_RUNGS / NEW_TESTS: the rungs and test filter of the `new` and `new-tests` steps;
+# SAN_RUNGS: the rungs the sanitizer steps cover (default: every CUDA rung).
 # Each step's full log goes to $LOGS; at the end they are packed into $OUT/logs.tgz
 # (the device tool brings back at most 8 files). Every step is bounded by `timeout`.
 set -uo pipefail
@@ -11,7 +12,7 @@ export PYTHONUNBUFFERED=1
 run() { local name=$1 limit=$2; shift 2; echo "=== $name ($(date +%T))"; timeout "$limit" "$@" >"$LOGS/$name.txt" 2>&1; local rc=$?; echo "=== $name rc=$rc"; tail -n "${TAIL:-15}" "$LOGS/$name.txt"; tar -czf "$OUT/logs.tgz" -C "$LOGS" . ; }
 sanitize() {  # one compute-sanitizer tool over every CUDA rung, on the notes' shapes
   local rungs
-  rungs=$(python3 -c "from gemmlab import registry; print(' '.join(i.name for i in registry.IMPLEMENTATIONS if i.family == 'cuda'))")
+  rungs=${SAN_RUNGS:-$(python3 -c "from gemmlab import registry; print(' '.join(i.name for i in registry.IMPLEMENTATIONS if i.family == 'cuda'))")}
   PYTORCH_NO_CUDA_MEMORY_CACHING=1 run "$1" 500 compute-sanitizer --tool "$1" --report-api-errors no \
     --print-limit 50 python3 -m gemmlab check $rungs --group notes --no-perf --seed 11
 }

@@ -94,3 +94,14 @@ def test_design_table_of_the_buffering_study():
     table = report.design_table(rec)
     assert "| 64×64 |" in table and "| 128×128 |" in table
     assert "double-buffer-128" in table and "float4-bk16" in table
+
+
+def test_each_precision_class_is_measured_against_its_own_ceiling():
+    from gemmlab.bench.device_info import peak_for
+    from gemmlab.reference import Precision
+
+    ceilings = {"fp32": 66.9, "tf32": 535.0}
+    assert peak_for(Precision.FP32, ceilings) == 66.9
+    assert peak_for(Precision.TF32, ceilings) == 535.0
+    assert peak_for(Precision.FP32X3, ceilings) == pytest.approx(535.0 / 3)
+    assert peak_for(Precision.FP32X3, {"fp32": None, "tf32": None}) is None

@@ -320,7 +320,7 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         "triton-presplit", TRITON, 15, FP32X3, (8, 0),
         "3xTF32 with each operand split once into TF32 planes before the product",
         "kernels/triton/presplit.md", ("kernels/triton/presplit.py", "kernels/triton/matmul.py"),
-        _triton_presplit(rows=128, cols=256, red=16, group=8, warps=8, stages=3, transpose_b=True,
+        _triton_presplit(rows=128, cols=128, red=32, group=8, warps=8, stages=3, transpose_b=True,
                          steps=1, promote=True),
         tile=(128, 128, 32),
     ),

@@ -9,6 +9,8 @@ from importlib import metadata
 
 import torch
 
+from ..reference import Precision
+
 #: FP32 FMA lanes per SM and dense TF32 tensor FLOP per SM per clock, by compute capability.
 FP32_LANES = {(7, 0): 64, (8, 0): 64, (8, 6): 128, (8, 9): 128, (9, 0): 128}
 TF32_FLOP_PER_CLK = {(8, 0): 1024, (8, 6): 512, (8, 9): 512, (9, 0): 2048}
@@ -88,3 +90,16 @@ def peaks(info: dict) -> dict[str, float | None]:
         "fp32": sms * lanes * 2 * clock_hz / 1e12,
         "tf32": sms * tf32 * clock_hz / 1e12 if tf32 else None,
     }
+
+
+def peak_for(precision: Precision, ceilings: dict[str, float | None]) -> float | None:
+    """The ceiling a precision class is measured against, in useful TFLOP/s (2·M·N·K per product).
+
+    3xTF32 issues three TF32 products for each useful one, so its ceiling is a third of TF32's.
+    """
+    if precision == Precision.FP32:
+        return ceilings["fp32"]
+    tf32 = ceilings["tf32"]
+    if tf32 is None:
+        return None
+    return tf32 / 3 if precision == Precision.FP32X3 else tf32

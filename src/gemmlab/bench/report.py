@@ -42,7 +42,9 @@ def markdown_table(record: dict) -> str:
     peaks = record.get("peaks_tflops") or {}
     if peaks.get("fp32"):
         lines += ["", f"Peaks derived from the device (SMs × per-SM rate × max clock): FP32 FMA "
-                      f"{peaks['fp32']:.1f} TFLOP/s, TF32 tensor {peaks['tf32']:.0f} TFLOP/s."]
+                      f"{peaks['fp32']:.1f} TFLOP/s, TF32 tensor {peaks['tf32']:.0f} TFLOP/s; "
+                      f"`fp32x3` is measured against a third of the TF32 peak "
+                      f"({peaks['tf32'] / 3:.0f} TFLOP/s), since it issues three TF32 products."]
     return "\n".join(lines) + "\n"
 
 

@@ -19,7 +19,7 @@ import torch
 
 from .. import problem, registry
 from ..judge.cases import fresh_seed, uniform
-from ..reference import GATES, Precision, error_figures, poison_, reference32, reference64, verdict
+from ..reference import GATES, error_figures, poison_, reference32, reference64, verdict
 from . import device_info
 from .stats import summarize, tflops
 
@@ -139,7 +139,7 @@ def run(
         fig = error_figures(e.c, ref64, ref32)
         ok, reason = verdict(fig, e.impl.precision)
         s = summarize(e.times)
-        peak = peaks["fp32"] if e.impl.precision == Precision.FP32 else peaks["tf32"]
+        peak = device_info.peak_for(e.impl.precision, peaks)
         speed = tflops(flop, s["median_ms"])
         rows.append(row | s | {
             "times_ms": e.times,
