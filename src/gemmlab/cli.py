@@ -315,7 +315,8 @@ def sweep(
     if not runtime.has_gpu():
         console.print("[yellow]No CUDA GPU: the sweep needs one.[/yellow]")
         raise typer.Exit(0)
-    chosen = names or ["tiling-2d", "float4", "double-buffer-128", "cp-async", "triton", "torch"]
+    chosen = names or ["tiling-2d", "float4", "double-buffer-128", "cp-async", "triton", "warptile",
+                       "triton-presplit", "torch"]
     bar, update = progress_bar()
     with bar:
         record = studies.sweep(chosen, iters=iters, progress=update)

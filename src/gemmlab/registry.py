@@ -163,7 +163,8 @@ def _double_buffer(bm: int) -> Launch:
 
 
 def _warptile(bk: int, min_blocks: int, exact: bool) -> Launch:
-    # bk / min_blocks: the knobs of 11_warptile.cu, chosen on the H200 with scripts/tune.py.
+    # bk / min_blocks: the knobs of 11_warptile.cu, chosen on the H200 with scripts/tune_h200.sh
+    # among settings that compile without spills under NVRTC 13.0 and 13.5.
     defines = {"BK": bk, "MIN_BLOCKS": min_blocks}
     if exact:
         return Launch("11_warptile.cu", "warptile", (256, 1), (128, 128), defines | {"EXACT_TILES": 1},
@@ -313,7 +314,7 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         "warptile", CUDA, 14, FP32, _ALWAYS,
         "strict FP32 past the notes: A transposed in shared memory, warp tiles, 8×8 per thread",
         _md("11_warptile"), _cu("11_warptile"),
-        launches=(_warptile(16, 2, exact=True), _warptile(16, 2, exact=False), TILING2D),
+        launches=(_warptile(16, 2, exact=True), _warptile(8, 2, exact=False), TILING2D),
         tile=(128, 128, 16),
     ),
     Implementation(
