@@ -35,18 +35,22 @@ from .matmul import TritonMatmul, dot3, grouped_tile, split_tf32
 
 
 @triton.jit
-def split_kernel(x_ptr, hi_ptr, lo_ptr, special_ptr, R, C,
+def split_kernel(x_ptr, hi_ptr, lo_ptr, special_ptr, R, C, out_stride,
                  TRANSPOSE: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
-    """hi and lo planes of the R×C matrix x (written C×R if TRANSPOSE); flag ±Inf/NaN."""
+    """hi and lo planes of the R×C matrix x (written C×R if TRANSPOSE); flag ±Inf/NaN.
+
+    out_stride: the planes' row pitch in elements, padded to a multiple of 16 so
+    that every row of a plane starts 64-byte aligned whatever the shape.
+    """
     r = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)
     c = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)
     mask = (r[:, None] < R) & (c[None, :] < C)
     x = tl.load(x_ptr + r[:, None] * C + c[None, :], mask=mask, other=0.0)
     _, hi, lo = split_tf32(x)
     if TRANSPOSE:
-        out = c[None, :] * R + r[:, None]
+        out = c[None, :] * out_stride + r[:, None]
     else:
-        out = r[:, None] * C + c[None, :]
+        out = r[:, None] * out_stride + c[None, :]
     tl.store(hi_ptr + out, hi, mask=mask)
     tl.store(lo_ptr + out, lo, mask=mask)
     specials = tl.sum(tl.where(mask & ((x - x) != 0.0), 1, 0))
@@ -55,7 +59,7 @@ def split_kernel(x_ptr, hi_ptr, lo_ptr, special_ptr, R, C,
 
 @triton.jit
 def presplit_kernel(
-    a_hi, a_lo, b_hi, b_lo, c_ptr, special_ptr, M, N, K, stride_bn, stride_bk,
+    a_hi, a_lo, b_hi, b_lo, c_ptr, special_ptr, M, N, K, stride_am, stride_bn, stride_bk,
     BLOCK_ROWS: tl.constexpr, BLOCK_COLS: tl.constexpr, BLOCK_RED: tl.constexpr,
     GROUP_ROWS: tl.constexpr, STEPS: tl.constexpr, PROMOTE: tl.constexpr,
 ):
@@ -70,7 +74,7 @@ def presplit_kernel(
         part = tl.zeros((BLOCK_ROWS, BLOCK_COLS), dtype=tl.float32) if PROMOTE else acc
         for j in tl.static_range(STEPS):
             n = n0 + j * BLOCK_RED + red
-            a_at = rows[:, None] * N + n[None, :]
+            a_at = rows[:, None] * stride_am + n[None, :]
             a_in = (rows[:, None] < M) & (n[None, :] < N)
             b_at = n[:, None] * stride_bn + cols[None, :] * stride_bk
             b_in = (n[:, None] < N) & (cols[None, :] < K)
@@ -97,18 +101,21 @@ class PreSplit:
         self.fallback = TritonMatmul(rows, cols, red, group, warps, stages, "split3", steps, promote)
 
     def _split(self, x, rows, cols, transpose, special):
-        planes = torch.empty((2, rows * cols), dtype=torch.float32, device=x.device)
+        """(planes, pitch): the hi and lo planes of x and their padded row pitch."""
+        outer, inner = (cols, rows) if transpose else (rows, cols)
+        pitch = -(-inner // 16) * 16  # odd N or K would otherwise misalign every row
+        planes = torch.empty((2, outer * pitch), dtype=torch.float32, device=x.device)
         grid = (triton.cdiv(rows, self.SPLIT_BLOCK), triton.cdiv(cols, self.SPLIT_BLOCK))
-        split_kernel[grid](x, planes[0], planes[1], special, rows, cols, TRANSPOSE=transpose,
+        split_kernel[grid](x, planes[0], planes[1], special, rows, cols, pitch, TRANSPOSE=transpose,
                            BLOCK_R=self.SPLIT_BLOCK, BLOCK_C=self.SPLIT_BLOCK)
-        return planes
+        return planes, pitch
 
     def __call__(self, a, b, c, m, n, k) -> None:
         special = torch.zeros(1, dtype=torch.int32, device=a.device)
-        a_planes = self._split(a, m, n, False, special)
-        b_planes = self._split(b, n, k, self.transpose_b, special)
-        stride_bn, stride_bk = (1, n) if self.transpose_b else (k, 1)
+        a_planes, a_pitch = self._split(a, m, n, False, special)
+        b_planes, b_pitch = self._split(b, n, k, self.transpose_b, special)
+        stride_bn, stride_bk = (1, b_pitch) if self.transpose_b else (b_pitch, 1)
         presplit_kernel[self.fallback.grid(m, k)](
             a_planes[0], a_planes[1], b_planes[0], b_planes[1], c, special, m, n, k,
-            stride_bn, stride_bk, **self.config, num_warps=self.warps, num_stages=self.stages)
+            a_pitch, stride_bn, stride_bk, **self.config, num_warps=self.warps, num_stages=self.stages)
         self.fallback(a, b, c, m, n, k, gate=special)
