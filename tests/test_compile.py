@@ -39,7 +39,7 @@ def expected_smem(launch) -> int:
     if name.startswith("10_"):
         return (128 * (32 + 4) + 32 * (128 + 4)) * 4
     if name.startswith("11_"):
-        return 2 * 2 * 128 * d["BK"] * 4
+        return 2 * d["BK"] * (2 * 128 + d.get("PAD_A", 0)) * 4
     raise AssertionError(f"no expectation for {name}")
 
 

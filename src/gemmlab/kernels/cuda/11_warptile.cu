@@ -19,7 +19,9 @@
 //
 // Knobs: BK (reduction step, 8 or 16), MIN_BLOCKS (blocks per SM ptxas must
 // fit in registers), EXACT_TILES (the host guarantees whole tiles: no bounds
-// checks). Otherwise: N % 4 == 0, K % 4 == 0 and 16-byte aligned pointers.
+// checks), PAD_A (floats of padding per row of As) and A_DOWN_COLUMNS (which
+// thread loads which float4 of A: see A_ROW). Otherwise: N % 4 == 0,
+// K % 4 == 0 and 16-byte aligned pointers.
 #include "common.cuh"
 
 #define BM 128
@@ -37,11 +39,29 @@
 #ifndef EXACT_TILES
 #define EXACT_TILES 0
 #endif
+#ifndef PAD_A
+#define PAD_A 0
+#endif
+#ifndef A_DOWN_COLUMNS
+#define A_DOWN_COLUMNS 0
+#endif
 #define LOADS_A (BM * BK / 4 / THREADS)
+// Float4 number e of the A tile: its row and first column. Along the rows
+// (A_DOWN_COLUMNS=0), four lanes read one row's 64 bytes, but the transposed
+// stores As[c][r] of a warp's 8 rows × 4 columns meet in 8 banks (4-way
+// conflicts). Down the columns (1), the 32 lanes take 32 rows, and their
+// stores fall in 32 different banks.
+#if A_DOWN_COLUMNS
+#define A_ROW(e) ((e) % BM)
+#define A_COL(e) (((e) / BM) * 4)
+#else
+#define A_ROW(e) ((e) / (BK / 4))
+#define A_COL(e) (((e) % (BK / 4)) * 4)
+#endif
 #define LOADS_B (BK * BN / 4 / THREADS)
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) warptile(GEMM_ARGS) {
-    __shared__ __align__(16) float As[2][BK][BM];  // transposed: As[k][m]
+    __shared__ __align__(16) float As[2][BK][BM + PAD_A];  // transposed: As[k][m]
     __shared__ __align__(16) float Bs[2][BK][BN];
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
@@ -54,7 +74,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) warptile(GEMM_
 
 #define PREFETCH(n0)                                                                  \
     _Pragma("unroll") for (int l = 0; l < LOADS_A; ++l) {                             \
-        const int e = tid + l * THREADS, r = e / (BK / 4), c = (e % (BK / 4)) * 4;     \
+        const int e = tid + l * THREADS, r = A_ROW(e), c = A_COL(e);                  \
         pa[l] = (EXACT_TILES || (row0 + r < M && (n0) + c < N))                       \
                     ? *reinterpret_cast<const float4*>(&A[(row0 + r) * N + (n0) + c]) \
                     : make_float4(0.f, 0.f, 0.f, 0.f);                                \
@@ -69,7 +89,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) warptile(GEMM_
     // A goes in transposed: four scalar stores per float4.
 #define STAGE(buf)                                                                    \
     _Pragma("unroll") for (int l = 0; l < LOADS_A; ++l) {                             \
-        const int e = tid + l * THREADS, r = e / (BK / 4), c = (e % (BK / 4)) * 4;     \
+        const int e = tid + l * THREADS, r = A_ROW(e), c = A_COL(e);                  \
         As[buf][c + 0][r] = pa[l].x;                                                  \
         As[buf][c + 1][r] = pa[l].y;                                                  \
         As[buf][c + 2][r] = pa[l].z;                                                  \
