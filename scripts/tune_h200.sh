@@ -10,8 +10,8 @@ $T warptile '{}' '{"BK": 8}' '{"MIN_BLOCKS": 1}' '{"BK": 8, "MIN_BLOCKS": 1}' '{
    '{"A_DOWN_COLUMNS": 1}' '{"A_DOWN_COLUMNS": 1, "BK": 8}' '{"A_DOWN_COLUMNS": 1, "PAD_A": 4}'
 $T warptile --launch 1 '{}' '{"A_DOWN_COLUMNS": 1}'
 $T triton-presplit '{}' '{"promote": false}' '{"steps": 2, "stages": 2}' '{"red": 32, "stages": 2}' \
-   '{"warps": 4}' '{"rows": 256, "cols": 128}' '{"cols": 128, "red": 32}' \
-   '{"steps": 4, "stages": 1}' '{"transpose_b": false}' '{"red": 16, "steps": 2}' '{"group": 4}' \
+   '{"warps": 4}' '{"rows": 256, "cols": 128}' \
+   '{"transpose_b": false}' '{"red": 16, "steps": 2}' '{"group": 4}' \
    '{"group": 16}'
 $T triton-tf32x3 '{}' '{"promote": false}' '{"precision": "tf32x3", "promote": false}' \
    '{"precision": "tf32x3", "promote": true}' '{"rows": 256}' '{"cols": 256, "red": 16}'
