@@ -15,19 +15,6 @@
 #define TN 4
 #define THREADS ((BM / TM) * (BN / TN))
 
-__device__ __forceinline__ void cp_async16(void* dst, const float* src, bool inside) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)),
-                 "l"(src), "r"(inside ? 16 : 0)
-                 : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() {
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-template <int PENDING>
-__device__ __forceinline__ void cp_async_wait() {
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
-}
-
 extern "C" __global__ void __launch_bounds__(THREADS) cp_async(GEMM_ARGS) {
     __shared__ __align__(16) float As[2][BM][BK];
     __shared__ __align__(16) float Bs[2][BK][BN];

@@ -20,7 +20,8 @@
 // Knobs: BK (reduction step, 8 or 16), MIN_BLOCKS (blocks per SM ptxas must
 // fit in registers), EXACT_TILES (the host guarantees whole tiles: no bounds
 // checks), PAD_A (floats of padding per row of As) and A_DOWN_COLUMNS (which
-// thread loads which float4 of A: see A_ROW). Otherwise: N % 4 == 0,
+// thread loads which float4 of A: see A_ROW), B_ASYNC (B's tiles by cp.async
+// straight into shared memory, sm_80+, instead of through registers). Otherwise: N % 4 == 0,
 // K % 4 == 0 and 16-byte aligned pointers.
 #include "common.cuh"
 
@@ -41,6 +42,9 @@
 #endif
 #ifndef PAD_A
 #define PAD_A 0
+#endif
+#ifndef B_ASYNC
+#define B_ASYNC 0
 #endif
 #ifndef A_DOWN_COLUMNS
 #define A_DOWN_COLUMNS 0
@@ -70,7 +74,30 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) warptile(GEMM_
     const int tm = (warp / WARPS_N) * WM + (lane / 4) * 4;
     const int tn = (warp % WARPS_N) * WN + (lane % 4) * 4;
     float acc[8][8] = {};
-    float4 pa[LOADS_A], pb[LOADS_B];
+    float4 pa[LOADS_A], pb[LOADS_B];  // pb unused with B_ASYNC
+
+    // B: through registers (float4 load now, store after the FMAs), or with
+    // B_ASYNC one cp.async per float4 into the other buffer, waited for at the
+    // end of the step.
+#define LOAD_B(n0)                                                                    \
+    _Pragma("unroll") for (int l = 0; l < LOADS_B; ++l) {                             \
+        const int e = tid + l * THREADS, r = e / (BN / 4), c = (e % (BN / 4)) * 4;     \
+        pb[l] = (EXACT_TILES || ((n0) + r < N && col0 + c < K))                       \
+                    ? *reinterpret_cast<const float4*>(&B[((n0) + r) * K + col0 + c]) \
+                    : make_float4(0.f, 0.f, 0.f, 0.f);                                \
+    }
+#define STORE_B(buf)                                                                  \
+    _Pragma("unroll") for (int l = 0; l < LOADS_B; ++l) {                             \
+        const int e = tid + l * THREADS;                                              \
+        *reinterpret_cast<float4*>(&Bs[buf][e / (BN / 4)][(e % (BN / 4)) * 4]) = pb[l]; \
+    }
+#define COPY_B(buf, n0)                                                               \
+    _Pragma("unroll") for (int l = 0; l < LOADS_B; ++l) {                             \
+        const int e = tid + l * THREADS, r = e / (BN / 4), c = (e % (BN / 4)) * 4;     \
+        const bool in = EXACT_TILES || ((n0) + r < N && col0 + c < K);                \
+        cp_async16(&Bs[buf][r][c], in ? &B[((n0) + r) * K + col0 + c] : B, in);       \
+    }                                                                                 \
+    cp_async_commit();
 
 #define PREFETCH(n0)                                                                  \
     _Pragma("unroll") for (int l = 0; l < LOADS_A; ++l) {                             \
@@ -79,12 +106,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) warptile(GEMM_
                     ? *reinterpret_cast<const float4*>(&A[(row0 + r) * N + (n0) + c]) \
                     : make_float4(0.f, 0.f, 0.f, 0.f);                                \
     }                                                                                 \
-    _Pragma("unroll") for (int l = 0; l < LOADS_B; ++l) {                             \
-        const int e = tid + l * THREADS, r = e / (BN / 4), c = (e % (BN / 4)) * 4;     \
-        pb[l] = (EXACT_TILES || ((n0) + r < N && col0 + c < K))                       \
-                    ? *reinterpret_cast<const float4*>(&B[((n0) + r) * K + col0 + c]) \
-                    : make_float4(0.f, 0.f, 0.f, 0.f);                                \
-    }
+    if (!B_ASYNC) { LOAD_B(n0) }
 
     // A goes in transposed: four scalar stores per float4.
 #define STAGE(buf)                                                                    \
@@ -95,18 +117,20 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) warptile(GEMM_
         As[buf][c + 2][r] = pa[l].z;                                                  \
         As[buf][c + 3][r] = pa[l].w;                                                  \
     }                                                                                 \
-    _Pragma("unroll") for (int l = 0; l < LOADS_B; ++l) {                             \
-        const int e = tid + l * THREADS;                                              \
-        *reinterpret_cast<float4*>(&Bs[buf][e / (BN / 4)][(e % (BN / 4)) * 4]) = pb[l]; \
-    }
+    if (!B_ASYNC) { STORE_B(buf) }
 
     PREFETCH(0)
+    if (B_ASYNC) { COPY_B(0, 0) }
     STAGE(0)
+    if (B_ASYNC) cp_async_wait<0>();
     __syncthreads();
     int buf = 0;
     for (int n0 = 0; n0 < N; n0 += BK) {
         const bool more = n0 + BK < N;
-        if (more) { PREFETCH(n0 + BK) }
+        if (more) {
+            PREFETCH(n0 + BK)
+            if (B_ASYNC) { COPY_B(buf ^ 1, n0 + BK) }
+        }
 #pragma unroll
         for (int k = 0; k < BK; ++k) {
             const float4 a0 = *reinterpret_cast<const float4*>(&As[buf][k][tm]);
@@ -121,6 +145,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) warptile(GEMM_
                 for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
         }
         if (more) { STAGE(buf ^ 1) }
+        if (B_ASYNC) cp_async_wait<0>();
         __syncthreads();
         buf ^= 1;
     }
