@@ -87,3 +87,27 @@ def test_split_products_for_every_promotion_setting(solver, steps, promote, devi
     c = poison_(torch.empty(m, k, device=device))
     solve(a, b, c, m, n, k)
     torch.testing.assert_close(c.double(), a.double() @ b.double(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("transpose", [False, True])
+def test_split_planes_are_zero_in_their_padding(transpose, device):
+    """The product kernel reads the padded reduction unmasked: the padding must be 0, not leftovers."""
+    from gemmlab.kernels.triton.presplit import split_kernel
+
+    rows, cols, rows_out, cols_out, pitch = 5, 7, 16, 32, 32
+    if transpose:
+        rows_out, cols_out = 32, 7
+    x = torch.rand(rows, cols, device=device) + 0.5
+    outer = cols_out if transpose else rows_out
+    hi = torch.full((outer, pitch), float("nan"), device=device)
+    lo = torch.full((outer, pitch), float("nan"), device=device)
+    special = torch.zeros(1, dtype=torch.int32, device=device)
+    split_kernel[(1, 1)](x, hi, lo, special, rows, cols, rows_out, cols_out, pitch,
+                         TRANSPOSE=transpose, BLOCK_R=32, BLOCK_C=32)
+    view = (lambda t: t[:, :rows_out].T) if transpose else (lambda t: t[:, :cols_out])
+    h, small = view(hi), view(lo)
+    torch.testing.assert_close(h[:rows, :cols] + small[:rows, :cols], x, rtol=0, atol=0)
+    padding = torch.ones_like(h, dtype=torch.bool)
+    padding[:rows, :cols] = False
+    assert torch.all(h[padding] == 0) and torch.all(small[padding] == 0)
+    assert special.item() == 0
