@@ -27,8 +27,9 @@ the correction terms see 0 where x is not finite and only ``big·big`` carries
 
 Where the sum is kept matters as much as the split. The tensor cores add each
 product into their FP32 accumulator with truncation, not round-to-nearest, so
-the error of a long chain of ``tl.dot(…, acc)`` grows with the reduction: at
-N = 8192 it is about ten times plain FP32's (measured on the H200). With
+the error of a long chain of ``tl.dot(…, acc)`` grows with the reduction and
+at N = 8192 ends well above plain FP32's (``scripts/tune.py triton-tf32x3
+'{"promote": false}'`` shows it). With
 ``PROMOTE`` the tensor cores sum only ``STEPS`` reduction steps into a fresh
 partial tile, which is then added to ``acc`` by an ordinary, correctly rounded
 FP32 add.
