@@ -9,14 +9,16 @@ Here a first pass splits each element once and writes two planes per operand,
     hi = x rounded to TF32,   lo = x − hi      (exact, see ``split_tf32``),
 
 and the product kernel only loads four tiles and issues three tensor-core
-products per step: ``lo_a·hi_b + hi_a·lo_b + hi_a·hi_b``. The extra traffic is
+products per step, ``lo_a·hi_b + hi_a·lo_b + hi_a·hi_b``, summed into a fresh
+tile that is then added to the accumulator in IEEE FP32 (``PROMOTE``: the
+tensor cores' own accumulation truncates; see ``matmul.py``). The extra traffic is
 one read and two writes of A and B (about 0.9 GB at the performance shape,
 a fraction of a millisecond at HBM speed) against a product that is compute
 bound.
 
-The first pass can also write B's planes transposed (K×N, reduction index
-contiguous), the layout in which the tensor cores read TF32 operands; whether
-that pays is a knob, measured on the GPU.
+The first pass writes B's planes transposed (K×N, reduction index
+contiguous), the layout in which Hopper's tensor cores read TF32 operands;
+``transpose_b=False`` keeps the untransposed layout for comparison.
 
 Not-a-number values. The planes hold 0 where x is ±Inf or NaN, which would be
 wrong, so the first pass also raises a device flag when it meets one. The
