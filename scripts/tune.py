@@ -16,13 +16,15 @@ import argparse
 import dataclasses
 import json
 import statistics
+from functools import partial
 
 import torch
 
 from gemmlab import problem, registry
+from gemmlab.bench.run import time_interleaved
 from gemmlab.cuda import launch as cl
 from gemmlab.judge.cases import uniform
-from gemmlab.reference import error_figures, poison_, reference64, strict_fp32
+from gemmlab.reference import error_figures, reference64, strict_fp32
 
 
 def main() -> None:
@@ -57,29 +59,14 @@ def main() -> None:
 
         solvers[text] = go
     outs = {key: torch.empty(m, k, device="cuda") for key in solvers}
-    times = {key: [] for key in solvers}
-    with strict_fp32():
-        for key, f in list(solvers.items()):
-            try:  # a configuration that does not fit (shared memory, registers) is dropped
-                for _ in range(5):
-                    f(outs[key])
-                torch.cuda.synchronize()
-            except Exception as e:  # noqa: BLE001 - report any failure and go on
-                print(f"{key}: dropped, {type(e).__name__}: {str(e)[:200]}")
-                del solvers[key]
-                continue
-            poison_(outs[key])
-        for _ in range(10):
-            for key, f in solvers.items():
-                s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                s.record()
-                f(outs[key])
-                e.record()
-                times[key].append((s, e))
-        torch.cuda.synchronize()
+    with strict_fp32():  # for the torch.matmul baseline
+        times, errors = time_interleaved({key: partial(f, outs[key]) for key, f in solvers.items()},
+                                         outs, warmup=5, iters=10, gpu=True)
+    for key, error in errors.items():  # a configuration that does not fit is dropped
+        print(f"{key}: dropped, {error[:200]}")
     print(f"{args.name} at {m}x{n}x{k}" + (f" launch {args.launch}" if impl.launches else ""))
-    for key in solvers:
-        ms = statistics.median(s.elapsed_time(e) for s, e in times[key])
+    for key in times:
+        ms = statistics.median(times[key])
         fig = error_figures(outs[key], ref)
         print(f"{key:40s} {ms:8.3f} ms  regs/spill {regs.get(key, '-')!s:>6}  norm_max {fig.norm_max:.2e}  "
               f"unwritten {fig.unwritten}")

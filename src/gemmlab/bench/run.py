@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 
 import torch
 
@@ -34,8 +35,60 @@ class _Entry:
     impl: registry.Implementation
     c: torch.Tensor
     times: list[float] = field(default_factory=list)
-    events: list = field(default_factory=list)
     error: str = ""
+
+
+def time_interleaved(
+    calls: dict[str, Callable[[], None]],
+    outputs: dict[str, torch.Tensor],
+    warmup: int,
+    iters: int,
+    gpu: bool,
+    before_each: Callable[[], object] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> tuple[dict[str, list[float]], dict[str, str]]:
+    """(milliseconds per call, error per call that failed its warm-up).
+
+    Each call is warmed up; one that raises is dropped, with its error. The
+    outputs of the others are poisoned, so what is judged afterwards was
+    written by the timed calls. Then every round calls each in turn, on a GPU
+    between its own pair of CUDA events, else with the host clock.
+    """
+    errors: dict[str, str] = {}
+    for name, call in calls.items():
+        if progress:
+            progress(f"warm-up {name}")
+        try:
+            for _ in range(warmup):
+                call()
+            if gpu:
+                torch.cuda.synchronize()
+        except Exception as exc:
+            errors[name] = f"{type(exc).__name__}: {exc}"
+    live = {name: call for name, call in calls.items() if name not in errors}
+    for name in live:
+        poison_(outputs[name])
+    marks: dict[str, list] = {name: [] for name in live}
+    for it in range(iters):
+        if progress:
+            progress(f"timed round {it + 1}/{iters}")
+        for name, call in live.items():
+            if before_each is not None:
+                before_each()
+            if gpu:
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+                call()
+                end.record()
+                marks[name].append((start, end))
+            else:
+                t0 = time.perf_counter()
+                call()
+                marks[name].append((time.perf_counter() - t0) * 1e3)
+    if gpu:
+        torch.cuda.synchronize()
+        return {name: [s.elapsed_time(e) for s, e in m] for name, m in marks.items()}, errors
+    return marks, errors
 
 
 def _kernel_used(impl: registry.Implementation, a, b, c, m, n, k) -> str | None:
@@ -84,39 +137,15 @@ def run(
             progress(msg, step, total)
         step += 1
 
-    for e in entries:
-        say(f"warm-up {e.impl.name}")
-        try:
-            for _ in range(warmup):
-                e.impl.solve(a, b, e.c, m, n, k)
-            if gpu:
-                torch.cuda.synchronize()
-        except Exception as exc:
-            e.error = f"{type(exc).__name__}: {exc}"
-    live = [e for e in entries if not e.error]
-    for e in live:
-        poison_(e.c)
     flush = torch.empty(FLUSH_BYTES // 4, dtype=torch.float32, device=device) if flush_l2 and gpu else None
-
-    for it in range(iters):
-        say(f"timed round {it + 1}/{iters}")
-        for e in live:
-            if flush is not None:
-                flush.zero_()
-            if gpu:
-                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                start.record()
-                e.impl.solve(a, b, e.c, m, n, k)
-                end.record()
-                e.events.append((start, end))
-            else:
-                t0 = time.perf_counter()
-                e.impl.solve(a, b, e.c, m, n, k)
-                e.times.append((time.perf_counter() - t0) * 1e3)
-    if gpu:
-        torch.cuda.synchronize()
-        for e in live:
-            e.times = [s.elapsed_time(t) for s, t in e.events]
+    times, errors = time_interleaved(
+        {e.impl.name: partial(e.impl.solve, a, b, e.c, m, n, k) for e in entries},
+        {e.impl.name: e.c for e in entries}, warmup, iters, gpu,
+        before_each=flush.zero_ if flush is not None else None, progress=say)
+    for e in entries:
+        e.error = errors.get(e.impl.name, "")
+        e.times = times.get(e.impl.name, [])
+    live = [e for e in entries if not e.error]
 
     say("checking results against the float64 reference")
     ref64, ref32 = reference64(a, b), reference32(a, b)
