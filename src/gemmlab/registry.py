@@ -136,16 +136,22 @@ VEC4 = "N % 4 == 0, K % 4 == 0, 16-byte aligned pointers"
 TILING2D = Launch("06_tiling2d.cu", "tiling2d", (128, 1), (64, 64))
 
 
+def _vec4(source: str, entry: str, threads: int, size: int, bk: int, defines: dict,
+          exact: bool) -> Launch:
+    """A float4 kernel with a size×size tile: its whole-tile fast path (EXACT_TILES) or its checked one."""
+    block, tile = (threads, 1), (size, size)
+    if exact:
+        return Launch(source, entry, block, tile, defines | {"EXACT_TILES": 1},
+                      when=_whole_tiles(size, bk, size),
+                      requires=f"M % {size} == 0, N % {bk} == 0, K % {size} == 0, 16-byte aligned pointers")
+    return Launch(source, entry, block, tile, defines, when=vec4_ok, requires=VEC4)
+
+
 def _float4(bm: int, bk: int, unroll: int, min_blocks: int, exact: bool = False) -> Launch:
     # unroll / min_blocks: the occupancy knobs of 07_float4.cu, chosen on the H200
     # with scripts/tune.py among those that compile without spills.
     defines = {"BM": bm, "BK": bk, "UNROLL_K": unroll, "MIN_BLOCKS": min_blocks}
-    if exact:
-        return Launch("07_float4.cu", "float4_tiled", ((bm // 8) * (bm // 4), 1), (bm, bm),
-                      defines | {"EXACT_TILES": 1}, when=_whole_tiles(bm, bk, bm),
-                      requires=f"M % {bm} == 0, N % {bk} == 0, K % {bm} == 0, 16-byte aligned pointers")
-    return Launch("07_float4.cu", "float4_tiled", ((bm // 8) * (bm // 4), 1), (bm, bm), defines,
-                  when=vec4_ok, requires=VEC4)
+    return _vec4("07_float4.cu", "float4_tiled", (bm // 8) * (bm // 4), bm, bk, defines, exact)
 
 
 def _whole_tiles(rows: int, step: int, cols: int):
@@ -165,12 +171,7 @@ def _double_buffer(bm: int) -> Launch:
 def _warptile(bk: int, min_blocks: int, exact: bool) -> Launch:
     # bk / min_blocks: the knobs of 11_warptile.cu, chosen on the H200 with scripts/tune_h200.sh
     # among settings that compile without spills under NVRTC 13.0 and 13.5.
-    defines = {"BK": bk, "MIN_BLOCKS": min_blocks}
-    if exact:
-        return Launch("11_warptile.cu", "warptile", (256, 1), (128, 128), defines | {"EXACT_TILES": 1},
-                      when=_whole_tiles(128, bk, 128),
-                      requires=f"M % 128 == 0, N % {bk} == 0, K % 128 == 0, 16-byte aligned pointers")
-    return Launch("11_warptile.cu", "warptile", (256, 1), (128, 128), defines, when=vec4_ok, requires=VEC4)
+    return _vec4("11_warptile.cu", "warptile", 256, 128, bk, {"BK": bk, "MIN_BLOCKS": min_blocks}, exact)
 
 
 def _cu(stem: str) -> tuple[str, ...]:
