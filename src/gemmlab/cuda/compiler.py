@@ -105,9 +105,13 @@ def parse_ptxas_log(log: str) -> dict[str, Resources]:
     return out
 
 
+def cache_root() -> Path:
+    """Where gemmlab keeps what it builds: $GEMMLAB_CACHE, else ~/.cache/gemmlab."""
+    return Path(os.environ.get("GEMMLAB_CACHE") or Path.home() / ".cache" / "gemmlab")
+
+
 def cache_dir() -> Path:
-    root = os.environ.get("GEMMLAB_CACHE") or Path.home() / ".cache" / "gemmlab"
-    path = Path(root) / "cubin"
+    path = cache_root() / "cubin"
     path.mkdir(parents=True, exist_ok=True)
     return path
 

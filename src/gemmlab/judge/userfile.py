@@ -133,7 +133,9 @@ def _load(path: Path, framework: str | None, arch: str | None, build_dir: Path |
     if framework == "cuda":
         import torch
 
-        out = build_dir or Path.home() / ".cache" / "gemmlab" / "user"
+        from ..cuda.compiler import cache_root
+
+        out = build_dir or cache_root() / "user"
         if arch is None and not torch.cuda.is_available():
             # Still compile, so a compile error is reported with nvcc's log.
             build_cuda(path, "sm_90", out)
