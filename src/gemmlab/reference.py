@@ -54,17 +54,26 @@ def unwritten(c: torch.Tensor) -> int:
 
 
 @contextlib.contextmanager
-def strict_fp32():
-    """Make torch.matmul plain FP32 (no TF32) for the duration."""
+def _tf32(allowed: bool):
     old_mm = torch.backends.cuda.matmul.allow_tf32
     old_cudnn = torch.backends.cudnn.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = allowed
+    torch.backends.cudnn.allow_tf32 = allowed
     try:
         yield
     finally:
         torch.backends.cuda.matmul.allow_tf32 = old_mm
         torch.backends.cudnn.allow_tf32 = old_cudnn
+
+
+def strict_fp32():
+    """Make torch.matmul plain FP32 (no TF32) for the duration."""
+    return _tf32(False)
+
+
+def tf32_matmul():
+    """Let torch.matmul use TF32 tensor cores for the duration (cuBLAS TF32)."""
+    return _tf32(True)
 
 
 def reference64(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:

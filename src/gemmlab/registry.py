@@ -17,6 +17,7 @@ from pathlib import Path
 import torch
 
 from . import problem
+from .cuda import hopper
 from .cuda.compiler import NoGPUError
 from .cuda.rung import CudaSolver, Launch, aligned, vec4_ok
 from .reference import Precision
@@ -127,6 +128,12 @@ def _torch() -> Solve:
     return solve
 
 
+def _torch_tf32() -> Solve:
+    from .kernels.torch.matmul import solve_tf32
+
+    return solve_tf32
+
+
 def _wmma_ok(a, b, c, m, n, k) -> bool:
     return m % 128 == 0 and n % 32 == 0 and k % 128 == 0 and aligned(a, b, c, to=32)
 
@@ -174,6 +181,40 @@ def _warptile(bk: int, min_blocks: int, exact: bool) -> Launch:
     return _vec4("11_warptile.cu", "warptile", 256, 128, bk, {"BK": bk, "MIN_BLOCKS": min_blocks}, exact)
 
 
+def _mma_tf32(vec: int, stages: int = 3) -> Launch:
+    defines = {"VEC": vec, "STAGES": stages}
+    if vec == 4:
+        return Launch("12_mma_tf32.cu", "mma_tf32", (256, 1), (128, 128), defines, when=vec4_ok,
+                      requires=VEC4 + ", sm_80+", min_cc=(8, 0), smem=_mma_smem)
+    return Launch("12_mma_tf32.cu", "mma_tf32", (256, 1), (128, 128), defines, smem=_mma_smem)
+
+
+def _mma_smem(defines) -> int:
+    """Per stage A 128×(32+4) and B 32×(128+8) floats: the padded layout of 12_mma_tf32.cu."""
+    return defines["STAGES"] * (128 * 36 + 32 * 136) * 4
+
+
+_HOPPER_TILE = (128, 256)
+
+
+def _wgmma_tma(stages: int = 4) -> Launch:
+    return Launch("13_wgmma_tma.cu", "wgmma_tma", (256, 1), _HOPPER_TILE, {"STAGES": stages},
+                  min_cc=(9, 0), smem=hopper.dynamic_smem(_HOPPER_TILE, 2),
+                  host=hopper.TmaOperands(copy_a=True))
+
+
+def _wgmma_ws(stages: int = 4, a_in_place: bool = True) -> Launch:
+    """A read by TMA where it lies, or from a padded copy the pre-pass makes."""
+    defines = {"STAGES": stages, "A_FROM_REGS": 1, "INFLIGHT": 0, "CLUSTER": 1}
+    common = dict(min_cc=(9, 0), smem=hopper.dynamic_smem(_HOPPER_TILE, 2), persistent=True)
+    if a_in_place:
+        return Launch("14_wgmma_ws.cu", "wgmma_ws", (384, 1), _HOPPER_TILE, defines,
+                      when=hopper.a_in_place, requires="N % 4 == 0, A 16-byte aligned (TMA reads it in place)",
+                      host=hopper.TmaOperands(copy_a=False), **common)
+    return Launch("14_wgmma_ws.cu", "wgmma_ws", (384, 1), _HOPPER_TILE, defines,
+                  host=hopper.TmaOperands(copy_a=True), **common)
+
+
 def _cu(stem: str) -> tuple[str, ...]:
     return (f"kernels/cuda/{stem}.cu",)
 
@@ -185,6 +226,7 @@ def _md(stem: str) -> str:
 FP32, TF32, FP32X3 = Precision.FP32, Precision.TF32, Precision.FP32X3
 CUDA, TRITON, TORCH = Family.CUDA, Family.TRITON, Family.TORCH
 _ALWAYS = (5, 0)
+_HOPPER = (9, 0)
 
 IMPLEMENTATIONS: tuple[Implementation, ...] = (
     Implementation(
@@ -325,6 +367,35 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         _triton_presplit(rows=128, cols=128, red=32, group=8, warps=8, stages=3, transpose_b=True,
                          steps=1, promote=True),
         tile=(128, 128, 32),
+    ),
+    Implementation(
+        "torch-tf32", TORCH, 12, TF32, _ALWAYS,
+        "torch.matmul with TF32 on: cuBLAS on the tensor cores, the tf32 yardstick",
+        "kernels/torch/matmul.md", ("kernels/torch/matmul.py",),
+        _torch_tf32,
+    ),
+    Implementation(
+        "mma-tf32", CUDA, 16, TF32, (8, 0),
+        "tensor cores through mma.sync m16n8k8, fed by a 3-stage cp.async pipeline",
+        _md("12_mma_tf32"), _cu("12_mma_tf32"),
+        launches=(_mma_tf32(4), _mma_tf32(1)),
+        tile=(128, 128, 32),
+    ),
+    Implementation(
+        "wgmma-tma", CUDA, 17, TF32, _HOPPER,
+        "Hopper: TMA copies tiles, an mbarrier pipeline, wgmma reads shared memory",
+        _md("13_wgmma_tma"), ("kernels/cuda/13_wgmma_tma.cu", "kernels/cuda/hopper.cuh",
+                              "kernels/cuda/hopper_prepass.cu"),
+        launches=(_wgmma_tma(),),
+        tile=(128, 256, 32),
+    ),
+    Implementation(
+        "wgmma-ws", CUDA, 18, TF32, _HOPPER,
+        "Hopper: a producer warpgroup and two consumers, setmaxnreg, a persistent grid",
+        _md("14_wgmma_ws"), ("kernels/cuda/14_wgmma_ws.cu", "kernels/cuda/hopper.cuh",
+                             "kernels/cuda/hopper_prepass.cu"),
+        launches=(_wgmma_ws(a_in_place=True), _wgmma_ws(a_in_place=False)),
+        tile=(128, 256, 32),
     ),
 )
 

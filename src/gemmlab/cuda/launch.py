@@ -1,12 +1,23 @@
-"""Load cubins and launch their kernels on torch's current stream (cuda.core).
+"""Load cubins and launch their kernels on torch's current stream.
 
 torch and cuda.core share the device's primary context, so device pointers
-from ``tensor.data_ptr()`` are valid kernel arguments as they are. Integers
-must travel as ``np.int32``: a bare Python int is passed as 8 bytes.
+from ``tensor.data_ptr()`` are valid kernel arguments as they are.
+
+Every launch goes through one driver call, ``cuLaunchKernelEx``, because the
+Hopper rungs need what a plain launch cannot say: a thread-block cluster shape
+(a launch attribute) and a TMA descriptor passed *by value* as a 128-byte
+``__grid_constant__ CUtensorMap`` parameter. The parameter buffer is packed
+here from typed values, so an argument's width is never guessed:
+
+* ``np.int32`` → 4 bytes, ``np.float32`` → 4 bytes;
+* a Python ``int`` → an 8-byte device pointer (``tensor.data_ptr()``);
+* `TensorMap` → its 128 opaque bytes, 64-byte aligned.
 """
 
 from __future__ import annotations
 
+import ctypes
+from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
@@ -39,18 +50,9 @@ def current_device():
     return dev
 
 
-_streams: dict[tuple[int, int], object] = {}
-
-
-def current_stream():
-    """torch's current stream, wrapped once for cuda.core."""
-    dev = current_device()
-    ts = torch.cuda.current_stream()
-    key = (dev.device_id, ts.cuda_stream)
-    s = _streams.get(key)
-    if s is None:
-        s = _streams[key] = dev.create_stream(ts)
-    return s
+@cache
+def sm_count(device_index: int) -> int:
+    return torch.cuda.get_device_properties(device_index).multi_processor_count
 
 
 _kernels: dict[tuple[str, str, int], object] = {}
@@ -74,6 +76,17 @@ def get_kernel(module: CompiledModule, name: str, dynamic_smem: int = 0):
 _smem_raised: set[tuple[int, int, int]] = set()
 
 
+def _check(result, what: str):
+    """cuda.bindings returns (CUresult, value…): raise on an error, return the values."""
+    from cuda.bindings import driver
+
+    err, *values = result if isinstance(result, tuple) else (result,)
+    if err != driver.CUresult.CUDA_SUCCESS:
+        _, name = driver.cuGetErrorName(err)
+        raise RuntimeError(f"{what} failed: {name.decode() if isinstance(name, bytes) else err}")
+    return values[0] if len(values) == 1 else values
+
+
 def _raise_smem_limit(kernel, nbytes: int, device_id: int) -> None:
     key = (int(kernel.handle), nbytes, device_id)
     if key in _smem_raised:
@@ -81,18 +94,126 @@ def _raise_smem_limit(kernel, nbytes: int, device_id: int) -> None:
     from cuda.bindings import driver
 
     attr = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-    (err,) = driver.cuKernelSetAttribute(attr, nbytes, kernel.handle, device_id)
-    if err != driver.CUresult.CUDA_SUCCESS:
-        raise RuntimeError(f"cuKernelSetAttribute({nbytes} bytes of shared memory) failed: {err}")
+    _check(driver.cuKernelSetAttribute(attr, nbytes, kernel.handle, device_id),
+           f"cuKernelSetAttribute({nbytes} bytes of shared memory)")
     _smem_raised.add(key)
 
 
-def launch(kernel, grid: tuple[int, ...], block: tuple[int, ...], smem: int, *args) -> None:
-    from cuda.core import LaunchConfig
-    from cuda.core import launch as cc_launch
+@dataclass(frozen=True)
+class TensorMap:
+    """A TMA descriptor's 128 opaque bytes (`cuTensorMapEncodeTiled`), passed by value."""
 
-    cfg = LaunchConfig(grid=grid, block=block, shmem_size=smem)
-    cc_launch(current_stream(), cfg, kernel, *args)
+    raw: bytes
+
+    def __post_init__(self):
+        if len(self.raw) != 128:
+            raise ValueError(f"a CUtensorMap is 128 bytes, got {len(self.raw)}")
+
+
+def _aligned_copy(raw: bytes, alignment: int = 64) -> tuple[ctypes.Array, int]:
+    """A buffer holding ``raw`` at an ``alignment``-byte boundary, and that address.
+
+    CUtensorMap is declared alignas(64) in cuda.h; ctypes before Python 3.13 ignores
+    ``_align_``, so the copy is placed by hand.
+    """
+    buf = (ctypes.c_ubyte * (len(raw) + alignment))()
+    address = -(-ctypes.addressof(buf) // alignment) * alignment
+    ctypes.memmove(address, raw, len(raw))
+    return buf, address
+
+
+def pack(args) -> tuple[ctypes.Array, list]:
+    """The ``void**`` parameter array cuLaunchKernelEx takes, and the values it points into.
+
+    The caller keeps the second element alive until the launch call has returned.
+    """
+    values: list = []
+    addresses: list[int] = []
+    for x in args:
+        if isinstance(x, TensorMap):
+            buf, address = _aligned_copy(x.raw)
+            values.append(buf)
+            addresses.append(address)
+            continue
+        if isinstance(x, np.int32):
+            value = ctypes.c_int32(int(x))
+        elif isinstance(x, np.float32):
+            value = ctypes.c_float(float(x))
+        elif isinstance(x, int) and not isinstance(x, bool):
+            value = ctypes.c_uint64(x)  # a device pointer
+        else:
+            raise TypeError(f"kernel argument of unsupported type {type(x).__name__}: {x!r}")
+        values.append(value)
+        addresses.append(ctypes.addressof(value))
+    pointers = (ctypes.c_void_p * max(len(values), 1))(*addresses)
+    return pointers, values
+
+
+def _config(grid: tuple[int, ...], block: tuple[int, ...], smem: int,
+            cluster: tuple[int, int, int]):
+    from cuda.bindings import driver
+
+    grid = (*grid, 1, 1)[:3]
+    block = (*block, 1, 1)[:3]
+    config = driver.CUlaunchConfig()
+    config.gridDimX, config.gridDimY, config.gridDimZ = grid
+    config.blockDimX, config.blockDimY, config.blockDimZ = block
+    config.sharedMemBytes = smem
+    config.hStream = driver.CUstream(torch.cuda.current_stream().cuda_stream)
+    config.numAttrs = 0
+    if tuple(cluster) != (1, 1, 1):
+        if any(g % c for g, c in zip(grid, cluster, strict=True)):
+            raise ValueError(f"grid {grid} is not a whole number of clusters {cluster}")
+        attr = driver.CUlaunchAttribute()
+        attr.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+        attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = cluster
+        config.attrs = [attr]
+        config.numAttrs = 1
+    return config
+
+
+def launch(kernel, grid: tuple[int, ...], block: tuple[int, ...], smem: int, *args,
+           cluster: tuple[int, int, int] = (1, 1, 1)) -> None:
+    """Launch on torch's current stream; ``grid`` counts blocks, a multiple of ``cluster``."""
+    from cuda.bindings import driver
+
+    dev = current_device()
+    if smem > DEFAULT_DYNAMIC_SMEM:
+        _raise_smem_limit(kernel, smem, dev.device_id)
+    config = _config(grid, block, smem, cluster)
+    pointers, keep = pack(args)
+    _check(driver.cuLaunchKernelEx(config, kernel.handle, ctypes.addressof(pointers), 0),
+           f"launching {getattr(kernel, 'name', 'kernel')}")
+    del keep
+
+
+_resident: dict[tuple, int] = {}
+
+
+def resident_blocks(kernel, block: tuple[int, ...], smem: int, cluster: tuple[int, int, int]) -> int:
+    """How many blocks of this kernel the whole GPU holds at once (whole clusters only).
+
+    A persistent grid larger than this would leave blocks waiting for others to
+    finish all their tiles; the occupancy calculator says how many fit.
+    """
+    dev = current_device()
+    key = (int(kernel.handle), tuple(block), smem, tuple(cluster), dev.device_id)
+    if key not in _resident:
+        from cuda.bindings import driver
+
+        if smem > DEFAULT_DYNAMIC_SMEM:
+            _raise_smem_limit(kernel, smem, dev.device_id)
+        size = cluster[0] * cluster[1] * cluster[2]
+        threads = block[0] * block[1]
+        if size == 1:
+            per_sm = kernel.occupancy.max_active_blocks_per_multiprocessor(threads, smem)
+            _resident[key] = per_sm * sm_count(dev.device_id)
+        else:
+            config = _config((size, 1, 1), block, smem, cluster)
+            clusters = _check(driver.cuOccupancyMaxActiveClusters(kernel.handle, config),
+                              "cuOccupancyMaxActiveClusters")
+            _resident[key] = int(clusters) * size
+    return _resident[key]
 
 
 def i32(x: int) -> np.int32:

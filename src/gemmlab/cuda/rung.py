@@ -1,15 +1,31 @@
-"""Host-side dispatch of a CUDA rung: which kernel runs for this call, and its grid.
+"""Host-side dispatch of a CUDA rung: which launch runs for this call, and how.
 
 A rung is an ordered list of `Launch` entries; the first whose precondition
-holds for the call runs, and the last must hold always (the fallback). Every
-kernel takes ``(A, B, C, M, N, K)`` and owns a ``tile`` of C per block, so the
-grid is always ``ceil(K / tile_cols) × ceil(M / tile_rows)``.
+holds for the call runs, and the last must hold always (the fallback).
+
+Each call follows one lifecycle, after CUTLASS's host adapters:
+
+1. **can implement** — `Launch.applies`: compute capability and the precondition;
+2. **workspace** — `Launch.workspace_bytes(m, n, k)`: scratch the call needs
+   (a transposed operand, a padded copy), allocated once per device and stream
+   and grown on demand;
+3. **initialise** — `Launch.steps(call, workspace)`: the kernels to run in order,
+   each with its grid and its full argument list (pointers, sizes, TMA
+   descriptors);
+4. **run** — each step is launched on torch's current stream.
+
+The plain ladder kernels need none of that: they take ``(A, B, C, M, N, K)``,
+own a ``tile`` of C per block, use static shared memory, and run as one step
+on a grid of ``ceil(K / cols) × ceil(M / rows)`` blocks. A `Launch` says only
+what differs from that: dynamic shared memory (``smem``), a cluster shape,
+a persistent grid, or a `Host` that plans pre-passes and extra parameters.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import torch
 
@@ -20,31 +36,123 @@ Precondition = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, int, int, int
 
 
 @dataclass(frozen=True)
-class Launch:
+class Kernel:
+    """One entry point of one source, with the macros it is built with and its block geometry."""
+
     source: str
     entry: str
     block: tuple[int, int]
-    tile: tuple[int, int]  # (rows of C, columns of C) per block
     defines: Mapping[str, int] = field(default_factory=dict)
-    when: Precondition | None = None  # None: always (a fallback)
-    requires: str = ""  # the precondition in words, for `explain` and `inspect`
-    min_cc: tuple[int, int] = (5, 0)
+    smem: int = 0  # dynamic shared memory, bytes (static shared memory is the compiler's)
+    cluster: tuple[int, int, int] = (1, 1, 1)
 
     @property
     def threads(self) -> int:
         return self.block[0] * self.block[1]
 
-    def grid(self, m: int, k: int) -> tuple[int, int, int]:
-        rows, cols = self.tile
-        return (-(-k // cols), -(-m // rows), 1)
+    @property
+    def key(self) -> tuple:
+        return (self.source, self.entry, tuple(sorted(self.defines.items())))
 
     def compile(self, arch: str | None = None) -> CompiledModule:
         return compile_source(self.source, arch=arch, defines=dict(self.defines))
+
+
+@dataclass(frozen=True)
+class Call:
+    a: torch.Tensor
+    b: torch.Tensor
+    c: torch.Tensor
+    m: int
+    n: int
+    k: int
+
+    def gemm_args(self) -> tuple:
+        return (self.a.data_ptr(), self.b.data_ptr(), self.c.data_ptr(),
+                cl.i32(self.m), cl.i32(self.n), cl.i32(self.k))
+
+
+@dataclass(frozen=True)
+class Step:
+    """One kernel launch of a call: what runs, on how many blocks, with which arguments."""
+
+    kernel: Kernel
+    grid: tuple[int, int, int]
+    args: tuple
+
+
+class Host(Protocol):
+    """The host side of a launch that needs more than (A, B, C, M, N, K) on a tile grid."""
+
+    def kernels(self, launch: Launch) -> tuple[Kernel, ...]:
+        """Every kernel the steps may run besides the launch's own (pre-passes)."""
+
+    def workspace_bytes(self, launch: Launch, m: int, n: int, k: int) -> int: ...
+
+    def steps(self, launch: Launch, call: Call, workspace: torch.Tensor) -> list[Step]: ...
+
+
+@dataclass(frozen=True)
+class Launch:
+    source: str
+    entry: str
+    block: tuple[int, int]
+    tile: tuple[int, int]  # (rows of C, columns of C) per block, or per tile of a persistent grid
+    defines: Mapping[str, int] = field(default_factory=dict)
+    when: Precondition | None = None  # None: always (a fallback)
+    requires: str = ""  # the precondition in words, for `explain` and `inspect`
+    min_cc: tuple[int, int] = (5, 0)
+    #: Dynamic shared memory in bytes, or a function of the macros (it grows with STAGES, say).
+    smem: int | Callable[[Mapping[str, int]], int] = 0
+    #: Blocks per cluster along x, y, z; by default the kernel's CLUSTER macro along x, else none.
+    cluster: tuple[int, int, int] | None = None
+    persistent: bool = False  # one block per SM walks the tiles, instead of one block per tile
+    host: Host | None = None
+
+    @property
+    def kernel(self) -> Kernel:
+        smem = self.smem(self.defines) if callable(self.smem) else self.smem
+        cluster = self.cluster or (int(self.defines.get("CLUSTER", 1)), 1, 1)
+        return Kernel(self.source, self.entry, self.block, self.defines, smem, cluster)
+
+    @property
+    def threads(self) -> int:
+        return self.block[0] * self.block[1]
+
+    def kernels(self) -> tuple[Kernel, ...]:
+        """The main kernel first, then whatever pre-passes the host may run."""
+        return (self.kernel,) + (self.host.kernels(self) if self.host else ())
+
+    def tiles(self, m: int, k: int) -> tuple[int, int]:
+        rows, cols = self.tile
+        return -(-k // cols), -(-m // rows)
+
+    def grid(self, m: int, k: int) -> tuple[int, int, int]:
+        across, down = self.tiles(m, k)
+        if not self.persistent:
+            return (across, down, 1)
+        # One block per SM at most, rounded down to whole clusters; the kernel strides over tiles.
+        x, y, z = self.kernel.cluster
+        size = x * y * z
+        sms = cl.sm_count(torch.cuda.current_device())
+        blocks = min(across * down, sms)
+        return (max(size, blocks // size * size), 1, 1)
+
+    def compile(self, arch: str | None = None) -> CompiledModule:
+        return self.kernel.compile(arch)
 
     def applies(self, a, b, c, m, n, k) -> bool:
         if self.min_cc > torch.cuda.get_device_capability(a.device):
             return False
         return self.when is None or self.when(a, b, c, m, n, k)
+
+    def workspace_bytes(self, m: int, n: int, k: int) -> int:
+        return self.host.workspace_bytes(self, m, n, k) if self.host else 0
+
+    def steps(self, call: Call, workspace: torch.Tensor | None) -> list[Step]:
+        if self.host:
+            return self.host.steps(self, call, workspace)
+        return [Step(self.kernel, self.grid(call.m, call.k), call.gemm_args())]
 
 
 def aligned(*tensors: torch.Tensor, to: int) -> bool:
@@ -57,39 +165,52 @@ def vec4_ok(a, b, c, m, n, k) -> bool:
 
 
 class CudaSolver:
-    """Callable ``solve`` for one rung: select a launch, compile once, launch."""
+    """Callable ``solve`` for one rung: select a launch, compile once, plan, launch."""
 
     def __init__(self, launches: tuple[Launch, ...]):
         if not launches or launches[-1].when is not None:
             raise ValueError("a rung's last launch must be an unconditional fallback")
         self.launches = launches
-        self._loaded: dict[tuple[int, str], object] = {}
+        self._loaded: dict[tuple, object] = {}
+        self._workspace: dict[tuple[int, int], torch.Tensor] = {}
 
     def select(self, a, b, c, m, n, k) -> Launch:
         return next(x for x in self.launches if x.applies(a, b, c, m, n, k))
 
-    def kernel(self, index: int):
+    def load(self, kernel: Kernel):
         arch = device_arch()
-        key = (index, arch)
-        kernel = self._loaded.get(key)
-        if kernel is None:
-            spec = self.launches[index]
-            kernel = cl.get_kernel(spec.compile(arch), spec.entry)
-            self._loaded[key] = kernel
-        return kernel
+        loaded = self._loaded.get((kernel.key, arch))
+        if loaded is None:
+            loaded = cl.get_kernel(kernel.compile(arch), kernel.entry, kernel.smem)
+            self._loaded[(kernel.key, arch)] = loaded
+        return loaded
+
+    def workspace(self, nbytes: int, device: torch.device) -> torch.Tensor | None:
+        """Scratch on the current stream, kept between calls: later calls on this stream are ordered after."""
+        if nbytes == 0:
+            return None
+        key = (device.index or 0, torch.cuda.current_stream(device).cuda_stream)
+        ws = self._workspace.get(key)
+        if ws is None or ws.numel() < nbytes:
+            ws = self._workspace[key] = torch.empty(nbytes, dtype=torch.uint8, device=device)
+        return ws
 
     def __call__(self, a, b, c, m, n, k) -> None:
         spec = self.select(a, b, c, m, n, k)
-        kernel = self.kernel(self.launches.index(spec))
-        cl.launch(
-            kernel,
-            spec.grid(m, k),
-            (*spec.block, 1),
-            0,
-            a.data_ptr(),
-            b.data_ptr(),
-            c.data_ptr(),
-            cl.i32(m),
-            cl.i32(n),
-            cl.i32(k),
-        )
+        workspace = self.workspace(spec.workspace_bytes(m, n, k), a.device)
+        for step in spec.steps(Call(a, b, c, m, n, k), workspace):
+            kernel = self.load(step.kernel)
+            grid = step.grid
+            if spec.persistent and step.kernel == spec.kernel:
+                grid = self._resident_grid(kernel, step)
+            cl.launch(kernel, grid, step.kernel.block, step.kernel.smem, *step.args,
+                      cluster=step.kernel.cluster)
+
+    @staticmethod
+    def _resident_grid(kernel, step: Step) -> tuple[int, int, int]:
+        """A persistent grid no larger than what the GPU holds at once, in whole clusters."""
+        k = step.kernel
+        size = k.cluster[0] * k.cluster[1] * k.cluster[2]
+        fit = cl.resident_blocks(kernel, k.block, k.smem, k.cluster)
+        blocks = min(step.grid[0], fit) // size * size
+        return (max(blocks, size), 1, 1)

@@ -26,3 +26,18 @@ template <int PENDING>
 __device__ __forceinline__ void cp_async_wait() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
 }
+
+// 4-byte cp.async (sm_80+): any alignment of a float; size 0 zero-fills.
+__device__ __forceinline__ void cp_async4(void* dst, const float* src, bool inside) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_u32(dst)),
+                 "l"(src), "r"(inside ? 4 : 0)
+                 : "memory");
+}
+
+// Round an FP32 value to TF32 (10 mantissa bits), to nearest with ties away from
+// zero, as cuBLAS does; the low 13 bits of the result are zero.
+__device__ __forceinline__ unsigned tf32_bits(float x) {
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+    return r;
+}

@@ -10,9 +10,15 @@ from __future__ import annotations
 
 import torch
 
-from ...reference import strict_fp32
+from ...reference import strict_fp32, tf32_matmul
 
 
 def solve(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, m: int, n: int, k: int) -> None:
     with strict_fp32():
+        torch.matmul(a, b, out=c)
+
+
+def solve_tf32(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, m: int, n: int, k: int) -> None:
+    """cuBLAS on the tensor cores (TF32 on for the call): the yardstick of the `tf32` rungs."""
+    with tf32_matmul():
         torch.matmul(a, b, out=c)

@@ -1,0 +1,107 @@
+// wgmma + TMA: Hopper's tensor-core path. The copy engine (TMA) moves whole
+// tiles into shared memory and signals an mbarrier; a warpgroup (4 warps)
+// issues one asynchronous `wgmma` that reads both operands straight from
+// shared memory.
+//
+// A 256-thread block (2 warpgroups) owns a 128×256 tile of C; warpgroup w the
+// 64×256 half at rows 64·w, as 128 FP32 accumulators per thread. Per reduction
+// step of 32 floats (one 128-byte row, swizzled by TMA), thread 0 asks TMA for
+// A[128×32] and Bᵀ[256×32] (48 KB); STAGES steps are in flight. Each warpgroup
+// waits for its step's `full` barrier, issues four m64n256k8 wgmmas, waits for
+// them, and arrives on the step's `empty` barrier; thread 0 refills the stage
+// once both warpgroups have arrived.
+//
+// The operands come from the host's pre-pass: Bᵀ (TF32 wgmma needs the
+// reduction index contiguous in both operands) and A, both already rounded to
+// TF32, because wgmma itself would truncate. Tiles past the edges read zeros
+// (TMA), and the epilogue stores only inside C: any M and K.
+#include "hopper.cuh"
+
+#ifndef STAGES
+#define STAGES 4
+#endif
+#define BM 128
+#define BN 256
+#define BK 32
+#define THREADS 256
+#define A_BYTES (BM * BK * 4)
+#define B_BYTES (BN * BK * 4)
+#define STAGE_BYTES (A_BYTES + B_BYTES)
+
+// Store one warpgroup's 64×BN accumulators. Register i of a thread holds row
+// 16·warp + lane/4 (+8 when bit 1 of i is set), column 8·(i/4) + 2·(lane%4) + i%2.
+template <int R>
+__device__ __forceinline__ void store_tile(const float (&d)[R], float* C, int M, int K, int row0,
+                                           int col0, int thread) {
+    const int warp = thread / 32, g = (thread % 32) / 4, q = thread % 4;
+    const bool pairs = (K % 2 == 0) && (reinterpret_cast<size_t>(C) % 8 == 0);
+#pragma unroll
+    for (int i = 0; i < R; i += 2) {
+        const int r = row0 + 16 * warp + g + 8 * ((i >> 1) & 1);
+        const int c = col0 + 8 * (i >> 2) + 2 * q;
+        if (r >= M || c >= K) continue;
+        float* dst = &C[(size_t)r * K + c];
+        if (pairs) {
+            *reinterpret_cast<float2*>(dst) = make_float2(d[i], d[i + 1]);
+        } else {
+            dst[0] = d[i];
+            if (c + 1 < K) dst[1] = d[i + 1];
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+    wgmma_tma(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ TmaDesc tma_b,
+              float* __restrict__ C, int M, int N, int K) {
+    extern __shared__ unsigned char raw[];
+    // The 128-byte swizzle repeats every 1024 bytes: stages start on that boundary.
+    unsigned char* base = raw + ((1024 - (smem_u32(raw) & 1023)) & 1023);
+    float* As = reinterpret_cast<float*>(base);
+    float* Bs = reinterpret_cast<float*>(base + STAGES * A_BYTES);
+    uint64_t* full = reinterpret_cast<uint64_t*>(base + STAGES * STAGE_BYTES);
+    uint64_t* empty = full + STAGES;
+    const int tid = threadIdx.x, wg = tid / 128;
+    const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+    const int steps = (N + BK - 1) / BK;
+
+    auto issue = [&](int t, int s) {
+        mbar_arrive_expect(&full[s], STAGE_BYTES);
+        tma_load_2d(As + s * (A_BYTES / 4), &tma_a, &full[s], t * BK, row0);
+        tma_load_2d(Bs + s * (B_BYTES / 4), &tma_b, &full[s], t * BK, col0);
+    };
+    if (tid == 0) {
+        tma_prefetch_desc(&tma_a);
+        tma_prefetch_desc(&tma_b);
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(&full[s], 1);
+            mbar_init(&empty[s], 2);  // one arrival per warpgroup
+        }
+        mbar_init_fence();
+    }
+    __syncthreads();
+    if (tid == 0)
+        for (int s = 0; s < STAGES && s < steps; ++s) issue(s, s);
+
+    float d[BN / 2];
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
+    for (int t = 0; t < steps; ++t) {
+        const int s = t % STAGES;
+        const unsigned phase = (t / STAGES) & 1;
+        mbar_wait(&full[s], phase);
+        const uint64_t da = desc_k_major_sw128(As + s * (A_BYTES / 4) + wg * 64 * BK);
+        const uint64_t db = desc_k_major_sw128(Bs + s * (B_BYTES / 4));
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BK / 8; ++kk) wgmma_tf32<BN>(d, da + 2 * kk, db + 2 * kk);  // +32 B
+        wgmma_commit();
+        wgmma_wait<0>();
+        fence_registers(d);
+        if (tid % 128 == 0) mbar_arrive(&empty[s]);
+        if (tid == 0 && t + STAGES < steps) {
+            mbar_wait(&empty[s], phase);
+            issue(t + STAGES, s);
+        }
+    }
+    store_tile(d, C, M, K, row0 + 64 * wg, col0, tid % 128);
+}
