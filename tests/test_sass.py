@@ -77,3 +77,32 @@ def test_warptile_reads_shared_memory_16_bytes_at_a_time():
         m = mix("warptile", launch)
         assert m["LDS"] == m["LDS.128"] > 0
         assert m["FFMA"] >= 16 * m["LDS.128"]
+
+
+@pytest.mark.parametrize("which", [0, -1])
+def test_mma_sync_rung_uses_hmma_fed_by_the_copy_engine(which):
+    m = mix("mma-tf32", which)
+    assert m["HMMA"] >= 16 and m["LDGSTS"] > 0 and m["HGMMA"] == 0 and m["UTMALDG"] == 0
+
+
+@pytest.mark.parametrize("name", ["wgmma-tma", "wgmma-ws"])
+def test_wgmma_rungs_use_hgmma_and_tma(name):
+    for which, _ in enumerate(registry.get(name).launches):
+        m = mix(name, which)
+        assert m["HGMMA"] >= 4 and m["UTMALDG"] >= 2 and m["HMMA"] == 0
+        assert m["LDG"] == 0, "operands reach shared memory through TMA only"
+
+
+def test_warp_specialised_rung_trades_registers():
+    assert mix("wgmma-ws")["SETMAXREG"] >= 2
+    assert mix("wgmma-tma")["SETMAXREG"] == 0
+
+
+def test_cluster_knob_multicasts_b():
+    import dataclasses
+
+    launch = registry.get("wgmma-ws").launches[0]
+    pair = dataclasses.replace(launch, defines=dict(launch.defines) | {"CLUSTER": 2})
+    assert pair.kernel.cluster == (2, 1, 1)
+    ops = disassemble(pair.compile(HOPPER_ARCH).cubin)[pair.entry]
+    assert any(op.startswith("UTMALDG") and "MULTICAST" in op for op in ops)

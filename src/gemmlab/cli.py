@@ -172,19 +172,21 @@ def bench_table(record: dict) -> Table:
     table = Table(title=f"{record['device']['name']} · {m}×{n}×{k} · {record['timing']} · "
                         f"{record['iters']} iterations after {record['warmup']} warm-ups")
     for col in ("rung", "name", "precision", "kernel", "median ms", "min ms", "max ms",
-                "TFLOP/s", "vs cuBLAS", "of peak", "result"):
+                "TFLOP/s", "vs cuBLAS", "vs cuBLAS TF32", "of peak", "result"):
         table.add_column(col, overflow="fold")
     for r in sorted(record["results"], key=lambda r: (r["rung"], r["name"])):
         if "median_ms" not in r:
             table.add_row(str(r["rung"]), r["name"], r["precision"], r.get("kernel") or "-",
-                          "-", "-", "-", "-", "-", "-", f"[red]ERROR {r['reason']}[/red]")
+                          "-", "-", "-", "-", "-", "-", "-", f"[red]ERROR {r['reason']}[/red]")
             continue
         ratio = r["ratio_vs_cublas"]
+        ratio_tf32 = r.get("ratio_vs_cublas_tf32") if r["precision"] == "tf32" else None
         frac = r["fraction_of_peak"]
         table.add_row(
             str(r["rung"]), r["name"], r["precision"], r.get("kernel") or "-",
             f"{r['median_ms']:.3f}", f"{r['min_ms']:.3f}", f"{r['max_ms']:.3f}",
             f"{r['tflops']:.2f}", f"{ratio:.2f}×" if ratio else "-",
+            f"{ratio_tf32:.2f}×" if ratio_tf32 else "-",
             f"{100 * frac:.0f}%" if frac else "-",
             "[green]pass[/green]" if r["passed"] else f"[red]FAIL {r['reason']}[/red]",
         )
@@ -222,6 +224,11 @@ def bench(
     if csv:
         results.write_csv(record, csv)
     console.print(bench_table(record))
+    clocks = record.get("clocks_during_timing") or {}
+    if clocks.get("samples"):
+        c, p = clocks["sm_clock_mhz"], clocks["power_w"]
+        console.print(f"during timing: SM clock {c['median']:.0f} MHz (min {c['min']:.0f}), "
+                      f"power {p['median']:.0f} W (max {p['max']:.0f}), {clocks['samples']} samples")
     console.print(f"results: {path}")
     raise typer.Exit(0 if all(r["passed"] for r in record["results"]) else 1)
 
@@ -232,17 +239,16 @@ def inspect(
     arch: Annotated[str | None, typer.Option(help="target, e.g. sm_90a (default: the GPU's, or sm_90a)")] = None,
 ) -> None:
     """Registers, shared memory, stack, spills, SASS instruction mix and (on a GPU) occupancy."""
-    from .bench.inspect import inspect_launches
+    from .bench.inspect import TABLES, inspect_launches
 
     rows = inspect_launches(_names_or_exit(names), arch)
-    table = Table(title=f"resources and SASS mix ({rows[0]['arch'] if rows else arch})")
-    cols = ["name", "kernel", "threads", "regs", "smem B", "stack B", "spills", "FFMA", "LDS",
-            "LDS.128", "LDG.128", "STG.128", "LDGSTS", "HMMA", "HGMMA", "BAR", "LDL/STL", "occupancy"]
-    for col in cols:
-        table.add_column(col, overflow="fold")
-    for r in rows:
-        table.add_row(*[str(r.get(c, "-")) for c in cols])
-    console.print(table)
+    for title, cols in TABLES.items():
+        table = Table(title=f"{title} ({rows[0]['arch'] if rows else arch})")
+        for col in cols:
+            table.add_column(col, overflow="fold")
+        for r in rows:
+            table.add_row(*[str(r.get(c, "-")) for c in cols])
+        console.print(table)
 
 
 @app.command()

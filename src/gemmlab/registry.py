@@ -403,6 +403,8 @@ REGISTRY: dict[str, Implementation] = {impl.name: impl for impl in IMPLEMENTATIO
 
 #: The implementation every benchmark compares against.
 BASELINE = "torch"
+#: The yardstick of the `tf32` rungs, compared against when it is in the same run.
+TF32_BASELINE = "torch-tf32"
 
 
 class UnknownImplementation(KeyError):

@@ -103,3 +103,60 @@ def peak_for(precision: Precision, ceilings: dict[str, float | None]) -> float |
     if tf32 is None:
         return None
     return tf32 / 3 if precision == Precision.FP32X3 else tf32
+
+
+class ClockSampler:
+    """The SM clock and board power while a block runs, sampled by nvidia-smi every 100 ms.
+
+    Tensor-core work drives an H200 to its power cap and the SM clock down with it
+    (LADDER.md §6), so a timing means little without the clock it ran at.
+    Without nvidia-smi the summary says so instead of inventing figures.
+    """
+
+    FIELDS = ("clocks.sm", "power.draw", "clocks_event_reasons.active")
+
+    def __init__(self, device_index: int = 0, period_ms: int = 100):
+        self.cmd = ["nvidia-smi", f"--query-gpu={','.join(self.FIELDS)}", "--format=csv,noheader,nounits",
+                    "-i", str(device_index), f"-lms={period_ms}"]
+        self.proc: subprocess.Popen | None = None
+        self.lines: list[str] = []
+
+    def __enter__(self) -> ClockSampler:
+        try:
+            self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                         text=True)
+        except OSError:
+            self.proc = None
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.proc is None:
+            return
+        self.proc.terminate()
+        try:
+            out, _ = self.proc.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            out, _ = self.proc.communicate()
+        self.lines = [line for line in out.splitlines() if line.strip()]
+
+    def summary(self) -> dict:
+        clocks, power, reasons = [], [], set()
+        for line in self.lines:
+            parts = [p.strip() for p in line.split(",")]
+            try:
+                clocks.append(float(parts[0]))
+                power.append(float(parts[1]))
+            except (ValueError, IndexError):
+                continue
+            if len(parts) > 2:
+                reasons.add(parts[2])
+        if not clocks:
+            return {"samples": 0, "note": "nvidia-smi gave no samples"}
+
+        def stats(xs: list[float]) -> dict:
+            xs = sorted(xs)
+            return {"median": xs[len(xs) // 2], "min": xs[0], "max": xs[-1]}
+
+        return {"samples": len(clocks), "sm_clock_mhz": stats(clocks), "power_w": stats(power),
+                "throttle_reasons": sorted(reasons)}

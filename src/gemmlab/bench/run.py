@@ -10,6 +10,7 @@ harness times what runs on the CPU with a host clock, labelled as such.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -91,6 +92,11 @@ def time_interleaved(
     return marks, errors
 
 
+def _median_of(entries: list[_Entry], name: str) -> float | None:
+    e = next((e for e in entries if e.impl.name == name), None)
+    return summarize(e.times)["median_ms"] if e and e.times else None
+
+
 def _kernel_used(impl: registry.Implementation, a, b, c, m, n, k) -> str | None:
     if a.device.type != "cuda":
         return None
@@ -138,10 +144,12 @@ def run(
         step += 1
 
     flush = torch.empty(FLUSH_BYTES // 4, dtype=torch.float32, device=device) if flush_l2 and gpu else None
-    times, errors = time_interleaved(
-        {e.impl.name: partial(e.impl.solve, a, b, e.c, m, n, k) for e in entries},
-        {e.impl.name: e.c for e in entries}, warmup, iters, gpu,
-        before_each=flush.zero_ if flush is not None else None, progress=say)
+    sampler = device_info.ClockSampler(torch.cuda.current_device()) if gpu else None
+    with sampler or contextlib.nullcontext():
+        times, errors = time_interleaved(
+            {e.impl.name: partial(e.impl.solve, a, b, e.c, m, n, k) for e in entries},
+            {e.impl.name: e.c for e in entries}, warmup, iters, gpu,
+            before_each=flush.zero_ if flush is not None else None, progress=say)
     for e in entries:
         e.error = errors.get(e.impl.name, "")
         e.times = times.get(e.impl.name, [])
@@ -152,8 +160,8 @@ def run(
     info = device_info.gpu() if gpu else {"name": "cpu"}
     peaks = device_info.peaks(info) if gpu else {"fp32": None, "tf32": None}
     flop = problem.flops(m, n, k)
-    base = next((e for e in live if e.impl.name == registry.BASELINE), None)
-    base_ms = summarize(base.times)["median_ms"] if base and base.times else None
+    base_ms = _median_of(live, registry.BASELINE)
+    tf32_ms = _median_of(live, registry.TF32_BASELINE)
 
     rows = []
     for e in entries:
@@ -174,6 +182,7 @@ def run(
             "times_ms": e.times,
             "tflops": speed,
             "ratio_vs_cublas": base_ms / s["median_ms"] if base_ms else None,
+            "ratio_vs_cublas_tf32": tf32_ms / s["median_ms"] if tf32_ms else None,
             "fraction_of_peak": speed / peak if peak else None,
             "passed": ok, "reason": reason, "gate": GATES[e.impl.precision],
             "figures": fig.to_dict(),
@@ -191,6 +200,8 @@ def run(
         "timing": "cuda-events, interleaved" if gpu else "host clock (CPU figures)",
         "baseline": registry.BASELINE,
         "peaks_tflops": peaks,
+        # Sampled over the warm-ups and timed rounds of all implementations together.
+        "clocks_during_timing": sampler.summary() if sampler else None,
         "skipped": skipped,
         "results": rows,
     }

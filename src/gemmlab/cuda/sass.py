@@ -3,8 +3,9 @@
 The machine code answers questions the source cannot: are the loads really
 16 bytes wide (``LDG.E.128``, ``LDS.128``), does the copy engine run
 (``LDGSTS``), are the tensor cores used and through which path (``HMMA`` for
-mma.sync/WMMA, ``HGMMA`` for wgmma), did an array go to local memory
-(``LDL``/``STL``).
+mma.sync/WMMA, ``HGMMA`` for wgmma), does TMA load the tiles (``UTMALDG``),
+do warpgroups trade registers (``USETMAXREG``), did an array go to local
+memory (``LDL``/``STL``).
 """
 
 from __future__ import annotations
@@ -79,6 +80,8 @@ MIX = {
     "LDGSTS": lambda op: op.startswith("LDGSTS"),
     "HMMA": lambda op: op.startswith("HMMA"),
     "HGMMA": lambda op: op.startswith("HGMMA"),
+    "UTMALDG": lambda op: op.startswith("UTMALDG"),
+    "SETMAXREG": lambda op: op.startswith("USETMAXREG"),
     "BAR": lambda op: op.startswith("BAR"),
     "LDL/STL": lambda op: op.startswith(("LDL", "STL")),
 }
