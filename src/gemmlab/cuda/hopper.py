@@ -25,7 +25,8 @@ from .tma import matrix_map
 #: The reduction step of a stage: one 128-byte row of floats, the span of the 128-byte swizzle.
 STEP = 32
 SWIZZLE_BYTES = 128
-TRANSPOSE = Kernel("hopper_prepass.cu", "transpose_tf32", (32, 8))
+TRANSPOSE = Kernel("hopper_prepass.cu", "transpose_tf32", (256, 1))
+TRANSPOSE_TILE = 64
 ROUND_ROWS = Kernel("hopper_prepass.cu", "round_rows_tf32", (256, 1))
 _ALIGN = 1024
 
@@ -77,7 +78,8 @@ class TmaOperands:
         m, n, k = call.m, call.n, call.k
         ld = pitch(n)
         bt = workspace.data_ptr()
-        steps = [Step(TRANSPOSE, (-(-k // 32), -(-ld // 32), 1),
+        tt = TRANSPOSE_TILE
+        steps = [Step(TRANSPOSE, (-(-k // tt), -(-ld // tt), 1),
                       (call.b.data_ptr(), bt, cl.i32(n), cl.i32(k), cl.i32(ld)))]
         if self.copy_a:
             a, a_pitch = bt + _up(k * ld * 4), ld * 4

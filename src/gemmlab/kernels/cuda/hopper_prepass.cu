@@ -10,21 +10,43 @@
 // The padding columns are written as zeros, so no pass reads stale values.
 #include "common.cuh"
 
-// 32×32 tiles through shared memory: coalesced reads along B's rows and
-// coalesced writes along Bᵀ's rows; the +1 column avoids bank conflicts.
+// 64×64 tiles through shared memory, 16 values per thread: B's rows are read
+// and Bᵀ's rows written 16 bytes at a time where the shape allows (K % 4 == 0
+// and an aligned B for reads; rows of Bᵀ are padded to a multiple of 4, so writes always can),
+// so enough bytes are in flight to run at memory speed. The +1 column avoids
+// bank conflicts on the column-wise reads.
 extern "C" __global__ void __launch_bounds__(256) transpose_tf32(const float* __restrict__ B,
                                                                 float* __restrict__ Bt, int N,
                                                                 int K, int LDN) {
-    __shared__ float tile[32][33];
-    const int k0 = blockIdx.x * 32, n0 = blockIdx.y * 32;
-    for (int i = threadIdx.y; i < 32; i += 8) {
-        const int n = n0 + i, k = k0 + threadIdx.x;
-        tile[i][threadIdx.x] = (n < N && k < K) ? __uint_as_float(tf32_bits(B[(size_t)n * K + k])) : 0.0f;
+    __shared__ float tile[64][65];  // tile[n][k]
+    const int k0 = blockIdx.x * 64, n0 = blockIdx.y * 64;
+    const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+    const bool vec = K % 4 == 0 && reinterpret_cast<size_t>(B) % 16 == 0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const int n = n0 + ty + 16 * i, k = k0 + 4 * tx;
+        float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        if (n < N) {
+            const float* src = &B[(size_t)n * K + k];
+            if (vec && k < K) {
+                const float4 x = *reinterpret_cast<const float4*>(src);
+                v[0] = x.x, v[1] = x.y, v[2] = x.z, v[3] = x.w;
+            } else {
+                for (int j = 0; j < 4; ++j) v[j] = k + j < K ? src[j] : 0.0f;
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < 4; ++j) tile[ty + 16 * i][4 * tx + j] = __uint_as_float(tf32_bits(v[j]));
     }
     __syncthreads();
-    for (int i = threadIdx.y; i < 32; i += 8) {
-        const int k = k0 + i, n = n0 + threadIdx.x;
-        if (k < K && n < LDN) Bt[(size_t)k * LDN + n] = tile[threadIdx.x][i];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const int k = k0 + ty + 16 * i, n = n0 + 4 * tx;
+        if (k >= K || n >= LDN) continue;
+        // Columns past N are the padding: zeros (the tile holds zeros there).
+        const float4 x = make_float4(tile[4 * tx][ty + 16 * i], tile[4 * tx + 1][ty + 16 * i],
+                                     tile[4 * tx + 2][ty + 16 * i], tile[4 * tx + 3][ty + 16 * i]);
+        *reinterpret_cast<float4*>(&Bt[(size_t)k * LDN + n]) = x;
     }
 }
 
