@@ -27,12 +27,12 @@ for step in "$@"; do
     sanitize) run sanitize 900 gemmlab check --sanitize ;;
     pytest-all) run pytest-all 900 python3 -m pytest -q tests ;;
     tune) run tune 400 bash scripts/tune_h200.sh ;;
-    new) run new 400 gemmlab check ${NEW_RUNGS:-warptile triton-tf32x3 triton-presplit} --seed 2026 ;;
+    new) run new 400 gemmlab check ${NEW_RUNGS:-mma-tf32 wgmma-tma wgmma-ws torch-tf32} --seed 2026 ;;
     new-tests) run new-tests 400 python3 -m pytest -q tests/test_properties.py tests/test_gpu.py \
                  -k "${NEW_TESTS:-warptile or presplit or tf32x3 or other_stream or illegal_address}" ;;
     study) run study 300 gemmlab study buffering --out "$LOGS/results"
            cp "$(ls -t "$LOGS"/results/studies/*/*.json | head -1)" "$OUT/study-buffering.json" ;;
-    sweep) run sweep 400 gemmlab sweep --out "$LOGS/results"
+    sweep) run sweep 400 gemmlab sweep ${SWEEP_RUNGS:-} --out "$LOGS/results"
            cp "$(ls -t "$LOGS"/results/*/sweep-*.json | head -1)" "$OUT/sweep.json" ;;
     *) echo "unknown step $step" ;;
   esac

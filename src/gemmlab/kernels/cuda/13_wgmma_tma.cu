@@ -28,28 +28,6 @@
 #define B_BYTES (BN * BK * 4)
 #define STAGE_BYTES (A_BYTES + B_BYTES)
 
-// Store one warpgroup's 64×BN accumulators. Register i of a thread holds row
-// 16·warp + lane/4 (+8 when bit 1 of i is set), column 8·(i/4) + 2·(lane%4) + i%2.
-template <int R>
-__device__ __forceinline__ void store_tile(const float (&d)[R], float* C, int M, int K, int row0,
-                                           int col0, int thread) {
-    const int warp = thread / 32, g = (thread % 32) / 4, q = thread % 4;
-    const bool pairs = (K % 2 == 0) && (reinterpret_cast<size_t>(C) % 8 == 0);
-#pragma unroll
-    for (int i = 0; i < R; i += 2) {
-        const int r = row0 + 16 * warp + g + 8 * ((i >> 1) & 1);
-        const int c = col0 + 8 * (i >> 2) + 2 * q;
-        if (r >= M || c >= K) continue;
-        float* dst = &C[(size_t)r * K + c];
-        if (pairs) {
-            *reinterpret_cast<float2*>(dst) = make_float2(d[i], d[i + 1]);
-        } else {
-            dst[0] = d[i];
-            if (c + 1 < K) dst[1] = d[i + 1];
-        }
-    }
-}
-
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     wgmma_tma(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ TmaDesc tma_b,
               float* __restrict__ C, int M, int N, int K) {

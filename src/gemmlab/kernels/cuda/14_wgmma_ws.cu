@@ -52,36 +52,6 @@
 #define B_BYTES (BN * BK * 4)
 #define STAGE_BYTES (A_BYTES + B_BYTES)
 
-// Store one warpgroup's 64×BN accumulators; see 13_wgmma_tma.cu for the map.
-template <int R>
-__device__ __forceinline__ void store_tile(const float (&d)[R], float* C, int M, int K, int row0,
-                                           int col0, int thread) {
-    const int warp = thread / 32, g = (thread % 32) / 4, q = thread % 4;
-    const bool pairs = (K % 2 == 0) && (reinterpret_cast<size_t>(C) % 8 == 0);
-#pragma unroll
-    for (int i = 0; i < R; i += 2) {
-        const int r = row0 + 16 * warp + g + 8 * ((i >> 1) & 1);
-        const int c = col0 + 8 * (i >> 2) + 2 * q;
-        if (r >= M || c >= K) continue;
-        float* dst = &C[(size_t)r * K + c];
-        if (pairs) {
-            *reinterpret_cast<float2*>(dst) = make_float2(d[i], d[i + 1]);
-        } else {
-            dst[0] = d[i];
-            if (c + 1 < K) dst[1] = d[i + 1];
-        }
-    }
-}
-
-// Tile number → (tile row, tile column), GROUP_M tile rows at a time.
-__device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, int& tm, int& tn) {
-    const int per_group = GROUP_M * tiles_n;
-    const int first = (tile / per_group) * GROUP_M;
-    const int rows = min(tiles_m - first, GROUP_M);
-    tm = first + (tile % per_group) % rows;
-    tn = (tile % per_group) / rows;
-}
-
 // This thread's A fragments for one stage, rounded to TF32. TMA wrote each
 // 128-byte row r with 16-byte chunk j at chunk j ^ (r % 8); this thread's rows
 // are 8 apart, so both have r % 8 == g.
@@ -180,7 +150,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         int it = 0;
         for (int tile = first; tile < tiles; tile += stride) {
             int tm, tn;
-            tile_coords(tile, tiles_m, tiles_n, tm, tn);
+            tile_coords(tile, tiles_m, tiles_n, GROUP_M, tm, tn);
             tm = tm * CLUSTER + rank;
             for (int t = 0; t < steps; ++t, ++it) {
                 const int s = it % STAGES;
@@ -212,7 +182,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     unsigned af0[16], af1[16];  // two sets: an in-flight wgmma may still read the other
     for (int tile = first; tile < tiles; tile += stride) {
         int tm, tn;
-        tile_coords(tile, tiles_m, tiles_n, tm, tn);
+        tile_coords(tile, tiles_m, tiles_n, GROUP_M, tm, tn);
         tm = tm * CLUSTER + rank;
 #pragma unroll
         for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;

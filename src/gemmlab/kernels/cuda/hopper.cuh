@@ -235,6 +235,41 @@ __device__ __forceinline__ void wgmma_tf32_ra<256>(float (&d)[128], const unsign
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
 }
 
+// ---- Epilogue and tile order shared by the wgmma rungs.
+
+// Store one warpgroup's 64×N accumulators (N = 2R). Register i of a thread holds row
+// 16·warp + lane/4 (+8 when bit 1 of i is set), column 8·(i/4) + 2·(lane%4) + i%2.
+template <int R>
+__device__ __forceinline__ void store_tile(const float (&d)[R], float* C, int M, int K, int row0,
+                                           int col0, int thread) {
+    const int warp = thread / 32, g = (thread % 32) / 4, q = thread % 4;
+    const bool pairs = (K % 2 == 0) && (reinterpret_cast<size_t>(C) % 8 == 0);
+#pragma unroll
+    for (int i = 0; i < R; i += 2) {
+        const int r = row0 + 16 * warp + g + 8 * ((i >> 1) & 1);
+        const int c = col0 + 8 * (i >> 2) + 2 * q;
+        if (r >= M || c >= K) continue;
+        float* dst = &C[(size_t)r * K + c];
+        if (pairs) {
+            *reinterpret_cast<float2*>(dst) = make_float2(d[i], d[i + 1]);
+        } else {
+            dst[0] = d[i];
+            if (c + 1 < K) dst[1] = d[i + 1];
+        }
+    }
+}
+
+// Tile number → (tile row, tile column), group_m tile rows at a time, so that
+// the blocks working at one time share rows of A and columns of B in L2.
+__device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, int group_m, int& tm,
+                                            int& tn) {
+    const int per_group = group_m * tiles_n;
+    const int first = (tile / per_group) * group_m;
+    const int rows = min(tiles_m - first, group_m);
+    tm = first + (tile % per_group) % rows;
+    tn = (tile % per_group) / rows;
+}
+
 // Warp-specialised kernels move registers from the producer to the consumers.
 template <int REGS>
 __device__ __forceinline__ void regs_release() {
