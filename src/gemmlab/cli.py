@@ -67,7 +67,7 @@ Names = Annotated[list[str] | None, typer.Argument(help="implementation names (d
 AsJson = Annotated[bool, typer.Option("--json", help="print the result as JSON on stdout; "
                                                      "messages go to stderr")]
 Seed = Annotated[int | None, typer.Option(help="seed of the inputs (default: fresh, and reported)")]
-CPU_NOTE = ("CPU timings are indicative only: on a shared CPU the same run can vary tenfold; "
+CPU_NOTE = ("CPU timings are indicative only: identical CPU runs have differed fiftyfold; "
             "compare implementations on a GPU.")
 
 
