@@ -17,6 +17,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.markdown import Markdown
+from rich.markup import escape
 from rich.table import Table
 
 from . import __version__, runtime
@@ -176,7 +177,7 @@ def cases_table(title: str, rows: list[dict]) -> Table:
             r["case"], "×".join(map(str, r["shape"])), str(r["seed"]), _STATUS[r["status"]],
             _fmt(f.get("max_abs")), _fmt(f.get("norm_max")), _fmt(f.get("rel_fro")),
             str(f.get("leetgpu_violations", "-")), str(f.get("unwritten", "-")),
-            f"{r['seconds'] * 1e3:.2f}" if r.get("seconds") is not None else "-", note,
+            f"{r['seconds'] * 1e3:.2f}" if r.get("seconds") is not None else "-", escape(note),
         )
     return table
 
@@ -272,11 +273,11 @@ def check(
             status, why = _outcome(j)
             entry["cases"] = [r.to_dict() for r in j.results]
         else:
-            ui.print(f"[yellow]{impl.name}: not run: {why}[/yellow]")
+            ui.print(f"[yellow]{impl.name}: not run: {escape(why)}[/yellow]")
             status = "not run"
         tally.skip(why) if status == "not run" else tally.add(status == "passed")
         report.append(entry | {"status": status, "reason": why})
-    ui.print(tally.line())
+    ui.print(escape(tally.line()))
     if as_json:
         machine.emit({"device": runtime.gpu_name(), "seed": seed, "implementations": report,
                       "summary": tally.to_dict()})
@@ -300,7 +301,7 @@ def bench_table(record: dict) -> Table:
     for r in sorted(record["results"], key=lambda r: (r["rung"], r["name"])):
         if "median_ms" not in r:
             table.add_row(str(r["rung"]), r["name"], r["precision"], kernel_label(record, r),
-                          "-", "-", "-", "-", "-", "-", f"[red]ERROR {r['reason']}[/red]")
+                          "-", "-", "-", "-", "-", "-", f"[red]ERROR {escape(r['reason'])}[/red]")
             continue
         ratio = r["ratio_vs_cublas"]
         frac = r["fraction_of_peak"]
@@ -309,7 +310,7 @@ def bench_table(record: dict) -> Table:
             f"{r['median_ms']:.3f}", f"{r['min_ms']:.3f}", f"{r['max_ms']:.3f}",
             f"{r['tflops']:.2f}", f"{ratio:.2f}×" if ratio else "-",
             f"{100 * frac:.0f}%" if frac else "-",
-            "[green]pass[/green]" if r["passed"] else f"[red]FAIL {r['reason']}[/red]",
+            "[green]pass[/green]" if r["passed"] else f"[red]FAIL {escape(r['reason'])}[/red]",
         )
     return table
 
@@ -339,12 +340,12 @@ def finish(record: dict, path: Path, ui: Console, as_json: bool) -> None:
 
     ui.print(bench_table(record))
     for name, why in record["skipped"].items():
-        ui.print(f"[yellow]{name}: not run: {why}[/yellow]")
+        ui.print(f"[yellow]{name}: not run: {escape(why)}[/yellow]")
     ui.print(f"results: {path}")
     if record.get("platform") == "cpu":
         ui.print(f"[yellow]{CPU_NOTE}[/yellow]")
     tally = record_tally(record)
-    ui.print(tally.line())
+    ui.print(escape(tally.line()))
     if as_json:
         machine.emit(results.validate(record))
     raise typer.Exit(int(tally.exit_code()))
@@ -566,7 +567,7 @@ def sweep(
     table, tally = sweep_table(record)
     ui.print(table)
     ui.print(f"results: {path}")
-    ui.print(tally.line())
+    ui.print(escape(tally.line()))
     if as_json:
         machine.emit(record)
     raise typer.Exit(int(tally.exit_code()))
@@ -579,7 +580,7 @@ TEMPLATES = {"cuda": "solution.cu", "torch": "solution_torch.py", "triton": "sol
 @app.command()
 @guarded
 def new(
-    framework: Annotated[str, typer.Option(help="cuda, torch, triton or jax")] = "cuda",
+    framework: Annotated[str, typer.Option(metavar="FRAMEWORK", help="cuda, torch, triton or jax")] = "cuda",
     path: Annotated[Path | None, typer.Argument(help="where to write it (default: the template's name)",
                                                 metavar="PATH")] = None,
     force: Annotated[bool, typer.Option(help="overwrite an existing file")] = False,
@@ -672,5 +673,5 @@ def _sanitize_impls(impls: list[registry.Implementation]) -> None:
         table.add_row(tool, "did not finish" if f.errors is None else str(f.errors),
                       ", ".join(named) or "-", f.excerpt[-800:] if f.errors else "")
     console.print(table)
-    console.print(f"compute-sanitizer tools: {tally.line()}")
+    console.print(escape(f"compute-sanitizer tools: {tally.line()}"))
     raise typer.Exit(int(tally.exit_code()))
