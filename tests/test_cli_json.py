@@ -39,7 +39,7 @@ def test_explain_json_by_rung_lists_each_implementation_with_its_launches():
 def test_check_json_stdout_is_only_json_and_holds_every_case():
     result, doc = document("check", "torch", "naive", "--group", "example", "--seed", "5")
     assert result.exit_code == 0, result.output
-    assert doc["seed"] == 5 and doc["summary"]["passed"] == 1
+    assert doc["seed"] == 5 and doc["summary"]["passed"] == (2 if HAS_GPU else 1)
     torch_entry, naive_entry = doc["implementations"]
     assert torch_entry["status"] == "passed"
     assert [c["case"] for c in torch_entry["cases"]] == ["example-1", "example-2"]
