@@ -6,7 +6,7 @@
 # Triton and about 20 nvidia-* wheels: a 5.6 GB environment); PyTorch's CPU
 # index serves the CPU-only build. To choose, set
 #   GEMMLAB_TORCH_INDEX=https://download.pytorch.org/whl/cpu
-# and torch, with its own dependencies, comes from that index alone.
+# and torch, with its own dependencies, is installed first with --index-url that index.
 #
 # Variables: GEMMLAB_VENV (default .venv), GEMMLAB_TORCH_INDEX (default: pip's own index).
 
