@@ -488,11 +488,14 @@ def report(
     if kind == "sweep":
         if readme:
             raise UsageError("a sweep has no README block; its plot is the report")
-        console.print(f"wrote {rep.plot_sweep(record, target, stem=record_path.stem)}")
+        with console.status("plotting the sweep…"):
+            path = rep.plot_sweep(record, target, stem=record_path.stem)
+        console.print(f"wrote {path}")
         return
     tag = rep.block_tag(record)
     text = usage.block_file(readme, tag) if readme else None
-    table, paths = rep.write_report(record, target, tag)
+    with console.status(f"writing {tag}.md and its plots into {target}…"):
+        table, paths = rep.write_report(record, target, tag)
     if readme and text is not None:
         readme.write_text(rep.replace_block(text, table, tag=tag))
         paths.append(readme)
