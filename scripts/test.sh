@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
-# Install into a fresh virtual environment and run the whole CPU test suite.
+# README's test command and what CI runs (.ci/run): a virtual environment,
+# gemmlab with its test tools, ruff, then the CPU test suite ("$@" goes to pytest).
 # No GPU is needed: CUDA kernels are compiled for sm_90a and disassembled,
 # Triton kernels run through its interpreter, the harness runs on CPU tensors.
+#
+# torch is pinned so that CI runs are repeatable. The pin does not keep out the
+# multi-GB CUDA build: whether torch==2.13.0 arrives as the CPU or the CUDA
+# build depends on the index (see scripts/venv.sh); GEMMLAB_TORCH_INDEX chooses.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-VENV="${GEMMLAB_VENV:-.venv}"
-python3 -m venv "$VENV"
-. "$VENV/bin/activate"
-python -m pip install -q --upgrade pip
-# CPU torch first and pinned: an unpinned torch would pull a multi-GB CUDA build.
-python -m pip install -q "torch==2.13.0"
-python -m pip install -q -e ".[test]"
+. scripts/venv.sh
+enter_venv
+install_torch "torch==2.13.0"
+step "gemmlab, its dependencies and its test tools (pytest, hypothesis, ruff, triton)"
+python -m pip install --progress-bar on -e ".[test]"
+step "ruff check src tests"
 ruff check src tests
+step "pytest"
 python -m pytest -q "$@"

@@ -1,44 +1,139 @@
-"""The CLI commands run end to end (typer's test runner)."""
+"""The CLI commands run end to end (typer's test runner): output, help, labels and progress."""
 
 from __future__ import annotations
 
-import torch
-from typer.testing import CliRunner
+import pytest
+import typer
 
+from gemmlab import __version__, cli, registry
 from gemmlab.cli import app
+from tests.clitools import HAS_GPU, invoke, last_line
 
-runner = CliRunner()
+#: The judge command's help belongs to the judge's own rewrite.
+OWN_COMMANDS = ("list", "explain", "check", "bench", "inspect", "report", "study", "sweep", "new")
 
 
 def test_list_shows_every_rung():
-    from gemmlab import registry
-
-    result = runner.invoke(app, ["list"])
+    result = invoke("list")
     assert result.exit_code == 0, result.output
     for impl in registry.IMPLEMENTATIONS:
         assert impl.name in result.output
 
 
+def test_list_fits_80_columns(monkeypatch):
+    monkeypatch.setattr(cli.console, "width", 80)
+    result = invoke("list")
+    assert result.exit_code == 0
+    assert max(len(line) for line in result.output.splitlines()) <= 80
+    for impl in registry.IMPLEMENTATIONS:
+        assert f" {impl.name} " in result.output  # never folded
+
+
 def test_explain():
-    result = runner.invoke(app, ["explain", "float4"])
+    result = invoke("explain", "float4")
     assert result.exit_code == 0, result.output
     assert "N % 4 == 0" in result.output and "float4_tiled" in result.output
 
 
+def test_explain_takes_a_rung_number_and_labels_kernels_as_bench_does():
+    result = invoke("explain", "7")
+    assert result.exit_code == 0, result.output
+    for name in ("float4", "float4-bk16", "float4-128"):
+        assert f"{name}: facts" in result.output
+    assert "kernel float4_tiled[BM=64,BK=32,UNROLL_K=32,MIN_BLOCKS=2,EXACT_TILES=1]" in result.output
+    assert "{'" not in result.output  # no Python dicts
+    assert result.output.count("Rung 7") == 1  # the shared notes once
+
+
 def test_unknown_name_is_an_error():
-    result = runner.invoke(app, ["check", "nope"])
+    result = invoke("check", "nope")
     assert result.exit_code == 2 and "unknown implementation" in result.output
 
 
 def test_check_passes_torch_and_marks_cuda_not_run():
-    result = runner.invoke(app, ["check", "torch", "naive", "--seed", "3", "--group", "notes"])
+    result = invoke("check", "torch", "naive", "--seed", "3", "--group", "notes")
     assert result.exit_code == 0, result.output
     assert "pass" in result.output
-    if not torch.cuda.is_available():
+    if not HAS_GPU:
         assert "naive: not run" in result.output
 
 
 def test_check_custom_shape():
-    result = runner.invoke(app, ["check", "torch", "--shape", "7", "9", "11"])
+    result = invoke("check", "torch", "--shape", "7", "9", "11")
     assert result.exit_code == 0, result.output
     assert "7×9×11" in result.output
+
+
+@pytest.mark.skipif(HAS_GPU, reason="the CPU's labels")
+def test_check_says_triton_ran_through_its_interpreter():
+    result = invoke("check", "triton", "--group", "example")
+    assert result.exit_code == 0, result.output
+    assert "triton (fp32) on cpu, through the Triton interpreter" in result.output
+
+
+@pytest.mark.skipif(HAS_GPU, reason="the CPU's labels")
+def test_cpu_bench_names_its_baseline_and_says_figures_are_indicative(tmp_path):
+    result = invoke("bench", "torch", "triton", "--shape", "32", "32", "32", "--iters", "1",
+                    "--warmup", "0", "--out", tmp_path)
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.output.split())
+    assert "No CUDA GPU here: CPU figures, indicative only" in out
+    assert "vs CPU torch" in out and "vs cuBLAS" not in out
+    assert "Triton interpreter" in out and "indicative only" in out
+    assert last_line(result) == "2 passed, 0 failed, 0 not run"
+
+
+def test_cpu_report_names_its_baseline():
+    from gemmlab.bench.report import markdown_table
+
+    record = {"shape": [8, 8, 8], "device": {"name": "cpu"}, "timing": "host clock", "iters": 1,
+              "warmup": 0, "date": "d", "platform": "cpu", "results": [
+                  {"name": "triton", "family": "triton", "rung": 11, "precision": "fp32",
+                   "kernel": None, "passed": False, "reason": "x"}]}
+    md = markdown_table(record)
+    assert "vs CPU torch" in md and "Triton interpreter" in md and "indicative only" in md
+
+
+def test_progress_is_shown_for_each_long_step(monkeypatch):
+    seen = []
+    real = cli.progress_bar
+
+    def recording(con=None):
+        bar, update = real(con)
+        return bar, lambda message, done, total: (seen.append(message), update(message, done, total))
+
+    monkeypatch.setattr(cli, "progress_bar", recording)
+    assert invoke("check", "torch", "--group", "example").exit_code == 0
+    assert any(m.startswith("judging torch: example-2") for m in seen), seen
+    seen.clear()
+    assert invoke("inspect", "naive", "naive-fma").exit_code == 0
+    assert [m for m in seen if m.startswith("compiling")] == [
+        "compiling and disassembling naive", "compiling and disassembling naive-fma"]
+
+
+def _commands():
+    group = typer.main.get_command(app)
+    return {name: group.commands[name] for name in OWN_COMMANDS}
+
+
+@pytest.mark.parametrize("name", OWN_COMMANDS)
+def test_every_option_and_argument_is_described(name):
+    command = _commands()[name]
+    assert command.help
+    for param in command.params:
+        assert getattr(param, "help", None), f"{name} {param.name} has no help"
+
+
+@pytest.mark.parametrize("name", OWN_COMMANDS)
+def test_help_placeholders_read_as_typed(name):
+    result = invoke(name, "-h")
+    assert result.exit_code == 0, result.output
+    for odd in ("<bool>", "<list[", "<int,int,int>", "<str>"):
+        assert odd not in result.output, (odd, result.output)
+
+
+def test_shape_placeholder_and_version():
+    assert "M N K" in invoke("bench", "--help").output
+    result = invoke("--version")
+    assert result.exit_code == 0 and result.output.strip() == f"gemmlab {__version__}"
+    assert invoke("-h").exit_code == 0

@@ -1,8 +1,15 @@
-"""The `gemmlab` command line: list, explain, check, inspect, bench, report, study, sweep, judge, new."""
+"""The `gemmlab` command line: list, explain, check, inspect, bench, report, study, sweep, judge, new.
+
+Every command exits 0 (passed), 1 (failed), 2 (usage error, found before
+anything runs or is written) or 3 (could not run here), with a one-line reason
+for 2 and 3 (`gemmlab.exits`). With `--json`, stdout holds only the JSON
+document and every message goes to stderr.
+"""
 
 from __future__ import annotations
 
 import math
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -10,23 +17,30 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.markdown import Markdown
+from rich.markup import escape
 from rich.table import Table
 
-from . import runtime
+from . import __version__, runtime
 
 runtime.configure()
 
 from . import registry  # noqa: E402  (after the Triton interpreter switch)
+from .exits import Exit  # noqa: E402
 from .judge.cases import Case, fresh_seed, standard_cases  # noqa: E402
 from .judge.runner import Judgement, judge  # noqa: E402
+from .ui import helpfmt, machine, usage  # noqa: E402
+from .ui.errors import CannotRun, UsageError, guarded  # noqa: E402
+from .ui.tally import Tally  # noqa: E402
+
+helpfmt.install()
 
 
-def progress_bar():
+def progress_bar(con: Console | None = None):
     """A rich progress bar and the `progress(message, done, total)` callback that drives it."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TimeElapsedColumn(), console=console, transient=True)
+                   TimeElapsedColumn(), console=con or console, transient=True)
     task = bar.add_task("starting", total=None)
 
     def update(message: str, done: int, total: int) -> None:
@@ -35,49 +49,101 @@ def progress_bar():
     return bar, update
 
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
+                  context_settings={"help_option_names": ["-h", "--help"]},
                   help="LeetGPU's FP32 matrix multiplication: the ladder, the judge, the benchmark.")
-console = Console(width=None if sys.stdout.isatty() else 200)
-
-Names = Annotated[list[str] | None, typer.Argument(help="implementation names (default: all)")]
 
 
-def _names_or_exit(names: list[str] | None) -> list[registry.Implementation]:
-    try:
-        return registry.select(names)
-    except registry.UnknownImplementation as exc:
-        console.print(f"[red]{exc}[/red]")
-        raise typer.Exit(2) from None
+def _width(stream) -> int | None:
+    """A terminal's own width (or $COLUMNS); 200 columns for logs, so tables do not fold."""
+    return None if stream.isatty() or os.environ.get("COLUMNS") else 200
+
+
+console = Console(width=_width(sys.stdout))
+#: Where a `--json` command's tables and messages go, so that stdout holds only JSON.
+side = Console(stderr=True, width=_width(sys.stderr))
+
+Names = Annotated[list[str] | None, typer.Argument(help="implementation names (default: all)",
+                                                   metavar="NAME", show_default=False)]
+AsJson = Annotated[bool, typer.Option("--json", help="print the result as JSON on stdout; "
+                                                     "messages go to stderr")]
+Seed = Annotated[int | None, typer.Option(help="seed of the inputs (default: fresh, and reported)")]
+CPU_NOTE = ("CPU timings are indicative only: identical CPU runs have differed fiftyfold; "
+            "compare implementations on a GPU.")
+
+
+def _ui(as_json: bool) -> Console:
+    return side if as_json else console
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        print(f"gemmlab {__version__}")
+        raise typer.Exit(int(Exit.PASSED))
+
+
+@app.callback()
+def _options(
+    version: Annotated[bool, typer.Option("--version", callback=_show_version, is_eager=True,
+                                          help="print the version and exit")] = False,
+) -> None:
+    """LeetGPU's FP32 matrix multiplication: the ladder, the judge, the benchmark."""
 
 
 @app.command("list")
-def list_() -> None:
-    """The registry as a table."""
-    table = Table(title="gemmlab implementations")
-    for col in ("rung", "name", "family", "precision", "min cc", "idea", "sources"):
-        table.add_column(col)
+@guarded
+def list_(as_json: AsJson = False) -> None:
+    """The registry: every rung, its family, precision class and idea."""
+    if as_json:
+        machine.emit([machine.implementation(i) for i in registry.IMPLEMENTATIONS])
+        return
+    table = Table(title="gemmlab implementations",
+                  caption="gemmlab explain NAME|RUNG: sources and launches; --json: every field")
+    table.add_column("rung", justify="right")
+    table.add_column("name", no_wrap=True)
+    table.add_column("family")
+    table.add_column("precision")
+    table.add_column("idea", ratio=1, overflow="fold")
     for impl in registry.IMPLEMENTATIONS:
-        table.add_row(str(impl.rung), impl.name, impl.family, impl.precision,
-                      "{}.{}".format(*impl.min_cc), impl.summary, ", ".join(impl.sources))
+        table.add_row(str(impl.rung), impl.name, impl.family, impl.precision, impl.summary)
     console.print(table)
 
 
-@app.command()
-def explain(name: str) -> None:
-    """The idea behind one implementation, its data path, intensity and preconditions."""
-    impl = _names_or_exit([name])[0]
-    console.print(Markdown(impl.explanation()))
+def facts_table(impl: registry.Implementation) -> Table:
     facts = Table(show_header=False, title=f"{impl.name}: facts")
     facts.add_row("family / rung / precision", f"{impl.family} / {impl.rung} / {impl.precision}")
+    facts.add_row("min compute capability", "{}.{}".format(*impl.min_cc))
+    facts.add_row("sources", ", ".join(impl.sources))
     if impl.tile:
         r, c, s = impl.tile
         facts.add_row("tile of C, reduction step", f"{r}×{c}, {s}")
         facts.add_row("FLOP per global byte per tile", f"{impl.intensity:.1f}")
     for launch in impl.launches:
-        facts.add_row(f"kernel {launch.entry}{dict(launch.defines) or ''}",
+        facts.add_row(f"kernel {impl.launch_label(launch)}",
                       f"block {launch.block}, tile {launch.tile}; "
                       + (f"when {launch.requires}" if launch.when else "always (fallback)"))
-    console.print(facts)
+    return facts
+
+
+@app.command()
+@guarded
+def explain(
+    name: Annotated[str, typer.Argument(help="an implementation name, or a rung number for all "
+                                              "the implementations on that rung",
+                                         metavar="NAME|RUNG")],
+    as_json: AsJson = False,
+) -> None:
+    """The idea behind an implementation, its data path, intensity and preconditions."""
+    impls = usage.rung_or_name(name)
+    if as_json:
+        machine.emit([machine.explanation(i) for i in impls])
+        return
+    shown: set[str] = set()
+    for impl in impls:
+        if impl.doc not in shown:  # the implementations of one rung may share their notes
+            console.print(Markdown(impl.explanation()))
+            shown.add(impl.doc)
+        console.print(facts_table(impl))
 
 
 def _fmt(x: float | None) -> str:
@@ -111,13 +177,18 @@ def cases_table(title: str, rows: list[dict]) -> Table:
             r["case"], "×".join(map(str, r["shape"])), str(r["seed"]), _STATUS[r["status"]],
             _fmt(f.get("max_abs")), _fmt(f.get("norm_max")), _fmt(f.get("rel_fro")),
             str(f.get("leetgpu_violations", "-")), str(f.get("unwritten", "-")),
-            f"{r['seconds'] * 1e3:.2f}" if r.get("seconds") is not None else "-", note,
+            f"{r['seconds'] * 1e3:.2f}" if r.get("seconds") is not None else "-", escape(note),
         )
     return table
 
 
-def judgement_table(j: Judgement) -> Table:
-    return cases_table(f"{j.name} ({j.precision}) on {j.device}", [r.to_dict() for r in j.results])
+def judgement_table(j: Judgement, where: str = "") -> Table:
+    return cases_table(f"{j.name} ({j.precision}) on {where or j.device}",
+                       [r.to_dict() for r in j.results])
+
+
+#: The case groups `--group` accepts, in the order the cases run.
+CASE_GROUPS = list(dict.fromkeys(c.group for c in standard_cases(0)))
 
 
 def select_cases(seed: int, groups: list[str] | None, shape: list[int] | None, perf: bool) -> list[Case]:
@@ -130,37 +201,87 @@ def select_cases(seed: int, groups: list[str] | None, shape: list[int] | None, p
     return cases
 
 
+def where_it_runs(impl: registry.Implementation, device) -> str:
+    """The device, and on a CPU how a Triton rung got there (its interpreter)."""
+    if device.type == "cpu" and impl.family is registry.Family.TRITON:
+        return "cpu, through the Triton interpreter"
+    return str(device)
+
+
+def _judge_with_progress(impl: registry.Implementation, cases: list[Case], device, seed: int,
+                         ui: Console) -> Judgement:
+    bar, update = progress_bar(ui)
+    done = 0
+
+    def on_result(r) -> None:
+        nonlocal done
+        done += 1
+        update(f"judging {impl.name}: {r.case} done", done, len(cases))
+
+    with bar:
+        update(f"judging {impl.name}", 0, len(cases))
+        return judge(impl.name, impl.solve, impl.precision, cases, device, seed, on_result=on_result)
+
+
+def _outcome(j: Judgement) -> tuple[str, str]:
+    """(passed | failed | not run, why) for one implementation's judgement."""
+    if j.failed:
+        return "failed", f"{len(j.failed)} of {len(j.results)} cases failed"
+    if any(r.passed for r in j.results):
+        return "passed", ""
+    reasons = sorted({r.reason for r in j.results if r.status == "skip"})
+    return "not run", "; ".join(reasons) or "no case ran"
+
+
 @app.command()
+@guarded
 def check(
     names: Names = None,
-    seed: Annotated[int | None, typer.Option(help="base seed (default: fresh)")] = None,
+    seed: Seed = None,
     group: Annotated[list[str] | None, typer.Option(
-        help="only these case groups: example, notes, leetgpu, edge, random, perf")] = None,
-    shape: Annotated[tuple[int, int, int] | None, typer.Option(help="one custom M N K instead")] = None,
+        metavar="GROUP", help="only this case group (repeatable): " + ", ".join(CASE_GROUPS))] = None,
+    shape: Annotated[tuple[int, int, int] | None, typer.Option(
+        metavar="M N K", help="one custom shape instead of the case groups")] = None,
     perf: Annotated[bool, typer.Option(help="include the 8192×6144×4096 case (GPU)")] = True,
     sanitize: Annotated[bool, typer.Option(
         help="run compute-sanitizer (memcheck, racecheck, synccheck) over the CUDA kernels instead")] = False,
+    as_json: AsJson = False,
 ) -> None:
-    """Judge implementations on every case; exit code 1 if any case fails."""
-    impls = _names_or_exit(names)
+    """Judge implementations on every case; exit 1 if any case fails, 3 if none could run."""
+    impls = usage.names(names)
+    shape = usage.shape(shape)
+    groups = usage.groups(group, CASE_GROUPS)
+    if shape and groups:
+        raise UsageError("--shape and --group exclude each other: a custom shape is one case")
     if sanitize:
+        if as_json:
+            raise UsageError("--sanitize has no --json output")
         _sanitize_impls(impls)
         return
+    ui = _ui(as_json)
     device = runtime.default_device()
     seed = fresh_seed() if seed is None else seed
-    cases = select_cases(seed, group, list(shape) if shape else None, perf)
-    console.print(f"device: {runtime.gpu_name()} · base seed {seed} · {len(cases)} cases")
-    any_failed = False
+    cases = select_cases(seed, groups, list(shape) if shape else None, perf)
+    ui.print(f"device: {runtime.gpu_name()} · base seed {seed} · {len(cases)} cases")
+    tally, report = Tally(), []
     for impl in impls:
         ok, why = impl.can_run_on(device)
-        if not ok:
-            console.print(f"[yellow]{impl.name}: not run — {why}[/yellow]")
-            continue
-        with console.status(f"judging {impl.name}…"):
-            j = judge(impl.name, impl.solve, impl.precision, cases, device, seed)
-        console.print(judgement_table(j))
-        any_failed |= bool(j.failed)
-    raise typer.Exit(1 if any_failed else 0)
+        entry = {"name": impl.name, "precision": str(impl.precision), "cases": []}
+        if ok:
+            j = _judge_with_progress(impl, cases, device, seed, ui)
+            ui.print(judgement_table(j, where_it_runs(impl, device)))
+            status, why = _outcome(j)
+            entry["cases"] = [r.to_dict() for r in j.results]
+        else:
+            ui.print(f"[yellow]{impl.name}: not run: {escape(why)}[/yellow]")
+            status = "not run"
+        tally.skip(why) if status == "not run" else tally.add(status == "passed")
+        report.append(entry | {"status": status, "reason": why})
+    ui.print(escape(tally.line()))
+    if as_json:
+        machine.emit({"device": runtime.gpu_name(), "seed": seed, "implementations": report,
+                      "summary": tally.to_dict()})
+    raise typer.Exit(int(tally.exit_code()))
 
 
 def main() -> None:  # pragma: no cover
@@ -168,82 +289,172 @@ def main() -> None:  # pragma: no cover
 
 
 def bench_table(record: dict) -> Table:
+    from .bench.results import baseline_label, kernel_label
+
     m, n, k = record["shape"]
+    base = baseline_label(record)
+    # The TF32 yardstick's column only where it ran: tf32 rows get their ratio to it.
+    tf32 = any(r.get("ratio_vs_cublas_tf32") for r in record["results"])
     table = Table(title=f"{record['device']['name']} · {m}×{n}×{k} · {record['timing']} · "
                         f"{record['iters']} iterations after {record['warmup']} warm-ups")
-    for col in ("rung", "name", "precision", "kernel", "median ms", "min ms", "max ms",
-                "TFLOP/s", "vs cuBLAS", "vs cuBLAS TF32", "of peak", "result"):
+    cols = ["rung", "name", "precision", "kernel", "median ms", "min ms", "max ms", "TFLOP/s",
+            f"vs {base}"] + (["vs cuBLAS TF32"] if tf32 else []) + ["of peak", "result"]
+    for col in cols:
         table.add_column(col, overflow="fold")
     for r in sorted(record["results"], key=lambda r: (r["rung"], r["name"])):
+        head = [str(r["rung"]), r["name"], r["precision"], kernel_label(record, r)]
         if "median_ms" not in r:
-            table.add_row(str(r["rung"]), r["name"], r["precision"], r.get("kernel") or "-",
-                          "-", "-", "-", "-", "-", "-", "-", f"[red]ERROR {r['reason']}[/red]")
+            table.add_row(*head, *["-"] * (len(cols) - 5), f"[red]ERROR {escape(r['reason'])}[/red]")
             continue
         ratio = r["ratio_vs_cublas"]
         ratio_tf32 = r.get("ratio_vs_cublas_tf32") if r["precision"] == "tf32" else None
         frac = r["fraction_of_peak"]
         table.add_row(
-            str(r["rung"]), r["name"], r["precision"], r.get("kernel") or "-",
-            f"{r['median_ms']:.3f}", f"{r['min_ms']:.3f}", f"{r['max_ms']:.3f}",
+            *head, f"{r['median_ms']:.3f}", f"{r['min_ms']:.3f}", f"{r['max_ms']:.3f}",
             f"{r['tflops']:.2f}", f"{ratio:.2f}×" if ratio else "-",
-            f"{ratio_tf32:.2f}×" if ratio_tf32 else "-",
+            *([f"{ratio_tf32:.2f}×" if ratio_tf32 else "-"] if tf32 else []),
             f"{100 * frac:.0f}%" if frac else "-",
-            "[green]pass[/green]" if r["passed"] else f"[red]FAIL {r['reason']}[/red]",
+            "[green]pass[/green]" if r["passed"] else f"[red]FAIL {escape(r['reason'])}[/red]",
         )
     return table
 
 
+def record_tally(record: dict) -> Tally:
+    """Passed and failed rows of a bench or study record, and what it skipped."""
+    tally = Tally()
+    for r in record["results"]:
+        tally.add(bool(r["passed"]))
+    for why in record.get("skipped", {}).values():
+        tally.skip(why)
+    return tally
+
+
+def runnable_or_stop(impls: list[registry.Implementation], what: str) -> None:
+    """Raise CannotRun, before anything runs or is written, when none of `impls` can run here."""
+    device = runtime.default_device()
+    verdicts = [impl.can_run_on(device) for impl in impls]
+    if not any(ok for ok, _ in verdicts):
+        reasons = sorted({why for _, why in verdicts})
+        raise CannotRun(f"{what}: {'; '.join(reasons)}")
+
+
+def finish(record: dict, path: Path, ui: Console, as_json: bool) -> None:
+    """Table, where the record went, the summary line; the record on stdout with --json."""
+    from .bench import results
+
+    ui.print(bench_table(record))
+    clocks = record.get("clocks_during_timing") or {}
+    if clocks.get("samples"):
+        c, p = clocks["sm_clock_mhz"], clocks["power_w"]
+        ui.print(f"during timing: SM clock {c['median']:.0f} MHz (min {c['min']:.0f}), "
+                 f"power {p['median']:.0f} W (max {p['max']:.0f}), {clocks['samples']} samples")
+    for name, why in record["skipped"].items():
+        ui.print(f"[yellow]{name}: not run: {escape(why)}[/yellow]")
+    ui.print(f"results: {path}")
+    if record.get("platform") == "cpu":
+        ui.print(f"[yellow]{CPU_NOTE}[/yellow]")
+    tally = record_tally(record)
+    ui.print(escape(tally.line()))
+    if as_json:
+        machine.emit(results.validate(record))
+    raise typer.Exit(int(tally.exit_code()))
+
+
+NO_GPU_BENCH = ("No CUDA GPU here: CPU figures, indicative only. Timing what runs on the CPU "
+                "(torch, Triton through its interpreter) at a small shape; the baseline is CPU torch.")
+
+
 @app.command()
+@guarded
 def bench(
     names: Names = None,
-    shape: Annotated[tuple[int, int, int] | None, typer.Option(help="M N K (default: 8192 6144 4096 on a GPU)")] = None,
-    warmup: Annotated[int, typer.Option(min=0)] = 5,
-    iters: Annotated[int, typer.Option(min=1)] = 10,
+    shape: Annotated[tuple[int, int, int] | None, typer.Option(
+        metavar="M N K", help="the shape (default: 8192 6144 4096 on a GPU, 256 256 256 on a CPU)")] = None,
+    warmup: Annotated[int, typer.Option(min=0, help="untimed calls of each implementation first")] = 5,
+    iters: Annotated[int, typer.Option(min=1, help="timed calls of each implementation")] = 10,
     flush_l2: Annotated[bool, typer.Option("--flush-l2", help="overwrite 256 MiB before each timed call")] = False,
-    seed: Annotated[int | None, typer.Option()] = None,
-    out: Annotated[Path, typer.Option(help="results folder")] = Path("results"),
+    seed: Seed = None,
+    out: Annotated[Path, typer.Option(help="results folder (a DEVICE/DATE.json goes under it)")] = Path("results"),
     latest: Annotated[Path | None, typer.Option(help="also write the record here")] = None,
     csv: Annotated[Path | None, typer.Option(help="also write a CSV table here")] = None,
+    as_json: AsJson = False,
 ) -> None:
-    """Time implementations side by side with cuBLAS; write JSON; exit 1 if any result is wrong."""
+    """Time implementations side by side with the baseline (cuBLAS on a GPU); write JSON; exit 1 if any result is wrong."""
     from .bench import results
     from .bench.run import run
 
+    impls = usage.names(names)
+    shape = usage.shape(shape)
+    runnable_or_stop(impls, "none of these implementations runs here")
+    ui = _ui(as_json)
     if not runtime.has_gpu():
-        console.print("[yellow]No CUDA GPU here: timing what runs on the CPU (torch, Triton "
-                      "through its interpreter) at a small shape. These are CPU figures.[/yellow]")
-    bar, update = progress_bar()
+        ui.print(f"[yellow]{NO_GPU_BENCH}[/yellow]")
+    bar, update = progress_bar(ui)
     with bar:
-        record = run(names, shape, warmup, iters, flush_l2, seed, progress=update)
-    for name, why in record["skipped"].items():
-        console.print(f"[yellow]{name}: not run — {why}[/yellow]")
+        record = run([i.name for i in impls] if names else None, shape, warmup, iters, flush_l2,
+                     seed, progress=update)
     path = results.save(record, out)
     if latest:
         latest.parent.mkdir(parents=True, exist_ok=True)
         latest.write_text(path.read_text())
     if csv:
         results.write_csv(record, csv)
-    console.print(bench_table(record))
-    clocks = record.get("clocks_during_timing") or {}
-    if clocks.get("samples"):
-        c, p = clocks["sm_clock_mhz"], clocks["power_w"]
-        console.print(f"during timing: SM clock {c['median']:.0f} MHz (min {c['min']:.0f}), "
-                      f"power {p['median']:.0f} W (max {p['max']:.0f}), {clocks['samples']} samples")
-    console.print(f"results: {path}")
-    raise typer.Exit(0 if all(r["passed"] for r in record["results"]) else 1)
+    finish(record, path, ui, as_json)
+
+
+def nvrtc_archs() -> list[int] | None:
+    """The sm_XY numbers this NVRTC can target, or None where NVRTC cannot be asked."""
+    try:
+        from cuda.bindings import nvrtc
+
+        err, archs = nvrtc.nvrtcGetSupportedArchs()
+        return [int(a) for a in archs] if int(err) == 0 else None
+    except Exception:  # no cuda-bindings, or no NVRTC library: inspect says so when it compiles
+        return None
+
+
+def _inspect_rows(impls: list[registry.Implementation], arch: str | None, ui: Console) -> list[dict]:
+    from .bench.inspect import inspect_launches
+    from .cuda.sass import ToolMissing
+
+    rows: list[dict] = []
+    bar, update = progress_bar(ui)
+    with bar:
+        for i, impl in enumerate(impls):
+            update(f"compiling and disassembling {impl.name}", i, len(impls))
+            try:
+                rows += inspect_launches([impl], arch)
+            except ToolMissing as exc:
+                raise CannotRun(str(exc)) from None
+            except ImportError as exc:
+                raise CannotRun(f"cannot compile CUDA here: {exc} (install gemmlab's "
+                                "dependencies: cuda-core, nvidia-cuda-nvrtc)") from None
+    return rows
 
 
 @app.command()
+@guarded
 def inspect(
     names: Names = None,
-    arch: Annotated[str | None, typer.Option(help="target, e.g. sm_90a (default: the GPU's, or sm_90a)")] = None,
+    arch: Annotated[str | None, typer.Option(
+        metavar="sm_XY", help="target, e.g. sm_90a (default: the GPU's, or sm_90a without one)")] = None,
+    as_json: AsJson = False,
 ) -> None:
     """Registers, shared memory, stack, spills, SASS instruction mix and (on a GPU) occupancy."""
-    from .bench.inspect import TABLES, inspect_launches
+    from .bench.inspect import TABLES
 
-    rows = inspect_launches(_names_or_exit(names), arch)
+    impls = [i for i in usage.names(names) if i.launches]
+    arch = usage.arch(arch, nvrtc_archs())
+    if not impls:
+        raise UsageError(f"{', '.join(names or [])} has no CUDA kernel to inspect; "
+                         "CUDA rungs: gemmlab list")
+    ui = _ui(as_json)
+    rows = _inspect_rows(impls, arch, ui)
+    if as_json:
+        machine.emit([machine.inspect_row(r) for r in rows])
+        return
     for title, cols in TABLES.items():
-        table = Table(title=f"{title} ({rows[0]['arch'] if rows else arch})")
+        table = Table(title=f"{title} ({rows[0]['arch']})")
         for col in cols:
             table.add_column(col, overflow="fold")
         for r in rows:
@@ -251,85 +462,81 @@ def inspect(
         console.print(table)
 
 
-@app.command()
-def report(
-    record_path: Annotated[Path, typer.Argument(help="a results JSON")] = Path("results/h200-latest.json"),
-    out: Annotated[Path, typer.Option(help="folder for the Markdown and PNGs")] = Path("docs"),
-    readme: Annotated[Path | None, typer.Option(help="rewrite the results block of this file")] = None,
-) -> None:
-    """Markdown table and plots from a results JSON (bench, study or sweep)."""
-    import json
+def _report_target(record_path: Path, out: Path | None, docs: bool) -> Path:
+    """Where report writes: --out, docs/ on --docs, else a folder beside the record."""
+    if docs and out:
+        raise UsageError("--docs and --out exclude each other: --docs means --out docs")
+    if docs:
+        return Path("docs")
+    return out or record_path.parent / f"{record_path.stem}-report"
 
+
+@app.command()
+@guarded
+def report(
+    record_path: Annotated[Path, typer.Argument(help="a results JSON (bench, study or sweep)",
+                                                metavar="RECORD")] = Path("results/h200-latest.json"),
+    out: Annotated[Path | None, typer.Option(
+        help="folder for the Markdown and PNGs (default: RECORD's name + '-report', beside it)")] = None,
+    docs: Annotated[bool, typer.Option("--docs", help="write them into docs/, which README shows")] = False,
+    readme: Annotated[Path | None, typer.Option(
+        help="also rewrite this file's block for the record (e.g. README.md)")] = None,
+) -> None:
+    """Markdown table and plots from a results JSON; docs/ and README only when asked."""
     from .bench import report as rep
     from .bench import results
 
-    raw = json.loads(record_path.read_text())
-    out.mkdir(parents=True, exist_ok=True)
-    if raw.get("study") == "sweep":
-        path = rep.plot_sweep(raw, out, stem=record_path.stem)
+    record = usage.json_file(record_path)
+    try:
+        kind = results.kind(record)
+    except results.SchemaError as exc:
+        raise UsageError(f"{record_path} is not a results record: {exc}") from None
+    target = _report_target(record_path, out, docs)
+    if kind == "sweep":
+        if readme:
+            raise UsageError("a sweep has no README block; its plot is the report")
+        with console.status("plotting the sweep…"):
+            path = rep.plot_sweep(record, target, stem=record_path.stem)
         console.print(f"wrote {path}")
         return
-    record = results.validate(raw)
-    stem = "study_buffering" if record.get("study") == "buffering" else "ladder"
-    table = rep.markdown_table(record)
-    if record.get("design"):
-        table = rep.design_table(record) + "\n" + table
-    if record.get("resources"):
-        table += "\n| name | kernel | threads | regs | smem B | spills | occupancy |\n|---|---|---:|---:|---:|---:|---|\n"
-        for r in record["resources"]:
-            table += (f"| {r['name']} | {r['kernel']} | {r['threads']} | {r['regs']} | {r['smem B']} | "
-                      f"{r['spills']} | {r.get('occupancy', '-')} |\n")
-    pngs = rep.plot_ladder(record, out, stem=stem)
-    md = out / f"{stem}.md"
-    md.write_text(table + "\n" + "\n".join(f"![{p.stem}]({p.name})" for p in pngs) + "\n")
-    if readme:
-        readme.write_text(rep.replace_block(readme.read_text(), table, tag=stem))
-    console.print(f"wrote {md}, " + ", ".join(map(str, pngs)))
+    tag = rep.block_tag(record)
+    text = usage.block_file(readme, tag) if readme else None
+    with console.status(f"writing {tag}.md and its plots into {target}…"):
+        table, paths = rep.write_report(record, target, tag)
+    if readme and text is not None:
+        readme.write_text(rep.replace_block(text, table, tag=tag))
+        paths.append(readme)
+    console.print("wrote " + ", ".join(map(str, paths)))
 
 
 @app.command()
+@guarded
 def study(
-    name: Annotated[str, typer.Argument(help="buffering")] = "buffering",
-    out: Annotated[Path, typer.Option()] = Path("results"),
+    name: Annotated[str, typer.Argument(help="the study: buffering", metavar="NAME")] = "buffering",
+    out: Annotated[Path, typer.Option(help="results folder (studies/DEVICE/DATE.json goes under it)")] = Path("results"),
+    as_json: AsJson = False,
 ) -> None:
-    """The notes' controlled comparison: single/double buffer × 64²/128² at BK=16."""
+    """The notes' controlled comparison: single/double buffer × 64²/128² at BK=16 (GPU)."""
     from .bench import results, studies
 
     if name != "buffering":
-        console.print(f"[red]unknown study {name!r}; known: buffering[/red]")
-        raise typer.Exit(2)
-    bar, update = progress_bar()
+        raise UsageError(f"unknown study {name!r}; known: buffering")
+    runnable_or_stop([registry.get(n) for n in studies.BUFFERING.values()],
+                     "the buffering study compares four CUDA kernels")
+    ui = _ui(as_json)
+    bar, update = progress_bar(ui)
     with bar:
         record = studies.buffering(progress=update)
     path = results.save(record, out / "studies")
-    console.print(bench_table(record))
-    console.print(f"results: {path}")
+    finish(record, path, ui, as_json)
 
 
-@app.command()
-def sweep(
-    names: Names = None,
-    out: Annotated[Path, typer.Option()] = Path("results"),
-    iters: Annotated[int, typer.Option(min=1)] = 5,
-) -> None:
-    """TFLOP/s against size (squares 256…8192, odd variants of the performance shape)."""
-    import json
+SWEEP_DEFAULT = ["tiling-2d", "float4", "double-buffer-128", "cp-async", "triton", "warptile",
+                 "triton-presplit", "torch"]
 
-    from .bench import studies
-    from .bench.results import slug
 
-    if not runtime.has_gpu():
-        console.print("[yellow]No CUDA GPU: the sweep needs one.[/yellow]")
-        raise typer.Exit(0)
-    chosen = names or ["tiling-2d", "float4", "double-buffer-128", "cp-async", "triton", "warptile",
-                       "triton-presplit", "torch"]
-    bar, update = progress_bar()
-    with bar:
-        record = studies.sweep(chosen, iters=iters, progress=update)
-    path = out / slug(record["device"]["name"]) / f"sweep-{record['date'].replace(':', '')}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record, indent=1))
-    table = Table(title="TFLOP/s against shape")
+def sweep_table(record: dict) -> tuple[Table, Tally]:
+    table, tally = Table(title="TFLOP/s against shape"), Tally()
     table.add_column("shape")
     for n in record["names"]:
         table.add_column(n)
@@ -337,10 +544,43 @@ def sweep(
         cells = []
         for n in record["names"]:
             r = next(r for r in p["results"] if r["name"] == n)
+            tally.add(bool(r["passed"]))
             cells.append(f"{r['tflops']:.1f}" + ("" if r["passed"] else " FAIL") if "tflops" in r else "err")
         table.add_row(f"{p['label']} {'×'.join(map(str, p['shape']))}", *cells)
-    console.print(table)
-    console.print(f"results: {path}")
+    return table, tally
+
+
+@app.command()
+@guarded
+def sweep(
+    names: Names = None,
+    out: Annotated[Path, typer.Option(help="results folder (DEVICE/sweep-DATE.json goes under it)")] = Path("results"),
+    iters: Annotated[int, typer.Option(min=1, help="timed calls per implementation and shape")] = 5,
+    as_json: AsJson = False,
+) -> None:
+    """TFLOP/s against size (squares 256…8192, odd variants of the performance shape; GPU)."""
+    import json
+
+    from .bench import studies
+    from .bench.results import slug
+
+    chosen = [i.name for i in usage.names(names)] if names else SWEEP_DEFAULT
+    if not runtime.has_gpu():
+        raise CannotRun("no CUDA GPU: the sweep times shapes up to 8192³ and needs one")
+    ui = _ui(as_json)
+    bar, update = progress_bar(ui)
+    with bar:
+        record = studies.sweep(chosen, iters=iters, progress=update)
+    path = out / slug(record["device"]["name"]) / f"sweep-{record['date'].replace(':', '')}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=1))
+    table, tally = sweep_table(record)
+    ui.print(table)
+    ui.print(f"results: {path}")
+    ui.print(escape(tally.line()))
+    if as_json:
+        machine.emit(record)
+    raise typer.Exit(int(tally.exit_code()))
 
 
 TEMPLATES = {"cuda": "solution.cu", "torch": "solution_torch.py", "triton": "solution_triton.py",
@@ -348,22 +588,22 @@ TEMPLATES = {"cuda": "solution.cu", "torch": "solution_torch.py", "triton": "sol
 
 
 @app.command()
+@guarded
 def new(
-    framework: Annotated[str, typer.Option(help="cuda, torch, triton or jax")] = "cuda",
-    path: Annotated[Path | None, typer.Argument(help="where to write it")] = None,
+    framework: Annotated[str, typer.Option(metavar="FRAMEWORK", help="cuda, torch, triton or jax")] = "cuda",
+    path: Annotated[Path | None, typer.Argument(help="where to write it (default: the template's name)",
+                                                metavar="PATH")] = None,
     force: Annotated[bool, typer.Option(help="overwrite an existing file")] = False,
 ) -> None:
     """Write a starter solution in LeetGPU's format (it judges, and fails, as it is)."""
     from importlib.resources import files
 
     if framework not in TEMPLATES:
-        console.print(f"[red]unknown framework {framework!r}; known: {', '.join(TEMPLATES)}[/red]")
-        raise typer.Exit(2)
+        raise UsageError(f"unknown framework {framework!r}; known: {', '.join(TEMPLATES)}")
     name = TEMPLATES[framework]
     path = path or Path(name)
     if path.exists() and not force:
-        console.print(f"[red]{path} exists; use --force to overwrite[/red]")
-        raise typer.Exit(2)
+        raise UsageError(f"{path} exists; use --force to overwrite")
     path.write_text((files("gemmlab") / "templates" / name).read_text())
     console.print(f"wrote {path}; judge it with: gemmlab judge {path}")
 
@@ -422,20 +662,26 @@ def _sanitize_impls(impls: list[registry.Implementation]) -> None:
     from .judge import sanitize as san
 
     if not runtime.has_gpu():
-        console.print("[yellow]No CUDA GPU: compute-sanitizer needs one.[/yellow]")
-        raise typer.Exit(0)
+        raise CannotRun("no CUDA GPU: compute-sanitizer needs one")
+    try:
+        san.executable()
+    except FileNotFoundError as exc:
+        raise CannotRun(str(exc)) from None
     names = [i.name for i in impls if i.family == registry.Family.CUDA]
+    if not names:
+        raise UsageError("--sanitize checks CUDA kernels, and none is named")
     entries = {launch.entry: i.name for i in impls for launch in i.launches}
     table = Table(title=f"compute-sanitizer on the notes' shapes: {' '.join(names)}")
     for col in ("tool", "errors", "implementations named", "excerpt"):
         table.add_column(col, overflow="fold")
-    bad = False
+    tally = Tally()
     for tool in san.TOOLS:
         with console.status(f"{tool}…"):
             f = san.sanitize_check(names, tool)
         named = sorted({entries.get(k, k) for k in f.kernels if k in entries})
-        bad |= f.errors != 0
+        tally.add(f.errors == 0)
         table.add_row(tool, "did not finish" if f.errors is None else str(f.errors),
                       ", ".join(named) or "-", f.excerpt[-800:] if f.errors else "")
     console.print(table)
-    raise typer.Exit(1 if bad else 0)
+    console.print(escape(f"compute-sanitizer tools: {tally.line()}"))
+    raise typer.Exit(int(tally.exit_code()))

@@ -7,6 +7,7 @@ kernel with a ``.md`` explanation beside it, or a Python module).
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -67,6 +68,8 @@ class Implementation:
 
     def can_run_on(self, device: torch.device) -> tuple[bool, str]:
         """Whether this implementation runs on that device, and why not."""
+        if self.family is Family.TRITON and importlib.util.find_spec("triton") is None:
+            return False, "install gemmlab[triton]"
         if device.type == "cuda":
             cc = torch.cuda.get_device_capability(device)
             if cc < self.min_cc:

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import matplotlib
 
+from .results import baseline_label, kernel_label
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
@@ -21,23 +23,30 @@ def _rows(record: dict) -> list[dict]:
     return sorted(record["results"], key=lambda r: (r["rung"], r["name"]))
 
 
+CPU_NOTE = "CPU figures, indicative only: CPU timings vary widely between identical runs."
+
+
 def markdown_table(record: dict) -> str:
     m, n, k = record["shape"]
     dev = record["device"]
     head = (f"{dev['name']} · {m}×{n}×{k} · {record['timing']} · median of {record['iters']} after "
             f"{record['warmup']} warm-ups · {record['date']}")
-    lines = [f"_{head}_", "",
-             "| rung | name | precision | kernel | median ms | TFLOP/s | vs cuBLAS | of peak | rel. error | result |",
-             "|---:|---|---|---|---:|---:|---:|---:|---:|---|"]
+    lines = [f"_{head}_", ""]
+    if record.get("platform") == "cpu":
+        lines += [f"_{CPU_NOTE}_", ""]
+    lines += [f"| rung | name | precision | kernel | median ms | TFLOP/s | vs {baseline_label(record)} "
+              "| of peak | rel. error | result |",
+              "|---:|---|---|---|---:|---:|---:|---:|---:|---|"]
     for r in _rows(record):
         if "median_ms" not in r:
-            lines.append(f"| {r['rung']} | {r['name']} | {r['precision']} | - | - | - | - | - | - | error: {r['reason']} |")
+            lines.append(f"| {r['rung']} | {r['name']} | {r['precision']} | {kernel_label(record, r)} "
+                         f"| - | - | - | - | - | error: {r['reason']} |")
             continue
         frac = f"{100 * r['fraction_of_peak']:.0f} %" if r.get("fraction_of_peak") else "-"
         ratio = f"{r['ratio_vs_cublas']:.2f}×" if r.get("ratio_vs_cublas") else "-"
         err = f"{r['figures']['rel_fro']:.1e}" if r.get("figures") else "-"
         result = "pass" if r["passed"] else f"FAIL: {r['reason']}"
-        lines.append(f"| {r['rung']} | {r['name']} | {r['precision']} | {r.get('kernel') or '-'} | "
+        lines.append(f"| {r['rung']} | {r['name']} | {r['precision']} | {kernel_label(record, r)} | "
                      f"{r['median_ms']:.2f} | {r['tflops']:.1f} | {ratio} | {frac} | {err} | {result} |")
     peaks = record.get("peaks_tflops") or {}
     if peaks.get("fp32"):
@@ -59,7 +68,7 @@ def plot_ladder(record: dict, out_dir: Path, stem: str = "ladder") -> list[Path]
     fig, ax = plt.subplots(figsize=(10, 5))
     ax.bar(names, [r["tflops"] for r in rows], color=colors)
     if base:
-        ax.axhline(base["tflops"], color="tab:blue", ls="--", label=f"cuBLAS FP32 {base['tflops']:.1f}")
+        ax.axhline(base["tflops"], color="tab:blue", ls="--", label=f"{baseline_label(record)} FP32 {base['tflops']:.1f}")
     fp32_peak = (record.get("peaks_tflops") or {}).get("fp32")
     if fp32_peak:
         ax.axhline(fp32_peak, color="black", ls=":", label=f"FP32 FMA peak {fp32_peak:.1f}")
@@ -126,3 +135,36 @@ def design_table(record: dict) -> str:
     for t in tiles:
         lines.append(f"| {t}×{t} | {cells.get(('single', t), '-')} | {cells.get(('double', t), '-')} |")
     return "\n".join(lines) + "\n"
+
+
+def block_tag(record: dict) -> str:
+    """The name of the report and of its `<!-- tag:begin -->` block: ladder or study_buffering."""
+    return "study_buffering" if record.get("study") == "buffering" else "ladder"
+
+
+def resources_table(record: dict) -> str:
+    lines = ["", "| name | kernel | threads | regs | smem B | spills | occupancy |",
+             "|---|---|---:|---:|---:|---:|---|"]
+    for r in record["resources"]:
+        lines.append(f"| {r['name']} | {r['kernel']} | {r['threads']} | {r['regs']} | {r['smem B']} | "
+                     f"{r['spills']} | {r.get('occupancy', '-')} |")
+    return "\n".join(lines) + "\n"
+
+
+def document(record: dict) -> str:
+    """The Markdown block of a bench or study record: design, ladder and resources tables."""
+    table = markdown_table(record)
+    if record.get("design"):
+        table = design_table(record) + "\n" + table
+    if record.get("resources"):
+        table += resources_table(record)
+    return table
+
+
+def write_report(record: dict, out_dir: Path, stem: str) -> tuple[str, list[Path]]:
+    """Write `stem`.md and its PNGs into out_dir; return the Markdown block and the paths."""
+    table = document(record)
+    pngs = plot_ladder(record, out_dir, stem=stem)
+    md = out_dir / f"{stem}.md"
+    md.write_text(table + "\n" + "\n".join(f"![{p.stem}]({p.name})" for p in pngs) + "\n")
+    return table, [md, *pngs]

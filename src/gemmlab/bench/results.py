@@ -23,9 +23,16 @@ def validate(record: dict) -> dict:
             raise SchemaError(f"missing top-level field {key!r}")
     if record["schema"] != 1:
         raise SchemaError(f"unknown schema {record['schema']!r}")
+    if not isinstance(record["device"], dict) or "name" not in record["device"]:
+        raise SchemaError("device must be an object with a name")
+    shape = record["shape"]
+    if not (isinstance(shape, list) and len(shape) == 3 and all(isinstance(x, int) for x in shape)):
+        raise SchemaError("shape must be [M, N, K]")
     if not isinstance(record["results"], list):
         raise SchemaError("results must be a list")
     for i, row in enumerate(record["results"]):
+        if not isinstance(row, dict):
+            raise SchemaError(f"results[{i}] must be an object")
         for key in REQUIRED_ROW:
             if key not in row:
                 raise SchemaError(f"results[{i}] lacks {key!r}")
@@ -36,6 +43,38 @@ def validate(record: dict) -> dict:
             if not row["min_ms"] <= row["median_ms"] <= row["max_ms"]:
                 raise SchemaError(f"results[{i}] ({row['name']}): median outside [min, max]")
     return record
+
+
+SWEEP_TOP = ("schema", "study", "date", "device", "names", "points")
+
+
+def kind(record: dict) -> str:
+    """'sweep', 'buffering' or 'bench'; SchemaError where the record is none of them."""
+    if not isinstance(record, dict):
+        raise SchemaError("a record is a JSON object")
+    if record.get("study") == "sweep":
+        for key in SWEEP_TOP:
+            if key not in record:
+                raise SchemaError(f"missing top-level field {key!r}")
+        if not isinstance(record["points"], list) or not isinstance(record["names"], list):
+            raise SchemaError("a sweep's names and points must be lists")
+        return "sweep"
+    validate(record)
+    return "buffering" if record.get("study") == "buffering" else "bench"
+
+
+def baseline_label(record: dict) -> str:
+    """What the ratios are against: cuBLAS on a GPU, torch's own CPU matmul on a CPU."""
+    return "CPU torch" if record.get("platform") == "cpu" else "cuBLAS"
+
+
+def kernel_label(record: dict, row: dict) -> str:
+    """The CUDA kernel a row ran, or how a Triton rung ran on a CPU (its interpreter)."""
+    if row.get("kernel"):
+        return row["kernel"]
+    if record.get("platform") == "cpu" and row.get("family") == "triton":
+        return "Triton interpreter"
+    return "-"
 
 
 def slug(name: str) -> str:

@@ -1,0 +1,51 @@
+"""One-line failures with the exit code a script can trust (see `gemmlab.exits`).
+
+A command raises `UsageError` (exit 2) for what the user typed wrong, before
+anything runs or is written, and `CannotRun` (exit 3) when this machine lacks
+what the command needs. `guarded` turns either into one line on stderr and the
+exit code, never a traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from ..exits import Exit
+
+#: Messages for the user, never mixed into a command's machine-readable stdout.
+stderr = Console(stderr=True, soft_wrap=True)
+
+
+class UsageError(Exception):
+    """The command line asks for something impossible; nothing has run or been written."""
+
+
+class CannotRun(Exception):
+    """This machine lacks what the command needs (a GPU, a tool, a package)."""
+
+
+def stop(code: Exit, message: str) -> typer.Exit:
+    """Print the one-line message for `code` on stderr; return the Exit to raise."""
+    label = {Exit.USAGE: "[red]error:[/red] ", Exit.CANNOT_RUN: "[yellow]not run here:[/yellow] "}
+    stderr.print(label.get(code, "") + escape(" ".join(message.split())))
+    return typer.Exit(int(code))
+
+
+def guarded(command: Callable) -> Callable:
+    """Run a command; a UsageError exits 2 and a CannotRun exits 3, each with one line."""
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except UsageError as exc:
+            raise stop(Exit.USAGE, str(exc)) from None
+        except CannotRun as exc:
+            raise stop(Exit.CANNOT_RUN, str(exc)) from None
+
+    return wrapper

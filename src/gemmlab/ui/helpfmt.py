@@ -1,0 +1,28 @@
+"""Help placeholders that read as a user types them.
+
+Typer's rich help shows a type column: `<bool>` beside flags, `<list[str]>`
+beside arguments whose name already says it, `<int,int,int>...` for a tuple
+that is typed as three separate numbers. `install()` makes that column show
+nothing for flags and arguments, and an option's own metavar where it has one
+(`M N K`, `GROUP`). Typer versions without this hook are left as they are.
+"""
+
+from __future__ import annotations
+
+
+def install() -> None:
+    try:
+        from typer.core import TyperArgument, TyperOption
+    except ImportError:  # pragma: no cover - an older typer without these classes
+        return
+    if not hasattr(TyperOption, "display_type_rich"):  # pragma: no cover
+        return
+    plain = TyperOption.display_type_rich
+
+    def option_placeholder(self, ctx):
+        if self.is_flag:
+            return None
+        return self.metavar if self.metavar is not None else plain(self, ctx)
+
+    TyperOption.display_type_rich = option_placeholder
+    TyperArgument.display_type_rich = lambda self, ctx: None

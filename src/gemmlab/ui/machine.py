@@ -1,0 +1,48 @@
+"""The `--json` documents of list, explain, check and inspect: stable field names (README lists them)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from .. import registry
+
+#: Field order of `gemmlab list --json`, one object per implementation.
+LIST_FIELDS = ("rung", "name", "family", "precision", "min_cc", "summary", "sources", "tile")
+
+
+def emit(document: object) -> None:
+    """The document on stdout, alone, as JSON (human messages go to stderr)."""
+    sys.stdout.write(json.dumps(document, indent=1) + "\n")
+
+
+def implementation(impl: registry.Implementation) -> dict:
+    return {
+        "rung": impl.rung, "name": impl.name, "family": str(impl.family),
+        "precision": str(impl.precision), "min_cc": list(impl.min_cc), "summary": impl.summary,
+        "sources": list(impl.sources), "tile": list(impl.tile) if impl.tile else None,
+    }
+
+
+def explanation(impl: registry.Implementation) -> dict:
+    """`implementation` plus the Markdown explanation, the intensity and every launch."""
+    launches = [{
+        "kernel": impl.launch_label(launch), "entry": launch.entry,
+        "defines": dict(launch.defines), "block": list(launch.block), "tile": list(launch.tile),
+        "when": launch.requires if launch.when else None,
+    } for launch in impl.launches]
+    return implementation(impl) | {"intensity": impl.intensity, "launches": launches,
+                                   "explanation": impl.explanation()}
+
+
+#: inspect's row keys → the stable `--json` field names.
+INSPECT_FIELDS = {"name": "name", "arch": "arch", "kernel": "kernel", "threads": "threads",
+                  "regs": "registers", "smem B": "smem_bytes", "dyn smem B": "dynamic_smem_bytes",
+                  "cluster": "cluster", "stack B": "stack_bytes", "spills": "spills",
+                  "occupancy": "occupancy"}
+
+
+def inspect_row(row: dict) -> dict:
+    out = {field: row.get(key) for key, field in INSPECT_FIELDS.items()}
+    out["sass"] = {k: v for k, v in row.items() if k not in INSPECT_FIELDS}
+    return out

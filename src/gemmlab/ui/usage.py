@@ -1,0 +1,93 @@
+"""Checks on what the user typed, made before anything runs or is written.
+
+Each raises `UsageError` with one line that says what is wrong and what is
+allowed instead.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from .. import problem, registry
+from .errors import UsageError
+
+
+def names(given: list[str] | None) -> list[registry.Implementation]:
+    """The implementations named (all by default); an unknown name is a usage error."""
+    try:
+        return registry.select(given)
+    except registry.UnknownImplementation as exc:
+        raise UsageError(str(exc)) from None
+
+
+def rung_or_name(token: str) -> list[registry.Implementation]:
+    """`explain` takes a name or a rung number (every implementation on that rung)."""
+    if token.isdigit():
+        found = [i for i in registry.IMPLEMENTATIONS if i.rung == int(token)]
+        if not found:
+            rungs = sorted({i.rung for i in registry.IMPLEMENTATIONS})
+            raise UsageError(f"no rung {token}; rungs are {rungs[0]}–{rungs[-1]}")
+        return found
+    return names([token])
+
+
+def shape(given: tuple[int, int, int] | None) -> tuple[int, int, int] | None:
+    """M N K within the challenge's constraints (1 ≤ each ≤ 8192)."""
+    if given is None:
+        return None
+    for label, value in zip("MNK", given, strict=True):
+        if not problem.MIN_DIM <= value <= problem.MAX_DIM:
+            raise UsageError(f"--shape: {label}={value} is outside the challenge's constraints "
+                             f"{problem.MIN_DIM} ≤ M, N, K ≤ {problem.MAX_DIM}")
+    return tuple(given)  # type: ignore[return-value]
+
+
+def groups(given: list[str] | None, known: list[str]) -> list[str] | None:
+    unknown = [g for g in given or [] if g not in known]
+    if unknown:
+        raise UsageError(f"unknown case group {unknown[0]!r}; known: {', '.join(known)}")
+    return given
+
+
+_ARCH = re.compile(r"^sm_(\d+)([af]?)$")
+
+
+def arch(given: str | None, supported: list[int] | None) -> str | None:
+    """`sm_XY` (optionally `a` or `f`) that this NVRTC can target (when it says which it can)."""
+    if given is None:
+        return None
+    m = _ARCH.match(given)
+    if not m:
+        raise UsageError(f"--arch {given!r}: expected sm_XY, e.g. sm_90a, sm_89, sm_80")
+    if supported and int(m.group(1)) not in supported:
+        raise UsageError(f"--arch {given}: this NVRTC targets "
+                         + ", ".join(f"sm_{a}" for a in supported))
+    return given
+
+
+def json_file(path: Path) -> dict:
+    """A JSON object read from `path`; a missing, unreadable or malformed file is a usage error."""
+    if not path.is_file():
+        raise UsageError(f"no such file: {path}")
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {path}: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{path} is not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{path} is not a results record: expected a JSON object")
+    return data
+
+
+def block_file(path: Path, tag: str) -> str:
+    """The text of a file that holds a `<!-- tag:begin -->` … `<!-- tag:end -->` block."""
+    if not path.is_file():
+        raise UsageError(f"no such file: {path}")
+    text = path.read_text()
+    begin, end = f"<!-- {tag}:begin -->", f"<!-- {tag}:end -->"
+    if begin not in text or end not in text[text.find(begin):]:
+        raise UsageError(f"{path} has no {begin} … {end} block to rewrite")
+    return text

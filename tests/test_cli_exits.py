@@ -1,0 +1,122 @@
+"""Exit codes a script can trust, the closing summary line, and 'not run here' (exit 3) with a reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from gemmlab import registry
+from gemmlab.exits import Exit
+from gemmlab.ui.tally import Tally
+from tests.clitools import (
+    HAS_GPU,
+    assert_no_traceback,
+    assert_one_line,
+    files_under,
+    invoke,
+    last_line,
+)
+
+cpu_only = pytest.mark.skipif(HAS_GPU, reason="what a machine without a GPU says")
+
+
+@pytest.mark.parametrize("passed,failed,skipped,code", [
+    (3, 0, 0, Exit.PASSED),
+    (3, 0, 2, Exit.PASSED),
+    (3, 1, 2, Exit.FAILED),
+    (0, 1, 0, Exit.FAILED),
+    (0, 0, 2, Exit.CANNOT_RUN),
+    (0, 0, 0, Exit.CANNOT_RUN),
+])
+def test_tally_exit_codes(passed, failed, skipped, code):
+    t = Tally()
+    for _ in range(passed):
+        t.add(True)
+    for _ in range(failed):
+        t.add(False)
+    for _ in range(skipped):
+        t.skip("no CUDA GPU")
+    assert t.exit_code() == code
+    assert t.line().startswith(f"{passed} passed, {failed} failed, {skipped} not run")
+
+
+def test_tally_names_each_reason():
+    t = Tally()
+    t.skip("a")
+    t.skip("a")
+    t.skip("b")
+    assert t.line() == "0 passed, 0 failed, 3 not run (2: a; 1: b)"
+
+
+@cpu_only
+def test_check_with_nothing_runnable_exits_3_with_a_summary():
+    result = invoke("check", "naive", "--group", "example")
+    assert result.exit_code == 3, result.output
+    assert_no_traceback(result)
+    assert "naive: not run: CUDA kernels need a CUDA GPU" in result.output
+    assert last_line(result) == "0 passed, 0 failed, 1 not run (CUDA kernels need a CUDA GPU)"
+
+
+@cpu_only
+def test_check_ends_with_the_summary_after_the_tables():
+    result = invoke("check", "naive", "torch", "tiling-1d", "--group", "example", "--seed", "1")
+    assert result.exit_code == 0, result.output
+    assert last_line(result) == "1 passed, 0 failed, 2 not run (CUDA kernels need a CUDA GPU)"
+
+
+def test_check_counts_a_wrong_implementation_as_failed(monkeypatch):
+    impl = registry.get("torch")
+    monkeypatch.setattr(type(impl), "solve", lambda self, a, b, c, m, n, k: c.zero_())
+    result = invoke("check", "torch", "--group", "example")
+    assert result.exit_code == 1, result.output
+    assert last_line(result) == "0 passed, 1 failed, 0 not run"
+
+
+@cpu_only
+@pytest.mark.parametrize("args,fragment", [
+    (["study", "buffering"], "the buffering study compares four CUDA kernels"),
+    (["sweep"], "no CUDA GPU"),
+    (["check", "--sanitize", "naive"], "no CUDA GPU"),
+    (["bench", "naive"], "CUDA kernels need a CUDA GPU"),
+])
+def test_what_needs_a_gpu_exits_3_in_one_line_and_writes_nothing(tmp_path, monkeypatch, args, fragment):
+    monkeypatch.chdir(tmp_path)
+    assert_one_line(invoke(*args), 3, "not run here:", fragment)
+    assert files_under(tmp_path) == set()
+
+
+def _without_triton(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "triton" else real(name, *a))
+
+
+def test_triton_rungs_without_triton_are_not_run_with_the_install_hint(monkeypatch):
+    _without_triton(monkeypatch)
+    result = invoke("check", "triton", "triton-presplit", "--group", "example")
+    assert result.exit_code == 3, result.output
+    assert "triton: not run: install gemmlab[triton]" in result.output
+    assert "ModuleNotFoundError" not in result.output
+    assert last_line(result) == "0 passed, 0 failed, 2 not run (install gemmlab[triton])"
+
+
+@cpu_only
+def test_bench_without_triton_times_torch_and_names_what_it_skipped(tmp_path, monkeypatch):
+    _without_triton(monkeypatch)
+    result = invoke("bench", "torch", "triton", "--shape", "32", "32", "32", "--iters", "1",
+                    "--warmup", "0", "--out", tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "triton: not run: install gemmlab[triton]" in result.output
+    assert "ERROR" not in result.output
+    assert last_line(result) == "1 passed, 0 failed, 1 not run (install gemmlab[triton])"
+
+
+def test_inspect_without_its_tools_exits_3_in_one_line(monkeypatch):
+    from gemmlab.cuda import sass
+
+    def missing(name):
+        raise sass.ToolMissing(f"{name} not found: install nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm")
+
+    monkeypatch.setattr(sass, "_tool", missing)
+    assert_one_line(invoke("inspect", "naive"), 3, "not run here:", "cuobjdump not found")
