@@ -24,10 +24,11 @@ def expected_smem(launch) -> int:
     """Static shared bytes implied by the tile: A and B tiles, times the buffers, plus padding."""
     d = dict(launch.defines)
     name = launch.source
-    if name.startswith(("01_", "02_", "12_", "13_", "14_")) or launch.entry == "round_rows_tf32":
+    if name.startswith(("01_", "02_", "12_", "13_", "14_", "15_")):
         return 0  # none, or dynamic only (below)
-    if launch.entry == "transpose_tf32":
-        return 64 * 65 * 4
+    if name == "hopper_prepass.cu":
+        return {"transpose_tf32": 64 * 65 * 4, "transpose_split_tf32": 64 * 65 * 4,
+                "special_fp32": 2 * 16 * 17 * 4}.get(launch.entry, 0)
     if name.startswith("03_"):
         return 2 * 16 * 16 * 4
     if name.startswith("04_"):

@@ -64,32 +64,46 @@ def fake_maps(monkeypatch):
     return asked
 
 
-@pytest.mark.parametrize("name,which,copies_a", [("wgmma-tma", 0, True), ("wgmma-ws", 0, False),
-                                                  ("wgmma-ws", 1, True)])
-def test_wgmma_host_plans_prepasses_and_descriptors(fake_maps, name, which, copies_a):
+PLANS = [  # rung, launch, the kernels its plan runs in order
+    ("wgmma-tma", 0, ["transpose_tf32", "round_rows_tf32", "wgmma_tma"]),
+    ("wgmma-ws", 0, ["transpose_tf32", "wgmma_ws"]),
+    ("wgmma-ws", 1, ["transpose_tf32", "round_rows_tf32", "wgmma_ws"]),
+    ("wgmma-3xtf32", 0, ["clear_flag", "transpose_split_tf32", "wgmma_3xtf32", "special_fp32"]),
+    ("wgmma-3xtf32", 1, ["clear_flag", "transpose_split_tf32", "pad_rows", "wgmma_3xtf32",
+                         "special_fp32"]),
+]
+
+
+@pytest.mark.parametrize("name,which,kinds", PLANS, ids=lambda x: str(x))
+def test_wgmma_host_plans_prepasses_and_descriptors(fake_maps, name, which, kinds):
     launch = registry.get(name).launches[which]
     m, n, k = 300, 257, 301
     ld = hopper.pitch(n)
     call = _call(m, n, k)
+    copies_a = "round_rows_tf32" in kinds or "pad_rows" in kinds
+    planes = 2 if "transpose_split_tf32" in kinds else 1
     workspace = torch.empty(launch.workspace_bytes(m, n, k), dtype=torch.uint8)
-    assert workspace.numel() >= k * ld * 4 + (m * ld * 4 if copies_a else 0)
+    assert workspace.numel() >= planes * k * ld * 4 + (m * ld * 4 if copies_a else 0)
     if launch.persistent:
         launch = dataclasses.replace(launch, persistent=False)  # its grid asks the GPU
     steps = launch.steps(call, workspace)
-    kinds = [s.kernel.entry for s in steps]
-    assert kinds == ["transpose_tf32"] + (["round_rows_tf32"] if copies_a else []) + [launch.entry]
-    bt = workspace.data_ptr()
-    assert steps[0].args[:2] == (call.b.data_ptr(), bt)
-    (a_map, b_map) = fake_maps
-    a_source = a_map[0]
-    assert (a_source != call.a.data_ptr()) == copies_a
+    assert [s.kernel.entry for s in steps] == kinds
+    for s in steps:
+        assert s.kernel in launch.kernels(), s.kernel.entry  # compiled and inspected too
+    lo, hi = workspace.data_ptr(), workspace.data_ptr() + workspace.numel()
+    a_map, *b_maps = fake_maps
+    assert len(b_maps) == planes
+    assert (a_map[0] != call.a.data_ptr()) == copies_a
     assert a_map[1:] == (m, n, (ld if copies_a else n) * 4, launch.tile[0], hopper.STEP, 128)
-    assert b_map == (bt, k, n, ld * 4, launch.tile[1] // launch.kernel.cluster[0], hopper.STEP, 128)
-    main = steps[-1]
-    assert main.args[2] == call.c.data_ptr() and [int(x) for x in main.args[3:]] == [m, n, k]
-    # Every buffer the plan writes lies inside the workspace.
+    for b_map in b_maps:
+        assert lo <= b_map[0] and b_map[0] + k * ld * 4 <= hi
+        assert b_map[1:] == (k, n, ld * 4, launch.tile[1] // launch.kernel.cluster[0], hopper.STEP, 128)
     if copies_a:
-        assert bt < a_source and a_source + m * ld * 4 <= bt + workspace.numel()
+        assert lo <= a_map[0] and a_map[0] + m * ld * 4 <= hi
+    regions = sorted([b[0] for b in b_maps] + ([a_map[0]] if copies_a else []))
+    assert all(b - a >= k * ld * 4 for a, b in zip(regions, regions[1:], strict=False)), "overlap"
+    main = next(s for s in steps if s.kernel.entry == launch.entry)
+    assert main.args[-4] == call.c.data_ptr() and [int(x) for x in main.args[-3:]] == [m, n, k]
 
 
 def test_wgmma_fast_path_needs_a_describable_a():

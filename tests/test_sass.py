@@ -85,7 +85,7 @@ def test_mma_sync_rung_uses_hmma_fed_by_the_copy_engine(which):
     assert m["HMMA"] >= 16 and m["LDGSTS"] > 0 and m["HGMMA"] == 0 and m["UTMALDG"] == 0
 
 
-@pytest.mark.parametrize("name", ["wgmma-tma", "wgmma-ws"])
+@pytest.mark.parametrize("name", ["wgmma-tma", "wgmma-ws", "wgmma-3xtf32"])
 def test_wgmma_rungs_use_hgmma_and_tma(name):
     for which, _ in enumerate(registry.get(name).launches):
         m = mix(name, which)
@@ -106,3 +106,10 @@ def test_cluster_knob_multicasts_b():
     assert pair.kernel.cluster == (2, 1, 1)
     ops = disassemble(pair.compile(HOPPER_ARCH).cubin)[pair.entry]
     assert any(op.startswith("UTMALDG") and "MULTICAST" in op for op in ops)
+
+
+def test_3xtf32_issues_three_products_per_step_and_promotes_in_fp32():
+    m = mix("wgmma-3xtf32")
+    assert m["HGMMA"] == 3 * 4 and m["UTMALDG"] == 3  # A, Bᵀhi, Bᵀlo
+    ops = disassemble(registry.get("wgmma-3xtf32").launches[0].compile(HOPPER_ARCH).cubin)["wgmma_3xtf32"]
+    assert sum(op.startswith("FADD") for op in ops) >= 64  # the fresh tile added to the accumulator

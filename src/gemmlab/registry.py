@@ -203,7 +203,7 @@ _HOPPER_TILE = (128, 256)
 def _wgmma_tma(stages: int = 4) -> Launch:
     return Launch("13_wgmma_tma.cu", "wgmma_tma", (256, 1), _HOPPER_TILE, {"STAGES": stages},
                   min_cc=(9, 0), smem=hopper.dynamic_smem(_HOPPER_TILE, 2),
-                  host=hopper.TmaOperands(copy_a=True))
+                  host=hopper.TmaOperands(a="round"))
 
 
 def _wgmma_ws(stages: int = 4, a_in_place: bool = True) -> Launch:
@@ -213,9 +213,21 @@ def _wgmma_ws(stages: int = 4, a_in_place: bool = True) -> Launch:
     if a_in_place:
         return Launch("14_wgmma_ws.cu", "wgmma_ws", (384, 1), _HOPPER_TILE, defines,
                       when=hopper.a_in_place, requires="N % 4 == 0, A 16-byte aligned (TMA reads it in place)",
-                      host=hopper.TmaOperands(copy_a=False), **common)
+                      host=hopper.TmaOperands(a="in place"), **common)
     return Launch("14_wgmma_ws.cu", "wgmma_ws", (384, 1), _HOPPER_TILE, defines,
-                  host=hopper.TmaOperands(copy_a=True), **common)
+                  host=hopper.TmaOperands(a="round"), **common)
+
+
+def _wgmma_3xtf32(stages: int = 4, a_in_place: bool = True) -> Launch:
+    """3xTF32: Bᵀ split into hi and lo planes by the pre-pass; A split by the consumers."""
+    tile = (128, 128)
+    common = dict(min_cc=(9, 0), smem=hopper.dynamic_smem(tile, 2, b_planes=2), persistent=True)
+    if a_in_place:
+        return Launch("15_wgmma_3xtf32.cu", "wgmma_3xtf32", (384, 1), tile, {"STAGES": stages},
+                      when=hopper.a_in_place, requires="N % 4 == 0, A 16-byte aligned (TMA reads it in place)",
+                      host=hopper.TmaOperands(a="in place", b="split"), **common)
+    return Launch("15_wgmma_3xtf32.cu", "wgmma_3xtf32", (384, 1), tile, {"STAGES": stages},
+                  host=hopper.TmaOperands(a="pad", b="split"), **common)
 
 
 def _cu(stem: str) -> tuple[str, ...]:
@@ -399,6 +411,14 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
                              "kernels/cuda/hopper_prepass.cu"),
         launches=(_wgmma_ws(a_in_place=True), _wgmma_ws(a_in_place=False)),
         tile=(128, 256, 32),
+    ),
+    Implementation(
+        "wgmma-3xtf32", CUDA, 19, FP32X3, _HOPPER,
+        "FP32-accurate on Hopper tensor cores: 3 TF32 wgmma products per step, promoted in FP32",
+        _md("15_wgmma_3xtf32"), ("kernels/cuda/15_wgmma_3xtf32.cu", "kernels/cuda/hopper.cuh",
+                                 "kernels/cuda/hopper_prepass.cu"),
+        launches=(_wgmma_3xtf32(a_in_place=True), _wgmma_3xtf32(a_in_place=False)),
+        tile=(128, 128, 32),
     ),
 )
 

@@ -2,19 +2,22 @@
 
 TF32 wgmma reads both shared-memory operands with the reduction index
 contiguous. A (M×N, row-major) already is; B (N×K) is not, so every call
-first writes Bᵀ, rounded to TF32, into the workspace (about 55 µs at the
-performance shape). A is read in place by TMA where its rows can be
-described (N % 4 == 0, a 16-byte aligned pointer); otherwise, or where the
-rung wants both operands rounded before the product, a second pre-pass
-copies A rounded into rows padded to a multiple of 4 floats.
+first writes Bᵀ into the workspace: rounded to TF32 (rungs 17, 18), or split
+into the 3xTF32 planes hi and lo (rung 19). A is read in place by TMA where
+its rows can be described (N % 4 == 0, a 16-byte aligned pointer); otherwise,
+or where a rung wants it rounded before the product, a pre-pass copies it into
+rows padded to a multiple of 4 floats (rounded, or as it is for 3xTF32, which
+splits A itself).
 
 Then the descriptors are encoded (cached by address and shape) and the main
-kernel runs with ``(tma_a, tma_b, C, M, N, K)``.
+kernel runs with ``(tma_a, tma_b…, C, M, N, K)``. The 3xTF32 plan ends with a
+strict-FP32 kernel that does nothing unless the split found ±Inf or NaN in B.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import torch
 
@@ -25,9 +28,15 @@ from .tma import matrix_map
 #: The reduction step of a stage: one 128-byte row of floats, the span of the 128-byte swizzle.
 STEP = 32
 SWIZZLE_BYTES = 128
-TRANSPOSE = Kernel("hopper_prepass.cu", "transpose_tf32", (256, 1))
+_PREPASS = "hopper_prepass.cu"
+TRANSPOSE = Kernel(_PREPASS, "transpose_tf32", (256, 1))
+TRANSPOSE_SPLIT = Kernel(_PREPASS, "transpose_split_tf32", (256, 1))
 TRANSPOSE_TILE = 64
-ROUND_ROWS = Kernel("hopper_prepass.cu", "round_rows_tf32", (256, 1))
+ROUND_ROWS = Kernel(_PREPASS, "round_rows_tf32", (256, 1))
+PAD_ROWS = Kernel(_PREPASS, "pad_rows", (256, 1))
+CLEAR_FLAG = Kernel(_PREPASS, "clear_flag", (1, 1))
+SPECIAL = Kernel(_PREPASS, "special_fp32", (256, 1))
+SPECIAL_BLOCKS = 1024  # a strided grid: blocks that find the flag clear return at once
 _ALIGN = 1024
 
 
@@ -40,18 +49,15 @@ def _up(nbytes: int) -> int:
     return -(-nbytes // _ALIGN) * _ALIGN
 
 
-def stage_bytes(tile: tuple[int, int]) -> int:
+def dynamic_smem(tile: tuple[int, int], barriers_per_stage: int, b_planes: int = 1):
+    """Shared bytes as a function of the macros: STAGES stages of A and the B planes,
+    the slack to align them to 1024 bytes, and the 8-byte mbarriers."""
     rows, cols = tile
-    return (rows + cols) * STEP * 4
-
-
-def dynamic_smem(tile: tuple[int, int], barriers_per_stage: int):
-    """Shared bytes as a function of the macros: STAGES stages, the slack to align them
-    to 1024 bytes, and the 8-byte mbarriers."""
 
     def smem(defines) -> int:
         stages = defines["STAGES"]
-        return stages * stage_bytes(tile) + _ALIGN + 8 * barriers_per_stage * stages
+        stage = (rows + b_planes * cols) * STEP * 4
+        return stages * stage + _ALIGN + 8 * barriers_per_stage * stages
 
     return smem
 
@@ -63,34 +69,61 @@ def a_in_place(a, b, c, m, n, k) -> bool:
 
 @dataclass(frozen=True)
 class TmaOperands:
-    """Host of a wgmma launch: Bᵀ always made by a pre-pass; A copied and rounded when ``copy_a``."""
+    """Host of a wgmma launch.
 
-    copy_a: bool
+    ``a``: "in place" (TMA reads the caller's A), "round" (a rounded, padded copy)
+    or "pad" (a padded copy as it is). ``b``: "round" (Bᵀ rounded to TF32) or
+    "split" (Bᵀ as 3xTF32 planes hi and lo, and the special-values fallback).
+    """
+
+    a: Literal["in place", "round", "pad"]
+    b: Literal["round", "split"] = "round"
 
     def kernels(self, launch: Launch) -> tuple[Kernel, ...]:
-        return (TRANSPOSE, ROUND_ROWS) if self.copy_a else (TRANSPOSE,)
+        out = (TRANSPOSE,) if self.b == "round" else (CLEAR_FLAG, TRANSPOSE_SPLIT, SPECIAL)
+        return out + {"in place": (), "round": (ROUND_ROWS,), "pad": (PAD_ROWS,)}[self.a]
+
+    def _layout(self, m: int, n: int, k: int) -> tuple[int, list[int], int]:
+        """Offsets in the workspace: the flag, the B planes, the A copy, and the total."""
+        plane = _up(k * pitch(n) * 4)
+        planes = 1 if self.b == "round" else 2
+        flag = _ALIGN if self.b == "split" else 0
+        b_at = [flag + i * plane for i in range(planes)]
+        a_at = flag + planes * plane
+        total = a_at + (_up(m * pitch(n) * 4) if self.a != "in place" else 0)
+        return a_at, b_at, total
 
     def workspace_bytes(self, launch: Launch, m: int, n: int, k: int) -> int:
-        bt = _up(k * pitch(n) * 4)
-        return bt + (_up(m * pitch(n) * 4) if self.copy_a else 0)
+        return self._layout(m, n, k)[2]
 
     def steps(self, launch: Launch, call: Call, workspace: torch.Tensor) -> list[Step]:
         m, n, k = call.m, call.n, call.k
         ld = pitch(n)
-        bt = workspace.data_ptr()
+        base = workspace.data_ptr()
+        a_at, b_at, _ = self._layout(m, n, k)
         tt = TRANSPOSE_TILE
-        steps = [Step(TRANSPOSE, (-(-k // tt), -(-ld // tt), 1),
-                      (call.b.data_ptr(), bt, cl.i32(n), cl.i32(k), cl.i32(ld)))]
-        if self.copy_a:
-            a, a_pitch = bt + _up(k * ld * 4), ld * 4
-            steps.append(Step(ROUND_ROWS, (-(-ld // 256), m, 1),
-                              (call.a.data_ptr(), a, cl.i32(m), cl.i32(n), cl.i32(ld))))
+        grid = (-(-k // tt), -(-ld // tt), 1)
+        sizes = (cl.i32(n), cl.i32(k), cl.i32(ld))
+        b_ptr = call.b.data_ptr()
+        if self.b == "round":
+            steps = [Step(TRANSPOSE, grid, (b_ptr, base + b_at[0], *sizes))]
         else:
+            steps = [Step(CLEAR_FLAG, (1, 1, 1), (base,)),
+                     Step(TRANSPOSE_SPLIT, grid, (b_ptr, base + b_at[0], base + b_at[1], base, *sizes))]
+        if self.a == "in place":
             a, a_pitch = call.a.data_ptr(), n * 4
+        else:
+            a, a_pitch = base + a_at, ld * 4
+            copy = ROUND_ROWS if self.a == "round" else PAD_ROWS
+            steps.append(Step(copy, (-(-ld // 256), m, 1),
+                              (call.a.data_ptr(), a, cl.i32(m), cl.i32(n), cl.i32(ld))))
         rows, cols = launch.tile
         # In a cluster, each block loads its share of the B stage and multicasts it.
         share = cols // launch.kernel.cluster[0]
-        tma_a = matrix_map(a, m, n, a_pitch, rows, STEP, SWIZZLE_BYTES)
-        tma_b = matrix_map(bt, k, n, ld * 4, share, STEP, SWIZZLE_BYTES)
-        args = (tma_a, tma_b, call.c.data_ptr(), cl.i32(m), cl.i32(n), cl.i32(k))
-        return steps + [Step(launch.kernel, launch.grid(m, k), args)]
+        maps = [matrix_map(a, m, n, a_pitch, rows, STEP, SWIZZLE_BYTES)]
+        maps += [matrix_map(base + at, k, n, ld * 4, share, STEP, SWIZZLE_BYTES) for at in b_at]
+        steps.append(Step(launch.kernel, launch.grid(m, k), (*maps, *call.gemm_args()[2:])))
+        if self.b == "split":
+            tiles16 = -(-m // 16) * -(-k // 16)
+            steps.append(Step(SPECIAL, (min(tiles16, SPECIAL_BLOCKS), 1, 1), (base, *call.gemm_args())))
+        return steps

@@ -41,3 +41,19 @@ __device__ __forceinline__ unsigned tf32_bits(float x) {
     asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
     return r;
 }
+
+// 3xTF32 splits x into hi = tf32(x) and lo = tf32(x - hi): hi·hi + hi·lo + lo·hi
+// recovers an FP32-accurate product on TF32 tensor cores. The split is done on
+// the bits: where rounding hi up would overflow a finite x to ±Inf, hi is
+// truncated instead; where x is ±Inf or NaN, lo is 0, so that only hi carries it.
+__device__ __forceinline__ bool finite_bits(float x) {
+    return (__float_as_uint(x) & 0x7f800000u) != 0x7f800000u;
+}
+__device__ __forceinline__ float tf32_hi(float x) {
+    unsigned h = tf32_bits(x);
+    if (!finite_bits(__uint_as_float(h)) && finite_bits(x)) h = __float_as_uint(x) & 0xffffe000u;
+    return __uint_as_float(h);
+}
+__device__ __forceinline__ float tf32_lo(float x, float hi) {
+    return finite_bits(x) ? __uint_as_float(tf32_bits(x - hi)) : 0.0f;
+}

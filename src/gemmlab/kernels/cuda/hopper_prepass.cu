@@ -12,13 +12,16 @@
 
 // 64×64 tiles through shared memory, 16 values per thread: B's rows are read
 // and Bᵀ's rows written 16 bytes at a time where the shape allows (K % 4 == 0
-// and an aligned B for reads; rows of Bᵀ are padded to a multiple of 4, so writes always can),
-// so enough bytes are in flight to run at memory speed. The +1 column avoids
-// bank conflicts on the column-wise reads.
-extern "C" __global__ void __launch_bounds__(256) transpose_tf32(const float* __restrict__ B,
-                                                                float* __restrict__ Bt, int N,
-                                                                int K, int LDN) {
-    __shared__ float tile[64][65];  // tile[n][k]
+// and an aligned B for reads; rows of Bᵀ are padded to a multiple of 4, so
+// writes always can), so enough bytes are in flight to run at memory speed.
+// The +1 column avoids bank conflicts on the column-wise reads.
+// SPLIT: write the 3xTF32 planes hi and lo instead of one rounded plane, and
+// raise *special where B holds ±Inf or NaN.
+template <bool SPLIT>
+__device__ __forceinline__ void transpose_planes(const float* __restrict__ B, float* __restrict__ hi,
+                                                 float* __restrict__ lo, int* special, int N, int K,
+                                                 int LDN) {
+    __shared__ float tile[64][65];  // tile[n][k], as read
     const int k0 = blockIdx.x * 64, n0 = blockIdx.y * 64;
     const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
     const bool vec = K % 4 == 0 && reinterpret_cast<size_t>(B) % 16 == 0;
@@ -36,18 +39,47 @@ extern "C" __global__ void __launch_bounds__(256) transpose_tf32(const float* __
             }
         }
 #pragma unroll
-        for (int j = 0; j < 4; ++j) tile[ty + 16 * i][4 * tx + j] = __uint_as_float(tf32_bits(v[j]));
+        for (int j = 0; j < 4; ++j) tile[ty + 16 * i][4 * tx + j] = v[j];
     }
     __syncthreads();
+    bool seen = false;
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
         const int k = k0 + ty + 16 * i, n = n0 + 4 * tx;
         if (k >= K || n >= LDN) continue;
         // Columns past N are the padding: zeros (the tile holds zeros there).
-        const float4 x = make_float4(tile[4 * tx][ty + 16 * i], tile[4 * tx + 1][ty + 16 * i],
-                                     tile[4 * tx + 2][ty + 16 * i], tile[4 * tx + 3][ty + 16 * i]);
-        *reinterpret_cast<float4*>(&Bt[(size_t)k * LDN + n]) = x;
+        float x[4], h[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) x[j] = tile[4 * tx + j][ty + 16 * i];
+        const size_t at = (size_t)k * LDN + n;
+        if (SPLIT) {
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                h[j] = tf32_hi(x[j]);
+                seen |= !finite_bits(x[j]);
+            }
+            *reinterpret_cast<float4*>(&hi[at]) = make_float4(h[0], h[1], h[2], h[3]);
+            *reinterpret_cast<float4*>(&lo[at]) = make_float4(tf32_lo(x[0], h[0]), tf32_lo(x[1], h[1]),
+                                                              tf32_lo(x[2], h[2]), tf32_lo(x[3], h[3]));
+        } else {
+#pragma unroll
+            for (int j = 0; j < 4; ++j) h[j] = __uint_as_float(tf32_bits(x[j]));
+            *reinterpret_cast<float4*>(&hi[at]) = make_float4(h[0], h[1], h[2], h[3]);
+        }
     }
+    if (SPLIT && seen) atomicExch(special, 1);
+}
+
+extern "C" __global__ void __launch_bounds__(256) transpose_tf32(const float* __restrict__ B,
+                                                                float* __restrict__ Bt, int N,
+                                                                int K, int LDN) {
+    transpose_planes<false>(B, Bt, nullptr, nullptr, N, K, LDN);
+}
+
+extern "C" __global__ void __launch_bounds__(256) transpose_split_tf32(
+    const float* __restrict__ B, float* __restrict__ hi, float* __restrict__ lo, int* special, int N,
+    int K, int LDN) {
+    transpose_planes<true>(B, hi, lo, special, N, K, LDN);
 }
 
 // One block row per matrix row: grid (ceil(LDN / 256), ROWS).
@@ -58,3 +90,40 @@ extern "C" __global__ void __launch_bounds__(256) round_rows_tf32(const float* _
     if (r >= ROWS || c >= LDN) return;
     dst[(size_t)r * LDN + c] = c < COLS ? __uint_as_float(tf32_bits(src[(size_t)r * COLS + c])) : 0.0f;
 }
+
+// A copied as it is (FP32) into rows of LDN floats: the 3xTF32 rung splits A
+// itself, and needs only rows TMA can describe.
+extern "C" __global__ void __launch_bounds__(256) pad_rows(const float* __restrict__ src,
+                                                          float* __restrict__ dst, int ROWS, int COLS,
+                                                          int LDN) {
+    const int r = blockIdx.y, c = blockIdx.x * 256 + threadIdx.x;
+    if (r >= ROWS || c >= LDN) return;
+    dst[(size_t)r * LDN + c] = c < COLS ? src[(size_t)r * COLS + c] : 0.0f;
+}
+
+// Strict FP32 for the 3xTF32 rung's rare case: B holds ±Inf or NaN, where a
+// correction term 0 · ±Inf would turn a right ±Inf into NaN. Does nothing
+// unless *special is set, so a small grid strides over the 16×16 tiles of C
+// (rung 3's way) and costs one read of the flag per block otherwise.
+extern "C" __global__ void __launch_bounds__(256) special_fp32(const int* special, GEMM_ARGS) {
+    if (*special == 0) return;
+    __shared__ float As[16][17], Bs[16][17];
+    const int tr = threadIdx.x / 16, tc = threadIdx.x % 16;
+    const int across = (K + 15) / 16, tiles = across * ((M + 15) / 16);
+    for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+        const int r = (t / across) * 16 + tr, c = (t % across) * 16 + tc;
+        float acc = 0.0f;
+        for (int n0 = 0; n0 < N; n0 += 16) {
+            As[tr][tc] = r < M && n0 + tc < N ? A[(size_t)r * N + n0 + tc] : 0.0f;
+            Bs[tr][tc] = n0 + tr < N && c < K ? B[(size_t)(n0 + tr) * K + c] : 0.0f;
+            __syncthreads();
+#pragma unroll
+            for (int j = 0; j < 16; ++j) acc = fmaf(As[tr][j], Bs[j][tc], acc);
+            __syncthreads();
+        }
+        if (r < M && c < K) C[(size_t)r * K + c] = acc;
+    }
+}
+
+// Clears the 3xTF32 rung's flag before the pre-pass may raise it (one thread).
+extern "C" __global__ void clear_flag(int* special) { *special = 0; }
