@@ -160,14 +160,14 @@ def _vec4(source: str, entry: str, threads: int, size: int, bk: int, buffers: in
     return Launch(source, entry, block, tile, defines, when=VEC4, step=bk, buffers=buffers)
 
 
-def _float4(bm: int, bk: int, unroll: int, min_blocks: int, exact: bool = False) -> Launch:
+def float4_launch(bm: int, bk: int, unroll: int, min_blocks: int, exact: bool = False) -> Launch:
     # unroll / min_blocks: the occupancy knobs of 07_float4.cu, chosen on the H200
     # with scripts/tune.py among those that compile without spills.
     defines = {"BM": bm, "BK": bk, "UNROLL_K": unroll, "MIN_BLOCKS": min_blocks}
     return _vec4("07_float4.cu", "float4_tiled", (bm // 8) * (bm // 4), bm, bk, 1, defines, exact)
 
 
-def _double_buffer(bm: int) -> Launch:
+def double_buffer_launch(bm: int) -> Launch:
     return Launch("08_double_buffer.cu", "double_buffer", ((bm // 8) * (bm // 4), 1), (bm, bm),
                   {"BM": bm}, when=VEC4, step=16, buffers=2)
 
@@ -272,31 +272,31 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         "float4", CUDA, 7, FP32, _ALWAYS,
         "2D tiling with 16-byte loads and stores, BK=32",
         _md("07_float4"), _cu("07_float4"),
-        launches=(_float4(64, 32, 32, 2, exact=True), _float4(64, 32, 32, 2), TILING2D),
+        launches=(float4_launch(64, 32, 32, 2, exact=True), float4_launch(64, 32, 32, 2), TILING2D),
     ),
     Implementation(
         "float4-bk16", CUDA, 7, FP32, _ALWAYS,
         "control: float4 with BK=16",
         _md("07_float4"), _cu("07_float4"),
-        launches=(_float4(64, 16, 16, 5, exact=True), _float4(64, 16, 2, 6), TILING2D),
+        launches=(float4_launch(64, 16, 16, 5, exact=True), float4_launch(64, 16, 2, 6), TILING2D),
     ),
     Implementation(
         "float4-128", CUDA, 7, FP32, _ALWAYS,
         "control: float4 with a 128×128 tile, BK=16, 512 threads",
         _md("07_float4"), _cu("07_float4"),
-        launches=(_float4(128, 16, 16, 1, exact=True), _float4(128, 16, 16, 1), TILING2D),
+        launches=(float4_launch(128, 16, 16, 1, exact=True), float4_launch(128, 16, 16, 1), TILING2D),
     ),
     Implementation(
         "double-buffer-64", CUDA, 8, FP32, _ALWAYS,
         "register prefetch + two shared buffers, 64×64 tile",
         _md("08_double_buffer"), _cu("08_double_buffer"),
-        launches=(_double_buffer(64), TILING2D),
+        launches=(double_buffer_launch(64), TILING2D),
     ),
     Implementation(
         "double-buffer-128", CUDA, 8, FP32, _ALWAYS,
         "register prefetch + two shared buffers, 128×128 tile",
         _md("08_double_buffer"), _cu("08_double_buffer"),
-        launches=(_double_buffer(128), TILING2D),
+        launches=(double_buffer_launch(128), TILING2D),
     ),
     Implementation(
         "cp-async", CUDA, 9, FP32, _ALWAYS,
@@ -315,7 +315,7 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         launches=(
             Launch("10_wmma_tf32.cu", "wmma_tf32", (512, 1), (128, 128),
                    when=Requires(m=128, n=32, k=128, align=32), min_cc=(8, 0), step=32, buffers=1, pad=4),
-            _float4(64, 32, 32, 2),
+            float4_launch(64, 32, 32, 2),
             TILING2D,
         ),
     ),
