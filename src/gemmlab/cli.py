@@ -22,6 +22,7 @@ from rich.table import Table
 
 from . import __version__, registry, runtime
 from .bench.results import LATEST
+from .blame import blame
 from .exits import Exit
 from .judge.cases import Case, fresh_seed, standard_cases
 from .judge.runner import Judgement, judge
@@ -654,18 +655,16 @@ def _sanitize_impls(impls: list[registry.Implementation]) -> None:
     names = [i.name for i in impls if i.family == registry.Family.CUDA]
     if not names:
         raise UsageError("--sanitize checks CUDA kernels, and none is named")
-    entries = {launch.entry: i.name for i in impls for launch in i.launches}
     table = Table(title=f"compute-sanitizer on the notes' shapes: {' '.join(names)}")
-    for col in ("tool", "errors", "implementations named", "excerpt"):
+    for col in ("tool", "errors", "launches named: the rungs that use each", "excerpt"):
         table.add_column(col, overflow="fold")
     tally = Tally()
     for tool in san.TOOLS:
         with console.status(f"{tool}…"):
             f = san.sanitize_check(names, tool)
-        named = sorted({entries.get(k, k) for k in f.kernels if k in entries})
         tally.add(f.errors == 0)
         table.add_row(tool, "did not finish" if f.errors is None else str(f.errors),
-                      ", ".join(named) or "-", f.excerpt[-800:] if f.errors else "")
+                      "\n".join(blame(f.kernels, impls)) or "-", f.excerpt[-800:] if f.errors else "")
     console.print(table)
     console.print(escape(f"compute-sanitizer tools: {tally.line()}"))
     raise typer.Exit(int(tally.exit_code()))
