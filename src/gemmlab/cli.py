@@ -410,7 +410,7 @@ def nvrtc_archs() -> list[int] | None:
 
 def _inspect_rows(impls: list[registry.Implementation], arch: str | None, ui: Console) -> list[dict]:
     from .bench.inspect import inspect_launches
-    from .cuda.sass import ToolMissing
+    from .cuda.tools import ToolMissing
 
     rows: list[dict] = []
     bar, update = progress_bar(ui)
