@@ -139,3 +139,14 @@ def test_buggy_row4_fixture_compiles():
     fixture = Path(__file__).parent / "fixtures" / "row4_notes_bug.cu"
     module = compile_source(str(fixture), arch=HOPPER_ARCH)
     assert "row4_notes_bug" in module.resources
+
+
+def test_rung_numbers_live_in_the_registry_only():
+    """A kernel's header names its idea, not its rung: the registry numbers the ladder."""
+    import re
+
+    for impl in registry.IMPLEMENTATIONS:
+        for path in [*impl.source_paths(), registry.PACKAGE_DIR / impl.doc]:
+            head = path.read_text().splitlines()[0]
+            assert not re.search(r"\brung \d", head, re.I), f"{path.name}: {head}"
+
