@@ -11,10 +11,11 @@ export PYTHONUNBUFFERED=1
 # Each step re-packs the logs, so a run cut short still brings back what finished.
 run() { local name=$1 limit=$2; shift 2; echo "=== $name ($(date +%T))"; timeout "$limit" "$@" >"$LOGS/$name.txt" 2>&1; local rc=$?; echo "=== $name rc=$rc"; tail -n "${TAIL:-15}" "$LOGS/$name.txt"; tar -czf "$OUT/logs.tgz" -C "$LOGS" . ; }
 sanitize() {  # one compute-sanitizer tool over every CUDA rung, on the notes' shapes
-  local rungs
+  local rungs wrap
   rungs=${SAN_RUNGS:-$(python3 -c "from gemmlab import registry; print(' '.join(i.name for i in registry.IMPLEMENTATIONS if i.family == 'cuda'))")}
-  PYTORCH_NO_CUDA_MEMORY_CACHING=1 run "$1" 500 compute-sanitizer --tool "$1" --report-api-errors no \
-    --print-limit 50 python3 -m gemmlab check $rungs --group notes --no-perf --seed 11
+  # The command line (and its environment) is gemmlab's own: gemmlab.cuda.tools.
+  wrap=$(python3 -m gemmlab.cuda.tools sanitizer "$1") || { echo "=== $1: no compute-sanitizer"; return; }
+  run "$1" 500 $wrap python3 -m gemmlab check $rungs --group notes --no-perf --seed 11
 }
 for step in "$@"; do
   case $step in

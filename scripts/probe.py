@@ -12,12 +12,13 @@ import sys
 
 import torch
 
-from gemmlab import registry
+from gemmlab import registry, runtime
 from gemmlab.judge.cases import uniform
 from gemmlab.reference import GATES, error_figures, poison_, reference64
 
 
 def main() -> None:
+    runtime.configure()  # before CUDA initialises: keep ptxas reports
     name, (m, n, k) = sys.argv[1], map(int, sys.argv[2:5])
     impl = registry.get(name)
     dev = torch.device("cuda")

@@ -11,13 +11,14 @@ import sys
 
 import torch
 
-from gemmlab import problem, registry
+from gemmlab import problem, registry, runtime
 from gemmlab.cuda import launch as cl
 from gemmlab.cuda.rung import Call
 from gemmlab.judge.cases import uniform
 
 
 def main() -> None:
+    runtime.configure()  # before CUDA initialises: keep ptxas reports
     name = sys.argv[1]
     m, n, k = map(int, sys.argv[2:5]) if len(sys.argv) > 4 else problem.PERF_SHAPE
     impl = registry.get(name)

@@ -20,7 +20,7 @@ from functools import partial
 
 import torch
 
-from gemmlab import problem, registry
+from gemmlab import problem, registry, runtime
 from gemmlab.bench.run import time_interleaved
 from gemmlab.cuda.rung import CudaSolver
 from gemmlab.judge.cases import uniform
@@ -28,6 +28,7 @@ from gemmlab.reference import error_figures, reference64, strict_fp32
 
 
 def main() -> None:
+    runtime.configure()  # before CUDA initialises: keep ptxas reports
     ap = argparse.ArgumentParser()
     ap.add_argument("name")
     ap.add_argument("variants", nargs="*", default=["{}"])

@@ -7,10 +7,9 @@
 set -u
 T="python3 scripts/tune.py"
 warptile() {
-  $T warptile '{}' '{"BK": 8}' '{"MIN_BLOCKS": 1}' '{"BK": 8, "MIN_BLOCKS": 1}' '{"PAD_A": 4}' \
-     '{"A_DOWN_COLUMNS": 1}' '{"A_DOWN_COLUMNS": 1, "BK": 8}' '{"B_ASYNC": 1}' \
-     '{"B_ASYNC": 1, "BK": 8}' '{"B_ASYNC": 1, "PAD_A": 4}'
-  $T warptile '{}' '{"B_ASYNC": 1}' --launch 1
+  # PAD_A, A_DOWN_COLUMNS and B_ASYNC were tried too, then removed from the kernel (11_warptile.md).
+  $T warptile '{}' '{"BK": 8}' '{"MIN_BLOCKS": 1}' '{"BK": 8, "MIN_BLOCKS": 1}'
+  $T warptile '{}' '{"BK": 16}' --launch 1
 }
 presplit() {
   $T triton-presplit '{}' '{"promote": false}' '{"red": 32, "stages": 2}' '{"warps": 4}' \

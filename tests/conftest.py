@@ -5,12 +5,11 @@ from __future__ import annotations
 import os
 
 import pytest
+import torch
 
-from gemmlab import runtime  # first: it configures CUDA before torch initialises it
+from gemmlab import runtime
 
-import torch  # noqa: E402  isort: skip
-
-runtime.configure()
+runtime.configure()  # before any test touches CUDA or Triton
 
 HAS_GPU = torch.cuda.is_available()
 

@@ -42,7 +42,7 @@ def test_explain_takes_a_rung_number_and_labels_kernels_as_bench_does():
         assert f"{name}: facts" in result.output
     assert "kernel float4_tiled[BM=64,BK=32,UNROLL_K=32,MIN_BLOCKS=2,EXACT_TILES=1]" in result.output
     assert "{'" not in result.output  # no Python dicts
-    assert result.output.count("Rung 7") == 1  # the shared notes once
+    assert result.output.count("float4: 16-byte memory operations") == 1  # the shared notes once
 
 
 def test_unknown_name_is_an_error():

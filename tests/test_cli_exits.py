@@ -113,10 +113,10 @@ def test_bench_without_triton_times_torch_and_names_what_it_skipped(tmp_path, mo
 
 
 def test_inspect_without_its_tools_exits_3_in_one_line(monkeypatch):
-    from gemmlab.cuda import sass
+    from gemmlab.cuda import sass, tools
 
     def missing(name):
-        raise sass.ToolMissing(f"{name} not found: install nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm")
+        raise tools.ToolMissing(f"{name} not found: install nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm")
 
-    monkeypatch.setattr(sass, "_tool", missing)
+    monkeypatch.setattr(sass, "find", missing)
     assert_one_line(invoke("inspect", "naive"), 3, "not run here:", "cuobjdump not found")

@@ -7,58 +7,73 @@ from pathlib import Path
 import pytest
 
 from gemmlab import registry
-from gemmlab.cuda import compiler
+from gemmlab.cuda import compiler, hopper
 from gemmlab.cuda.compiler import HOPPER_ARCH, CompileError, compile_source, parse_ptxas_log
+from gemmlab.cuda.cubin import max_threads
 
-#: Every kernel any launch may run (pre-passes included), once each.
-KERNELS = sorted(
-    {k.key: k for impl in registry.IMPLEMENTATIONS for launch in impl.launches
-     for k in launch.kernels()}.values(),
-    key=lambda x: (x.source, x.entry, sorted(x.defines.items())),
-)
 #: Shared memory one block may have on sm_90 (227 KB, opt-in).
 MAX_SMEM = 232448
+#: Static shared memory of the wgmma pre-passes, from hopper.py's own facts: a transpose
+#: tile with one float of padding per row, and none for the row copy.
+_TRANSPOSE_SMEM = hopper.TRANSPOSE_TILE * (hopper.TRANSPOSE_TILE + 1) * 4
+PREPASS_SMEM = {hopper.TRANSPOSE.entry: _TRANSPOSE_SMEM, hopper.TRANSPOSE_SPLIT.entry: _TRANSPOSE_SMEM,
+                hopper.ROUND_ROWS.entry: 0, hopper.PAD_ROWS.entry: 0, hopper.CLEAR_FLAG.entry: 0,
+                # the strict-FP32 fallback stages 16×16 tiles of A and B, rows padded by one
+                hopper.SPECIAL.entry: 2 * 16 * 17 * 4}
 
 
-def expected_smem(launch) -> int:
-    """Static shared bytes implied by the tile: A and B tiles, times the buffers, plus padding."""
-    d = dict(launch.defines)
-    name = launch.source
-    if name.startswith(("01_", "02_", "12_", "13_", "14_", "15_")):
-        return 0  # none, or dynamic only (below)
-    if name == "hopper_prepass.cu":
-        return {"transpose_tf32": 64 * 65 * 4, "transpose_split_tf32": 64 * 65 * 4,
-                "special_fp32": 2 * 16 * 17 * 4}.get(launch.entry, 0)
-    if name.startswith("03_"):
-        return 2 * 16 * 16 * 4
-    if name.startswith("04_"):
-        return (16 * 16 + 16 * 64) * 4
-    if name.startswith(("05_", "06_")):
-        return (64 * 16 + 16 * 64) * 4
-    if name.startswith("07_"):
-        bm, bk = d.get("BM", 64), d.get("BK", 32)
-        return 2 * bm * bk * 4
-    if name.startswith("08_"):
-        return 2 * 2 * d["BM"] * 16 * 4
-    if name.startswith("09_"):
-        return 2 * 2 * 128 * 16 * 4
-    if name.startswith("10_"):
-        return (128 * (32 + 4) + 32 * (128 + 4)) * 4
-    if name.startswith("11_"):
-        return 2 * d["BK"] * (2 * 128 + d.get("PAD_A", 0)) * 4
-    raise AssertionError(f"no expectation for {name}")
+def _kernels() -> list[tuple]:
+    """Every kernel any launch may run (pre-passes included), once each, with the static
+    shared memory its launch implies (`Launch.static_smem`)."""
+    found: dict[tuple, tuple] = {}
+    for impl in registry.IMPLEMENTATIONS:
+        for launch in impl.launches:
+            for kernel in launch.kernels():
+                smem = launch.static_smem if kernel == launch.kernel else PREPASS_SMEM[kernel.entry]
+                found.setdefault(kernel.key, (kernel, smem))
+    return sorted(found.values(), key=lambda x: x[0].key)
 
 
-@pytest.mark.parametrize("kernel", KERNELS, ids=lambda x: f"{x.entry}{dict(x.defines) or ''}")
-def test_compiles_for_hopper_without_spills(kernel):
+KERNELS = _kernels()
+
+
+@pytest.mark.parametrize("kernel,static_smem", KERNELS,
+                         ids=lambda x: x.label if hasattr(x, "label") else str(x))
+def test_compiles_for_hopper_without_spills(kernel, static_smem):
     module = kernel.compile(HOPPER_ARCH)
     res = module.resources[kernel.entry]
     assert res.spills == 0 and res.stack_bytes == 0, res
     assert 0 < res.registers <= 65536 // kernel.threads, res
-    assert res.smem_bytes == expected_smem(kernel), res
+    assert res.smem_bytes == static_smem, res
     assert res.smem_bytes + kernel.smem <= MAX_SMEM
     assert res.barriers == (0 if res.smem_bytes + kernel.smem == 0 else 1)
     assert module.cubin[:4] == b"\x7fELF"
+
+
+@pytest.mark.parametrize("kernel", [k for k, _ in KERNELS], ids=lambda x: x.label)
+def test_geometry_is_declared_once(kernel):
+    """The block the registry launches is the block the kernel was compiled for.
+
+    A kernel either leaves its block to the launch (no __launch_bounds__: it reads
+    blockDim) or declares a limit, which must be exactly the launch's threads; with
+    the shared-memory check above, which ties the launch's tile and step to the
+    kernel's arrays, the registry and the kernel cannot disagree.
+    """
+    declared = max_threads(kernel.compile(HOPPER_ARCH).cubin, kernel.entry)
+    if declared is None:
+        source = compiler.source_path(kernel.source).read_text()
+        assert "blockDim" in source, f"{kernel.source} neither declares nor reads its block"
+        return
+    assert declared[0] * declared[1] * declared[2] == kernel.threads, (kernel.label, declared)
+
+
+def test_max_threads_reads_launch_bounds(tmp_path: Path):
+    src = tmp_path / "bounds.cu"
+    src.write_text('extern "C" __global__ void __launch_bounds__(96) k(float* x) { x[threadIdx.x] = 0; }\n'
+                   'extern "C" __global__ void free_k(float* x) { x[threadIdx.x] = 1; }\n')
+    cubin = compile_source(str(src), arch=HOPPER_ARCH).cubin
+    assert max_threads(cubin, "k") == (96, 1, 1)
+    assert max_threads(cubin, "free_k") is None
 
 
 def test_every_cuda_rung_has_a_fallback_and_sources():
@@ -127,3 +142,14 @@ def test_buggy_row4_fixture_compiles():
     fixture = Path(__file__).parent / "fixtures" / "row4_notes_bug.cu"
     module = compile_source(str(fixture), arch=HOPPER_ARCH)
     assert "row4_notes_bug" in module.resources
+
+
+def test_rung_numbers_live_in_the_registry_only():
+    """A kernel's header names its idea, not its rung: the registry numbers the ladder."""
+    import re
+
+    for impl in registry.IMPLEMENTATIONS:
+        for path in [*impl.source_paths(), registry.PACKAGE_DIR / impl.doc]:
+            head = path.read_text().splitlines()[0]
+            assert not re.search(r"\brung \d", head, re.I), f"{path.name}: {head}"
+

@@ -106,8 +106,11 @@ def test_wgmma_host_plans_prepasses_and_descriptors(fake_maps, name, which, kind
     assert main.args[-4] == call.c.data_ptr() and [int(x) for x in main.args[-3:]] == [m, n, k]
 
 
-def test_wgmma_fast_path_needs_a_describable_a():
-    a = torch.empty(64, 260)
-    assert hopper.a_in_place(a, None, None, 64, 260, 8)
-    assert not hopper.a_in_place(a, None, None, 64, 259, 8)
-    assert not hopper.a_in_place(torch.empty(64 * 260 + 1)[1:].view(64, 260), None, None, 64, 260, 8)
+@pytest.mark.parametrize("name", ["wgmma-ws", "wgmma-3xtf32"])
+def test_wgmma_fast_path_needs_a_describable_a(name):
+    when = registry.get(name).launches[0].when
+    a, b, c = torch.empty(64, 260), torch.empty(260, 8), torch.empty(64, 8)
+    assert when(a, b, c, 64, 260, 8)
+    assert not when(torch.empty(64, 259), torch.empty(259, 8), c, 64, 259, 8)
+    shifted = torch.empty(64 * 260 + 1)[1:].view(64, 260)
+    assert not when(shifted, b, c, 64, 260, 8)

@@ -20,17 +20,15 @@ from rich.markdown import Markdown
 from rich.markup import escape
 from rich.table import Table
 
-from . import __version__, runtime
-
-runtime.configure()
-
-from . import registry  # noqa: E402  (after the Triton interpreter switch)
-from .exits import Exit  # noqa: E402
-from .judge.cases import Case, fresh_seed, standard_cases  # noqa: E402
-from .judge.runner import Judgement, judge  # noqa: E402
-from .ui import helpfmt, machine, usage  # noqa: E402
-from .ui.errors import CannotRun, UsageError, guarded  # noqa: E402
-from .ui.tally import Tally  # noqa: E402
+from . import __version__, registry, runtime
+from .bench.results import LATEST
+from .blame import blame
+from .exits import Exit
+from .judge.cases import Case, fresh_seed, standard_cases
+from .judge.runner import Judgement, judge
+from .ui import helpfmt, machine, usage
+from .ui.errors import CannotRun, UsageError, guarded
+from .ui.tally import Tally
 
 helpfmt.install()
 
@@ -88,6 +86,7 @@ def _options(
                                           help="print the version and exit")] = False,
 ) -> None:
     """LeetGPU's FP32 matrix multiplication: the ladder, the judge, the benchmark."""
+    runtime.configure()  # before any command touches CUDA or Triton
 
 
 @app.command("list")
@@ -284,10 +283,6 @@ def check(
     raise typer.Exit(int(tally.exit_code()))
 
 
-def main() -> None:  # pragma: no cover
-    app()
-
-
 def bench_table(record: dict) -> Table:
     from .bench.results import baseline_label, kernel_label
 
@@ -415,7 +410,7 @@ def nvrtc_archs() -> list[int] | None:
 
 def _inspect_rows(impls: list[registry.Implementation], arch: str | None, ui: Console) -> list[dict]:
     from .bench.inspect import inspect_launches
-    from .cuda.sass import ToolMissing
+    from .cuda.tools import ToolMissing
 
     rows: list[dict] = []
     bar, update = progress_bar(ui)
@@ -475,7 +470,7 @@ def _report_target(record_path: Path, out: Path | None, docs: bool) -> Path:
 @guarded
 def report(
     record_path: Annotated[Path, typer.Argument(help="a results JSON (bench, study or sweep)",
-                                                metavar="RECORD")] = Path("results/h200-latest.json"),
+                                                metavar="RECORD")] = LATEST,
     out: Annotated[Path | None, typer.Option(
         help="folder for the Markdown and PNGs (default: RECORD's name + '-report', beside it)")] = None,
     docs: Annotated[bool, typer.Option("--docs", help="write them into docs/, which README shows")] = False,
@@ -521,18 +516,13 @@ def study(
 
     if name != "buffering":
         raise UsageError(f"unknown study {name!r}; known: buffering")
-    runnable_or_stop([registry.get(n) for n in studies.BUFFERING.values()],
-                     "the buffering study compares four CUDA kernels")
+    runnable_or_stop(list(studies.BUFFERING.values()), "the buffering study compares four CUDA kernels")
     ui = _ui(as_json)
     bar, update = progress_bar(ui)
     with bar:
         record = studies.buffering(progress=update)
     path = results.save(record, out / "studies")
     finish(record, path, ui, as_json)
-
-
-SWEEP_DEFAULT = ["tiling-2d", "float4", "double-buffer-128", "cp-async", "triton", "warptile",
-                 "triton-presplit", "torch"]
 
 
 def sweep_table(record: dict) -> tuple[Table, Tally]:
@@ -559,21 +549,16 @@ def sweep(
     as_json: AsJson = False,
 ) -> None:
     """TFLOP/s against size (squares 256…8192, odd variants of the performance shape; GPU)."""
-    import json
+    from .bench import results, studies
 
-    from .bench import studies
-    from .bench.results import slug
-
-    chosen = [i.name for i in usage.names(names)] if names else SWEEP_DEFAULT
+    chosen = [i.name for i in usage.names(names)] if names else studies.SWEEP_DEFAULT
     if not runtime.has_gpu():
         raise CannotRun("no CUDA GPU: the sweep times shapes up to 8192³ and needs one")
     ui = _ui(as_json)
     bar, update = progress_bar(ui)
     with bar:
         record = studies.sweep(chosen, iters=iters, progress=update)
-    path = out / slug(record["device"]["name"]) / f"sweep-{record['date'].replace(':', '')}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record, indent=1))
+    path = results.save_sweep(record, out)
     table, tally = sweep_table(record)
     ui.print(table)
     ui.print(f"results: {path}")
@@ -670,18 +655,16 @@ def _sanitize_impls(impls: list[registry.Implementation]) -> None:
     names = [i.name for i in impls if i.family == registry.Family.CUDA]
     if not names:
         raise UsageError("--sanitize checks CUDA kernels, and none is named")
-    entries = {launch.entry: i.name for i in impls for launch in i.launches}
     table = Table(title=f"compute-sanitizer on the notes' shapes: {' '.join(names)}")
-    for col in ("tool", "errors", "implementations named", "excerpt"):
+    for col in ("tool", "errors", "launches named: the rungs that use each", "excerpt"):
         table.add_column(col, overflow="fold")
     tally = Tally()
     for tool in san.TOOLS:
         with console.status(f"{tool}…"):
             f = san.sanitize_check(names, tool)
-        named = sorted({entries.get(k, k) for k in f.kernels if k in entries})
         tally.add(f.errors == 0)
         table.add_row(tool, "did not finish" if f.errors is None else str(f.errors),
-                      ", ".join(named) or "-", f.excerpt[-800:] if f.errors else "")
+                      "\n".join(blame(f.kernels, impls)) or "-", f.excerpt[-800:] if f.errors else "")
     console.print(table)
     console.print(escape(f"compute-sanitizer tools: {tally.line()}"))
     raise typer.Exit(int(tally.exit_code()))

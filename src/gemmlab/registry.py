@@ -20,7 +20,8 @@ import torch
 from . import problem
 from .cuda import hopper
 from .cuda.compiler import NoGPUError
-from .cuda.rung import CudaSolver, Launch, aligned, vec4_ok
+from .cuda.requires import VEC4, Requires, whole_tiles
+from .cuda.rung import CudaSolver, Launch
 from .reference import Precision
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -45,8 +46,13 @@ class Implementation:
     sources: tuple[str, ...]  # relative to the package
     factory: Callable[[], Solve] | None = field(default=None, repr=False)
     launches: tuple[Launch, ...] = ()  # CUDA rungs: fast path(s) first, fallback last
-    #: (rows, cols, reduction step) of C per block/program on the fast path.
-    tile: tuple[int, int, int] | None = None
+
+    @property
+    def tile(self) -> tuple[int, int, int] | None:
+        """(rows, cols, reduction step) of C per block/program on the fast path, from its launch or config."""
+        if self.launches and self.launches[0].step:
+            return (*self.launches[0].tile, self.launches[0].step)
+        return getattr(self.factory, "tile", None)
 
     @cached_property
     def _solve(self) -> Solve:
@@ -87,9 +93,8 @@ class Implementation:
 
     def launch_label(self, launch: Launch) -> str:
         """`entry[MACRO=v,…]`, marked as the fallback where the rung has a faster path."""
-        defines = ",".join(f"{key}={v}" for key, v in launch.defines.items())
         fallback = launch.when is None and len(self.launches) > 1
-        return launch.entry + (f"[{defines}]" if defines else "") + (" (fallback)" if fallback else "")
+        return launch.kernel.label + (" (fallback)" if fallback else "")
 
     def solve(self, a, b, c, m, n, k) -> None:
         """Validate every argument, then run. Nothing is launched on a bad call."""
@@ -109,6 +114,10 @@ class TritonConfig:
     module: str  # under gemmlab.kernels.triton
     cls: str
     config: dict
+
+    @property
+    def tile(self) -> tuple[int, int, int]:
+        return self.config["rows"], self.config["cols"], self.config["red"]
 
     def __call__(self) -> Solve:
         import importlib
@@ -137,59 +146,44 @@ def _torch_tf32() -> Solve:
     return solve_tf32
 
 
-def _wmma_ok(a, b, c, m, n, k) -> bool:
-    return m % 128 == 0 and n % 32 == 0 and k % 128 == 0 and aligned(a, b, c, to=32)
-
-
-VEC4 = "N % 4 == 0, K % 4 == 0, 16-byte aligned pointers"
 # The scalar, bounds-checked 2D-tiled kernel: every later rung's fallback.
-TILING2D = Launch("06_tiling2d.cu", "tiling2d", (128, 1), (64, 64))
+TILING2D = Launch("06_tiling2d.cu", "tiling2d", (128, 1), (64, 64), step=16, buffers=1)
 
 
-def _vec4(source: str, entry: str, threads: int, size: int, bk: int, defines: dict,
+def _vec4(source: str, entry: str, threads: int, size: int, bk: int, buffers: int, defines: dict,
           exact: bool) -> Launch:
     """A float4 kernel with a size×size tile: its whole-tile fast path (EXACT_TILES) or its checked one."""
     block, tile = (threads, 1), (size, size)
     if exact:
         return Launch(source, entry, block, tile, defines | {"EXACT_TILES": 1},
-                      when=_whole_tiles(size, bk, size),
-                      requires=f"M % {size} == 0, N % {bk} == 0, K % {size} == 0, 16-byte aligned pointers")
-    return Launch(source, entry, block, tile, defines, when=vec4_ok, requires=VEC4)
+                      when=whole_tiles(size, bk, size), step=bk, buffers=buffers)
+    return Launch(source, entry, block, tile, defines, when=VEC4, step=bk, buffers=buffers)
 
 
-def _float4(bm: int, bk: int, unroll: int, min_blocks: int, exact: bool = False) -> Launch:
+def float4_launch(bm: int, bk: int, unroll: int, min_blocks: int, exact: bool = False) -> Launch:
     # unroll / min_blocks: the occupancy knobs of 07_float4.cu, chosen on the H200
     # with scripts/tune.py among those that compile without spills.
     defines = {"BM": bm, "BK": bk, "UNROLL_K": unroll, "MIN_BLOCKS": min_blocks}
-    return _vec4("07_float4.cu", "float4_tiled", (bm // 8) * (bm // 4), bm, bk, defines, exact)
+    return _vec4("07_float4.cu", "float4_tiled", (bm // 8) * (bm // 4), bm, bk, 1, defines, exact)
 
 
-def _whole_tiles(rows: int, step: int, cols: int):
-    """Fast-path test: the shape is a whole number of tiles, and float4-aligned."""
-
-    def when(a, b, c, m, n, k) -> bool:
-        return m % rows == 0 and n % step == 0 and k % cols == 0 and vec4_ok(a, b, c, m, n, k)
-
-    return when
-
-
-def _double_buffer(bm: int) -> Launch:
+def double_buffer_launch(bm: int) -> Launch:
     return Launch("08_double_buffer.cu", "double_buffer", ((bm // 8) * (bm // 4), 1), (bm, bm),
-                  {"BM": bm}, when=vec4_ok, requires=VEC4)
+                  {"BM": bm}, when=VEC4, step=16, buffers=2)
 
 
 def _warptile(bk: int, min_blocks: int, exact: bool) -> Launch:
     # bk / min_blocks: the knobs of 11_warptile.cu, chosen on the H200 with scripts/tune_h200.sh
     # among settings that compile without spills under NVRTC 13.0 and 13.5.
-    return _vec4("11_warptile.cu", "warptile", 256, 128, bk, {"BK": bk, "MIN_BLOCKS": min_blocks}, exact)
+    return _vec4("11_warptile.cu", "warptile", 256, 128, bk, 2, {"BK": bk, "MIN_BLOCKS": min_blocks}, exact)
 
 
 def _mma_tf32(vec: int, stages: int = 3) -> Launch:
     defines = {"VEC": vec, "STAGES": stages}
     if vec == 4:
-        return Launch("12_mma_tf32.cu", "mma_tf32", (256, 1), (128, 128), defines, when=vec4_ok,
-                      requires=VEC4 + ", sm_80+", min_cc=(8, 0), smem=_mma_smem)
-    return Launch("12_mma_tf32.cu", "mma_tf32", (256, 1), (128, 128), defines, smem=_mma_smem)
+        return Launch("12_mma_tf32.cu", "mma_tf32", (256, 1), (128, 128), defines, when=VEC4,
+                      min_cc=(8, 0), smem=_mma_smem, step=32)
+    return Launch("12_mma_tf32.cu", "mma_tf32", (256, 1), (128, 128), defines, smem=_mma_smem, step=32)
 
 
 def _mma_smem(defines) -> int:
@@ -202,17 +196,19 @@ _HOPPER_TILE = (128, 256)
 
 def _wgmma_tma(stages: int = 4) -> Launch:
     return Launch("13_wgmma_tma.cu", "wgmma_tma", (256, 1), _HOPPER_TILE, {"STAGES": stages},
-                  min_cc=(9, 0), smem=hopper.dynamic_smem(_HOPPER_TILE, 2),
+                  min_cc=(9, 0), smem=hopper.dynamic_smem(_HOPPER_TILE, 2), step=hopper.STEP,
                   host=hopper.TmaOperands(a="round"))
 
 
 def _wgmma_ws(stages: int = 4, a_in_place: bool = True) -> Launch:
     """A read by TMA where it lies, or from a padded copy the pre-pass makes."""
     defines = {"STAGES": stages, "A_FROM_REGS": 1, "INFLIGHT": 0, "CLUSTER": 1}
-    common = dict(min_cc=(9, 0), smem=hopper.dynamic_smem(_HOPPER_TILE, 2), persistent=True)
+    common = dict(min_cc=(9, 0), smem=hopper.dynamic_smem(_HOPPER_TILE, 2), persistent=True,
+                  step=hopper.STEP)
     if a_in_place:
+        # TMA reads A in place: its rows must be describable (16-byte aligned, N % 4 == 0).
         return Launch("14_wgmma_ws.cu", "wgmma_ws", (384, 1), _HOPPER_TILE, defines,
-                      when=hopper.a_in_place, requires="N % 4 == 0, A 16-byte aligned (TMA reads it in place)",
+                      when=Requires(n=4, align=16, operands="A"),
                       host=hopper.TmaOperands(a="in place"), **common)
     return Launch("14_wgmma_ws.cu", "wgmma_ws", (384, 1), _HOPPER_TILE, defines,
                   host=hopper.TmaOperands(a="round"), **common)
@@ -221,10 +217,12 @@ def _wgmma_ws(stages: int = 4, a_in_place: bool = True) -> Launch:
 def _wgmma_3xtf32(stages: int = 4, a_in_place: bool = True) -> Launch:
     """3xTF32: Bᵀ split into hi and lo planes by the pre-pass; A split by the consumers."""
     tile = (128, 128)
-    common = dict(min_cc=(9, 0), smem=hopper.dynamic_smem(tile, 2, b_planes=2), persistent=True)
+    common = dict(min_cc=(9, 0), smem=hopper.dynamic_smem(tile, 2, b_planes=2), persistent=True,
+                  step=hopper.STEP)
     if a_in_place:
+        # TMA reads A in place: its rows must be describable (16-byte aligned, N % 4 == 0).
         return Launch("15_wgmma_3xtf32.cu", "wgmma_3xtf32", (384, 1), tile, {"STAGES": stages},
-                      when=hopper.a_in_place, requires="N % 4 == 0, A 16-byte aligned (TMA reads it in place)",
+                      when=Requires(n=4, align=16, operands="A"),
                       host=hopper.TmaOperands(a="in place", b="split"), **common)
     return Launch("15_wgmma_3xtf32.cu", "wgmma_3xtf32", (384, 1), tile, {"STAGES": stages},
                   host=hopper.TmaOperands(a="pad", b="split"), **common)
@@ -262,97 +260,84 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         _md("03_smem16"), _cu("03_smem16"),
         launches=(
             Launch("03_smem16.cu", "smem16", (16, 16), (16, 16), {"EXACT_TILES": 1},
-                   when=_whole_tiles(16, 16, 16), requires="M, N, K multiples of 16"),
-            Launch("03_smem16.cu", "smem16", (16, 16), (16, 16)),
+                   when=whole_tiles(16, 16, 16), step=16, buffers=1),
+            Launch("03_smem16.cu", "smem16", (16, 16), (16, 16), step=16, buffers=1),
         ),
-        tile=(16, 16, 16),
     ),
     Implementation(
         "row-4", CUDA, 4, FP32, _ALWAYS,
         "16×64 tile, four outputs per thread along a row",
         _md("04_row4"), _cu("04_row4"),
-        launches=(Launch("04_row4.cu", "row4", (16, 16), (16, 64)),),
-        tile=(16, 64, 16),
+        launches=(Launch("04_row4.cu", "row4", (16, 16), (16, 64), step=16, buffers=1),),
     ),
     Implementation(
         "tiling-1d", CUDA, 5, FP32, _ALWAYS,
         "64×64 block tile, 16 outputs per thread down a column",
         _md("05_tiling1d"), _cu("05_tiling1d"),
-        launches=(Launch("05_tiling1d.cu", "tiling1d", (64, 4), (64, 64)),),
-        tile=(64, 64, 16),
+        launches=(Launch("05_tiling1d.cu", "tiling1d", (64, 4), (64, 64), step=16, buffers=1),),
     ),
     Implementation(
         "tiling-2d", CUDA, 6, FP32, _ALWAYS,
         "64×64 block tile, an 8×4 register micro-tile per thread",
         _md("06_tiling2d"), _cu("06_tiling2d"),
         launches=(TILING2D,),
-        tile=(64, 64, 16),
     ),
     Implementation(
         "float4", CUDA, 7, FP32, _ALWAYS,
         "2D tiling with 16-byte loads and stores, BK=32",
         _md("07_float4"), _cu("07_float4"),
-        launches=(_float4(64, 32, 32, 2, exact=True), _float4(64, 32, 32, 2), TILING2D),
-        tile=(64, 64, 32),
+        launches=(float4_launch(64, 32, 32, 2, exact=True), float4_launch(64, 32, 32, 2), TILING2D),
     ),
     Implementation(
         "float4-bk16", CUDA, 7, FP32, _ALWAYS,
         "control: float4 with BK=16",
         _md("07_float4"), _cu("07_float4"),
-        launches=(_float4(64, 16, 16, 5, exact=True), _float4(64, 16, 2, 6), TILING2D),
-        tile=(64, 64, 16),
+        launches=(float4_launch(64, 16, 16, 5, exact=True), float4_launch(64, 16, 2, 6), TILING2D),
     ),
     Implementation(
         "float4-128", CUDA, 7, FP32, _ALWAYS,
         "control: float4 with a 128×128 tile, BK=16, 512 threads",
         _md("07_float4"), _cu("07_float4"),
-        launches=(_float4(128, 16, 16, 1, exact=True), _float4(128, 16, 16, 1), TILING2D),
-        tile=(128, 128, 16),
+        launches=(float4_launch(128, 16, 16, 1, exact=True), float4_launch(128, 16, 16, 1), TILING2D),
     ),
     Implementation(
         "double-buffer-64", CUDA, 8, FP32, _ALWAYS,
         "register prefetch + two shared buffers, 64×64 tile",
         _md("08_double_buffer"), _cu("08_double_buffer"),
-        launches=(_double_buffer(64), TILING2D),
-        tile=(64, 64, 16),
+        launches=(double_buffer_launch(64), TILING2D),
     ),
     Implementation(
         "double-buffer-128", CUDA, 8, FP32, _ALWAYS,
         "register prefetch + two shared buffers, 128×128 tile",
         _md("08_double_buffer"), _cu("08_double_buffer"),
-        launches=(_double_buffer(128), TILING2D),
-        tile=(128, 128, 16),
+        launches=(double_buffer_launch(128), TILING2D),
     ),
     Implementation(
         "cp-async", CUDA, 9, FP32, _ALWAYS,
         "the copy engine moves tiles global→shared (cp.async), 128×128",
         _md("09_cp_async"), _cu("09_cp_async"),
         launches=(
-            Launch("09_cp_async.cu", "cp_async", (512, 1), (128, 128), when=vec4_ok,
-                   requires=VEC4 + ", sm_80+", min_cc=(8, 0)),
+            Launch("09_cp_async.cu", "cp_async", (512, 1), (128, 128), when=VEC4, min_cc=(8, 0),
+                   step=16, buffers=2),
             TILING2D,
         ),
-        tile=(128, 128, 16),
     ),
     Implementation(
         "wmma-tf32", CUDA, 10, TF32, _ALWAYS,
         "tensor cores through WMMA, inputs rounded to TF32",
         _md("10_wmma_tf32"), _cu("10_wmma_tf32"),
         launches=(
-            Launch("10_wmma_tf32.cu", "wmma_tf32", (512, 1), (128, 128), when=_wmma_ok,
-                   requires="M % 128 == 0, N % 32 == 0, K % 128 == 0, 32-byte aligned pointers, sm_80+",
-                   min_cc=(8, 0)),
-            _float4(64, 32, 32, 2),
+            Launch("10_wmma_tf32.cu", "wmma_tf32", (512, 1), (128, 128),
+                   when=Requires(m=128, n=32, k=128, align=32), min_cc=(8, 0), step=32, buffers=1, pad=4),
+            float4_launch(64, 32, 32, 2),
             TILING2D,
         ),
-        tile=(128, 128, 32),
     ),
     Implementation(
         "triton", TRITON, 11, FP32, (7, 0),
         "one program per 64×64 tile, grouped order, IEEE FP32 dot, masks",
         "kernels/triton/matmul.md", ("kernels/triton/matmul.py",),
         _triton(rows=64, cols=64, red=32, group=8, warps=4, stages=3, precision="ieee"),
-        tile=(64, 64, 32),
     ),
     Implementation(
         "torch", TORCH, 12, FP32, _ALWAYS,
@@ -366,14 +351,12 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         "kernels/triton/matmul.md", ("kernels/triton/matmul.py",),
         _triton(rows=128, cols=128, red=32, group=8, warps=8, stages=3, precision="split3",
                 promote=True),
-        tile=(128, 128, 32),
     ),
     Implementation(
         "warptile", CUDA, 14, FP32, _ALWAYS,
         "strict FP32 past the notes: A transposed in shared memory, warp tiles, 8×8 per thread",
         _md("11_warptile"), _cu("11_warptile"),
         launches=(_warptile(16, 2, exact=True), _warptile(8, 2, exact=False), TILING2D),
-        tile=(128, 128, 16),
     ),
     Implementation(
         "triton-presplit", TRITON, 15, FP32X3, (8, 0),
@@ -381,7 +364,6 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         "kernels/triton/presplit.md", ("kernels/triton/presplit.py", "kernels/triton/matmul.py"),
         _triton_presplit(rows=128, cols=128, red=32, group=8, warps=8, stages=3, transpose_b=True,
                          steps=1, promote=True),
-        tile=(128, 128, 32),
     ),
     Implementation(
         "torch-tf32", TORCH, 12, TF32, _ALWAYS,
@@ -394,7 +376,6 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         "tensor cores through mma.sync m16n8k8, fed by a 3-stage cp.async pipeline",
         _md("12_mma_tf32"), _cu("12_mma_tf32"),
         launches=(_mma_tf32(4), _mma_tf32(1)),
-        tile=(128, 128, 32),
     ),
     Implementation(
         "wgmma-tma", CUDA, 17, TF32, _HOPPER,
@@ -402,7 +383,6 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         _md("13_wgmma_tma"), ("kernels/cuda/13_wgmma_tma.cu", "kernels/cuda/hopper.cuh",
                               "kernels/cuda/hopper_prepass.cu"),
         launches=(_wgmma_tma(),),
-        tile=(128, 256, 32),
     ),
     Implementation(
         "wgmma-ws", CUDA, 18, TF32, _HOPPER,
@@ -410,7 +390,6 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         _md("14_wgmma_ws"), ("kernels/cuda/14_wgmma_ws.cu", "kernels/cuda/hopper.cuh",
                              "kernels/cuda/hopper_prepass.cu"),
         launches=(_wgmma_ws(a_in_place=True), _wgmma_ws(a_in_place=False)),
-        tile=(128, 256, 32),
     ),
     Implementation(
         "wgmma-3xtf32", CUDA, 19, FP32X3, _HOPPER,
@@ -418,7 +397,6 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         _md("15_wgmma_3xtf32"), ("kernels/cuda/15_wgmma_3xtf32.cu", "kernels/cuda/hopper.cuh",
                                  "kernels/cuda/hopper_prepass.cu"),
         launches=(_wgmma_3xtf32(a_in_place=True), _wgmma_3xtf32(a_in_place=False)),
-        tile=(128, 128, 32),
     ),
 )
 

@@ -16,8 +16,6 @@ from .results import baseline_label, kernel_label
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
-
 
 def _rows(record: dict) -> list[dict]:
     return sorted(record["results"], key=lambda r: (r["rung"], r["name"]))
@@ -123,7 +121,7 @@ def replace_block(text: str, block: str, tag: str = "results") -> str:
 
 
 def design_table(record: dict) -> str:
-    """The buffering study as its 2×2 design: median ms per (tile, buffers)."""
+    """The buffering study as its 2×2 design: median ms per (tile, buffers), and what was held equal."""
     by_name = {r["name"]: r for r in record["results"]}
     cells: dict[tuple[str, int], str] = {}
     for d in record.get("design", []):
@@ -131,9 +129,11 @@ def design_table(record: dict) -> str:
         cells[(d["buffers"], d["tile"])] = (
             f"{r['median_ms']:.2f} ms ({d['name']})" if "median_ms" in r else f"- ({d['name']})")
     tiles = sorted({t for _, t in cells})
-    lines = ["| tile (BK=16, 8×4 per thread) | single buffer | double buffer |", "|---|---|---|"]
+    lines = ["| tile | single buffer | double buffer |", "|---|---|---|"]
     for t in tiles:
         lines.append(f"| {t}×{t} | {cells.get(('single', t), '-')} | {cells.get(('double', t), '-')} |")
+    if record.get("controls"):
+        lines += ["", f"_Held equal in every arm: {record['controls']}._"]
     return "\n".join(lines) + "\n"
 
 

@@ -46,6 +46,8 @@ def validate(record: dict) -> dict:
 
 
 SWEEP_TOP = ("schema", "study", "date", "device", "names", "points")
+#: The committed record of the latest H200 benchmark: what `gemmlab report` reads by default.
+LATEST = Path("results/h200-latest.json")
 
 
 def kind(record: dict) -> str:
@@ -85,6 +87,16 @@ def save(record: dict, root: Path) -> Path:
     validate(record)
     stamp = record["date"].replace(":", "").replace("+0000", "Z").replace("+00:00", "Z")
     path = root / slug(record["device"]["name"]) / f"{stamp}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=1))
+    return path
+
+
+def save_sweep(record: dict, root: Path) -> Path:
+    """Write a sweep record as ROOT/DEVICE/sweep-DATE.json, after checking it is one."""
+    if kind(record) != "sweep":
+        raise SchemaError("not a sweep record")
+    path = root / slug(record["device"]["name"]) / f"sweep-{record['date'].replace(':', '')}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(record, indent=1))
     return path

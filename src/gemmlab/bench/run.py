@@ -113,7 +113,21 @@ def run(
     seed: int | None = None,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> dict:
-    """Measure and check; return the results record (see `results.py` for its schema).
+    """Measure and check registry implementations (all by default) beside the baseline."""
+    return measure(registry.select(names), shape, warmup, iters, flush_l2, seed, progress)
+
+
+def measure(
+    impls: list[registry.Implementation],
+    shape: tuple[int, int, int] | None = None,
+    warmup: int = 5,
+    iters: int = 10,
+    flush_l2: bool = False,
+    seed: int | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> dict:
+    """Measure and check `impls` (the baseline is added); return the results record
+    (see `results.py` for its schema).
 
     ``progress(message, done, total)`` is called as the steps (each warm-up, each
     timed round, the final check) complete.
@@ -122,47 +136,91 @@ def run(
     device = torch.device("cuda" if gpu else "cpu")
     m, n, k = shape or (problem.PERF_SHAPE if gpu else CPU_SHAPE)
     seed = fresh_seed() if seed is None else seed
-    impls = registry.select(names)
-    if all(i.name != registry.BASELINE for i in impls):
-        impls.insert(0, registry.get(registry.BASELINE))
-    skipped = {}
-    runnable = []
-    for impl in impls:
-        ok, why = impl.can_run_on(device)
-        (runnable.append(impl) if ok else skipped.__setitem__(impl.name, why))
-
+    runnable, skipped = _runnable(_with_baseline(impls), device)
     a = uniform((m, n), seed, device, PERF_LOW, PERF_HIGH)
     b = uniform((n, k), seed + 1, device, PERF_LOW, PERF_HIGH)
     entries = [_Entry(i, torch.empty((m, k), dtype=torch.float32, device=device)) for i in runnable]
-    total = len(entries) + iters + 1
-    step = 0
-
-    def say(msg: str) -> None:
-        nonlocal step
-        if progress:
-            progress(msg, step, total)
-        step += 1
-
-    flush = torch.empty(FLUSH_BYTES // 4, dtype=torch.float32, device=device) if flush_l2 and gpu else None
+    say = _counter(progress, len(entries) + iters + 1)
     sampler = device_info.ClockSampler(torch.cuda.current_device()) if gpu else None
     with sampler or contextlib.nullcontext():
-        times, errors = time_interleaved(
-            {e.impl.name: partial(e.impl.solve, a, b, e.c, m, n, k) for e in entries},
-            {e.impl.name: e.c for e in entries}, warmup, iters, gpu,
-            before_each=flush.zero_ if flush is not None else None, progress=say)
+        _time(entries, a, b, (m, n, k), warmup, iters, flush_l2 and gpu, gpu, say)
+    say("checking results against the float64 reference")
+    info = device_info.gpu() if gpu else {"name": "cpu"}
+    peaks = device_info.peaks(info) if gpu else {"fp32": None, "tf32": None}
+    rows = _rows(entries, a, b, (m, n, k), peaks)
+    return {
+        "schema": 1,
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "platform": "gpu" if gpu else "cpu",
+        "device": info,
+        "versions": device_info.versions(),
+        "shape": [m, n, k],
+        "flop": problem.flops(m, n, k),
+        "inputs": {"distribution": "uniform", "low": PERF_LOW, "high": PERF_HIGH, "seed": seed},
+        "warmup": warmup, "iters": iters, "flush_l2": flush_l2,
+        "timing": "cuda-events, interleaved" if gpu else "host clock (CPU figures)",
+        "baseline": registry.BASELINE,
+        "peaks_tflops": peaks,
+        # Sampled over the warm-ups and timed rounds of all implementations together.
+        "clocks_during_timing": sampler.summary() if sampler else None,
+        "skipped": skipped,
+        "results": rows,
+    }
+
+
+def _with_baseline(impls: list[registry.Implementation]) -> list[registry.Implementation]:
+    """cuBLAS is in every run: every ratio is against it, timed in the same rounds."""
+    if any(i.name == registry.BASELINE for i in impls):
+        return list(impls)
+    return [registry.get(registry.BASELINE), *impls]
+
+
+def _runnable(impls, device) -> tuple[list[registry.Implementation], dict[str, str]]:
+    """The implementations that run on `device`, and why each other one does not."""
+    runnable, skipped = [], {}
+    for impl in impls:
+        ok, why = impl.can_run_on(device)
+        if ok:
+            runnable.append(impl)
+        else:
+            skipped[impl.name] = why
+    return runnable, skipped
+
+
+def _counter(progress, total: int) -> Callable[[str], None]:
+    """`say(message)`: one more step done, reported as ``progress(message, done, total)``."""
+    done = 0
+
+    def say(message: str) -> None:
+        nonlocal done
+        if progress:
+            progress(message, done, total)
+        done += 1
+
+    return say
+
+
+def _time(entries: list[_Entry], a, b, shape, warmup: int, iters: int, flush_l2: bool, gpu: bool,
+          say: Callable[[str], None]) -> None:
+    """Time every entry interleaved; record its times, or the error its warm-up raised."""
+    m, n, k = shape
+    flush = torch.empty(FLUSH_BYTES // 4, dtype=torch.float32, device=a.device) if flush_l2 else None
+    times, errors = time_interleaved(
+        {e.impl.name: partial(e.impl.solve, a, b, e.c, m, n, k) for e in entries},
+        {e.impl.name: e.c for e in entries}, warmup, iters, gpu,
+        before_each=flush.zero_ if flush is not None else None, progress=say)
     for e in entries:
         e.error = errors.get(e.impl.name, "")
         e.times = times.get(e.impl.name, [])
-    live = [e for e in entries if not e.error]
 
-    say("checking results against the float64 reference")
+
+def _rows(entries: list[_Entry], a, b, shape, peaks: dict) -> list[dict]:
+    """One record row per entry: what ran, its times and speed, and the verdict on what it wrote."""
+    m, n, k = shape
     ref64, ref32 = reference64(a, b), reference32(a, b)
-    info = device_info.gpu() if gpu else {"name": "cpu"}
-    peaks = device_info.peaks(info) if gpu else {"fp32": None, "tf32": None}
-    flop = problem.flops(m, n, k)
+    live = [e for e in entries if not e.error]
     base_ms = _median_of(live, registry.BASELINE)
     tf32_ms = _median_of(live, registry.TF32_BASELINE)
-
     rows = []
     for e in entries:
         row = {
@@ -177,7 +235,7 @@ def run(
         ok, reason = verdict(fig, e.impl.precision)
         s = summarize(e.times)
         peak = device_info.peak_for(e.impl.precision, peaks)
-        speed = tflops(flop, s["median_ms"])
+        speed = tflops(problem.flops(m, n, k), s["median_ms"])
         rows.append(row | s | {
             "times_ms": e.times,
             "tflops": speed,
@@ -187,21 +245,4 @@ def run(
             "passed": ok, "reason": reason, "gate": GATES[e.impl.precision],
             "figures": fig.to_dict(),
         })
-    return {
-        "schema": 1,
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "platform": "gpu" if gpu else "cpu",
-        "device": info,
-        "versions": device_info.versions(),
-        "shape": [m, n, k],
-        "flop": flop,
-        "inputs": {"distribution": "uniform", "low": PERF_LOW, "high": PERF_HIGH, "seed": seed},
-        "warmup": warmup, "iters": iters, "flush_l2": flush_l2,
-        "timing": "cuda-events, interleaved" if gpu else "host clock (CPU figures)",
-        "baseline": registry.BASELINE,
-        "peaks_tflops": peaks,
-        # Sampled over the warm-ups and timed rounds of all implementations together.
-        "clocks_during_timing": sampler.summary() if sampler else None,
-        "skipped": skipped,
-        "results": rows,
-    }
+    return rows

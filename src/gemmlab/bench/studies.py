@@ -1,8 +1,12 @@
 """Controlled comparisons and sweeps built on `bench.run`.
 
-`buffering`: the notes' 2×2 comparison at BK=16 and an 8×4 micro-tile —
-single vs double buffer × 64² vs 128² tiles — with each kernel's resources,
-so the effect of buffering is told apart from the effect of tile size.
+`buffering`: single vs double buffer × 64² vs 128² tiles, with each kernel's
+resources. Its four arms are the study's own launches, not the rungs: they
+share everything but buffering and tile size — BK=16, an 8×4 micro-tile,
+float4 loads, bounds checks on every load and store (no EXACT_TILES), the
+reduction loop fully unrolled, and no occupancy target beyond the block size
+(MIN_BLOCKS=1, which is what 08_double_buffer.cu's `__launch_bounds__`
+says). The rungs keep their tuned fast paths; the study does not borrow them.
 
 `sweep`: TFLOP/s against shape (squares 256…8192, and the performance shape
 with one dimension made odd, which sends the float4 rungs to their fallback).
@@ -12,31 +16,58 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import torch
-
 from .. import problem, registry
-from .run import run
+from ..reference import Precision
+from .run import measure, run
 
-#: (buffers, tile) → implementation; all BK=16 with an 8×4 micro-tile.
-BUFFERING = {
-    ("single", 64): "float4-bk16",
-    ("single", 128): "float4-128",
-    ("double", 64): "double-buffer-64",
-    ("double", 128): "double-buffer-128",
-}
+#: The reduction step every arm shares.
+STEP = 16
+#: What every arm holds equal, for the design table's heading.
+CONTROLS = f"BK={STEP}, 8×4 per thread, bounds-checked, full unroll, MIN_BLOCKS=1"
+
+
+def _arm(buffers: str, tile: int) -> registry.Implementation:
+    """One arm: the float4 kernel (one shared buffer) or the double-buffer kernel, bounds-checked."""
+    if buffers == "single":
+        launch = registry.float4_launch(tile, STEP, unroll=STEP, min_blocks=1)
+        stem, rung = "07_float4", 7
+    else:
+        launch = registry.double_buffer_launch(tile)
+        stem, rung = "08_double_buffer", 8
+    return registry.Implementation(
+        f"{buffers}-{tile}", registry.Family.CUDA, rung, Precision.FP32, (5, 0),
+        f"buffering study: {buffers} buffer, {tile}×{tile} tile ({CONTROLS})",
+        f"kernels/cuda/{stem}.md", (f"kernels/cuda/{stem}.cu",),
+        launches=(launch, registry.TILING2D),
+    )
+
+
+#: (buffers, tile) → the arm that measures it.
+BUFFERING = {(b, t): _arm(b, t) for b in ("single", "double") for t in (64, 128)}
 
 
 def buffering(warmup: int = 5, iters: int = 10,
               progress: Callable[[str, int, int], None] | None = None) -> dict:
-    record = run(list(BUFFERING.values()), None, warmup, iters, progress=progress)
+    arms = list(BUFFERING.values())
+    record = measure(arms, None, warmup, iters, progress=progress)
     record["study"] = "buffering"
-    record["design"] = [{"buffers": b, "tile": t, "name": n} for (b, t), n in BUFFERING.items()]
-    if torch.cuda.is_available():
-        from .inspect import inspect_launches
-
-        rows = inspect_launches([registry.get(n) for n in BUFFERING.values()])
-        record["resources"] = [r for r in rows if "fallback" not in r["kernel"]]
+    record["controls"] = CONTROLS
+    record["design"] = [{"buffers": b, "tile": t, "name": arm.name} for (b, t), arm in BUFFERING.items()]
+    record["resources"] = resources()
     return record
+
+
+def resources(arch: str | None = None) -> list[dict]:
+    """Registers, shared memory, spills (and occupancy on a GPU) of each arm's own kernel."""
+    from .inspect import inspect_launches
+
+    rows = inspect_launches(list(BUFFERING.values()), arch)
+    return [r for r in rows if "fallback" not in r["kernel"]]
+
+
+#: What `gemmlab sweep` times when no names are given.
+SWEEP_DEFAULT = ["tiling-2d", "float4", "double-buffer-128", "cp-async", "triton", "warptile",
+                 "triton-presplit", "torch"]
 
 
 def sweep_shapes() -> list[tuple[str, tuple[int, int, int]]]:

@@ -26,6 +26,17 @@ HOPPER_ARCH = "sm_90a"
 PTXAS_OPTIONS = ("-v",)
 
 
+def keep_ptxas_reports() -> None:
+    """Switch the driver's JIT cache off, unless the user chose otherwise.
+
+    That cache can serve NVRTC a cubin without running ptxas, and then the `-v`
+    resource report is empty; gemmlab keeps its own cache, with the report. The
+    driver reads the variable when CUDA initialises: `runtime.configure()` calls
+    this first thing, and every compile calls it again for callers that did not.
+    """
+    os.environ.setdefault("CUDA_CACHE_DISABLE", "1")
+
+
 class CompileError(RuntimeError):
     """NVRTC or ptxas rejected a source; ``log`` is the compiler's own text."""
 
@@ -149,6 +160,7 @@ def compile_source(
     defines: dict[str, int | str] | None = None,
 ) -> CompiledModule:
     """Compile one ``.cu`` file (name relative to the kernel folder, or a path)."""
+    keep_ptxas_reports()
     arch = arch or device_arch()
     path = source_path(source)
     text = path.read_text()

@@ -62,11 +62,6 @@ def dynamic_smem(tile: tuple[int, int], barriers_per_stage: int, b_planes: int =
     return smem
 
 
-def a_in_place(a, b, c, m, n, k) -> bool:
-    """TMA can read A where it lies."""
-    return n % 4 == 0 and a.data_ptr() % 16 == 0
-
-
 @dataclass(frozen=True)
 class TmaOperands:
     """Host of a wgmma launch.

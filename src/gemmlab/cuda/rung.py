@@ -31,8 +31,7 @@ import torch
 
 from . import launch as cl
 from .compiler import CompiledModule, compile_source, device_arch
-
-Precondition = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, int, int, int], bool]
+from .requires import Requires
 
 
 @dataclass(frozen=True)
@@ -49,6 +48,12 @@ class Kernel:
     @property
     def threads(self) -> int:
         return self.block[0] * self.block[1]
+
+    @property
+    def label(self) -> str:
+        """`entry[MACRO=v,…]`: how reports and the sanitizer name this kernel."""
+        defines = ",".join(f"{key}={v}" for key, v in self.defines.items())
+        return self.entry + (f"[{defines}]" if defines else "")
 
     @property
     def key(self) -> tuple:
@@ -92,6 +97,10 @@ class Host(Protocol):
     def steps(self, launch: Launch, call: Call, workspace: torch.Tensor) -> list[Step]: ...
 
 
+#: What every gemmlab kernel runs on.
+DEFAULT_CC = (5, 0)
+
+
 @dataclass(frozen=True)
 class Launch:
     source: str
@@ -99,15 +108,20 @@ class Launch:
     block: tuple[int, int]
     tile: tuple[int, int]  # (rows of C, columns of C) per block, or per tile of a persistent grid
     defines: Mapping[str, int] = field(default_factory=dict)
-    when: Precondition | None = None  # None: always (a fallback)
-    requires: str = ""  # the precondition in words, for `explain` and `inspect`
-    min_cc: tuple[int, int] = (5, 0)
+    when: Requires | None = None  # None: always (a fallback)
+    min_cc: tuple[int, int] = DEFAULT_CC
     #: Dynamic shared memory in bytes, or a function of the macros (it grows with STAGES, say).
     smem: int | Callable[[Mapping[str, int]], int] = 0
     #: Blocks per cluster along x, y, z; by default the kernel's CLUSTER macro along x, else none.
     cluster: tuple[int, int, int] | None = None
     persistent: bool = False  # one block per SM walks the tiles, instead of one block per tile
     host: Host | None = None
+    #: The reduction step: how much of N one tile step of A (rows×step) and B (step×cols) covers.
+    step: int = 0
+    #: Copies of those two tiles in static shared memory (0: none, or dynamic shared memory);
+    #: each row padded by ``pad`` floats. Tests check the compiler's figure against it.
+    buffers: int = 0
+    pad: int = 0
 
     @property
     def kernel(self) -> Kernel:
@@ -118,6 +132,20 @@ class Launch:
     @property
     def threads(self) -> int:
         return self.block[0] * self.block[1]
+
+    @property
+    def requires(self) -> str:
+        """The precondition in words, rendered from `when` and `min_cc`; "always" for a fallback."""
+        text = str(self.when) if self.when else "always"
+        if self.min_cc > DEFAULT_CC:
+            text += ", sm_{}{}+".format(*self.min_cc)
+        return text
+
+    @property
+    def static_smem(self) -> int:
+        """Static shared bytes the tiles imply: buffers × (A rows×step + B step×cols), padded rows."""
+        rows, cols = self.tile
+        return self.buffers * (rows * (self.step + self.pad) + self.step * (cols + self.pad)) * 4
 
     def kernels(self) -> tuple[Kernel, ...]:
         """The main kernel first, then whatever pre-passes the host may run."""
@@ -153,15 +181,6 @@ class Launch:
         if self.host:
             return self.host.steps(self, call, workspace)
         return [Step(self.kernel, self.grid(call.m, call.k), call.gemm_args())]
-
-
-def aligned(*tensors: torch.Tensor, to: int) -> bool:
-    return all(t.data_ptr() % to == 0 for t in tensors)
-
-
-def vec4_ok(a, b, c, m, n, k) -> bool:
-    """float4 paths: rows of A, B and C start on 16-byte boundaries."""
-    return n % 4 == 0 and k % 4 == 0 and aligned(a, b, c, to=16)
 
 
 class CudaSolver:

@@ -12,35 +12,12 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 from collections import Counter
-from functools import cache
 from pathlib import Path
 
-
-class ToolMissing(RuntimeError):
-    pass
-
-
-@cache
-def _tool(name: str) -> str:
-    found = shutil.which(name)
-    if not found:
-        try:
-            from cuda.pathfinder import find_nvidia_binary_utility
-
-            found = find_nvidia_binary_utility(name)
-        except Exception:  # an older cuda-pathfinder, or no such package
-            found = None
-    if not found:
-        raise ToolMissing(
-            f"{name} not found: install nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm, "
-            "or put the CUDA toolkit's bin folder on PATH"
-        )
-    return found
-
+from .tools import find
 
 _FUNCTION = re.compile(r"^\s*Function : (\S+)")
 _INSTR = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[0-9T]\s+)?([A-Z][A-Z0-9_.]*)")
@@ -48,9 +25,9 @@ _INSTR = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[0-9T]\s+)?([A-Z][A-Z0-9
 
 def disassemble(cubin: bytes) -> dict[str, list[str]]:
     """Opcodes (with modifiers) of every function in the cubin, in order."""
-    cuobjdump = _tool("cuobjdump")
+    cuobjdump = find("cuobjdump")
     env = dict(os.environ)
-    env["PATH"] = f"{Path(_tool('nvdisasm')).parent}{os.pathsep}{env.get('PATH', '')}"
+    env["PATH"] = f"{Path(find('nvdisasm')).parent}{os.pathsep}{env.get('PATH', '')}"
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "kernel.cubin"
         path.write_bytes(cubin)

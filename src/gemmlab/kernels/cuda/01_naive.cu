@@ -1,4 +1,4 @@
-// Rung 1 — naive: one thread per output element, straight from global memory.
+// naive: one thread per output element, straight from global memory.
 //
 // Block 16×16; x walks the columns of C (so a warp reads consecutive B
 // elements: coalesced), y walks the rows. Threads outside C return early.

@@ -1,4 +1,4 @@
-// Rung 2 — naive-fma: the naive kernel, accumulating with an explicit fmaf.
+// naive-fma: the naive kernel, accumulating with an explicit fmaf.
 //
 // fmaf(a, b, acc) rounds once instead of twice. NVRTC already contracts the
 // naive kernel's `acc += a*b` into the same FFMA (fmad is on by default), so

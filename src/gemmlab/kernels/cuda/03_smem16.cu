@@ -1,4 +1,4 @@
-// Rung 3 — smem-16: shared-memory tiling.
+// smem-16: shared-memory tiling.
 //
 // A 16×16 block computes a 16×16 tile of C. Each step the block copies a
 // 16×16 tile of A and of B into shared memory (zero outside the matrices, so

@@ -1,4 +1,4 @@
-// Rung 4 — row-4: four outputs per thread along a row of C.
+// row-4: four outputs per thread along a row of C.
 //
 // 16×16 threads cover a 16×64 tile of C: thread (ty, tx) owns the columns
 // tx, tx+16, tx+32, tx+48 of row ty. Per step of 16 along the reduction the

@@ -1,4 +1,4 @@
-// Rung 5 — 1D block tiling: each thread computes TM=16 outputs down a column.
+// 1D block tiling: each thread computes TM=16 outputs down a column.
 //
 // A block of 64×4 threads owns a 64×64 tile of C. Per reduction step of 16 it
 // stages A[64×16] and B[16×64] (4 elements per thread each, indexed by the

@@ -1,4 +1,4 @@
-// Rung 6 — 2D block tiling: each thread computes an 8×4 micro-tile.
+// 2D block tiling: each thread computes an 8×4 micro-tile.
 //
 // 128 threads own a 64×64 tile of C; thread t owns rows 8·(t/16) … +7 and
 // columns 4·(t%16) … +3. Per reduction element it loads 8 A and 4 B values

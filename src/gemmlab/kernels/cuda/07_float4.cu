@@ -1,4 +1,4 @@
-// Rung 7 — float4: the 2D-tiled kernel with 16-byte memory operations.
+// float4: the 2D-tiled kernel with 16-byte memory operations.
 //
 // Same ownership as rung 6 (an 8×4 micro-tile per thread), but every global
 // load, every shared store of the staged tiles, every B read from shared

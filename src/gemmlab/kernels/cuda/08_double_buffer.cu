@@ -1,4 +1,4 @@
-// Rung 8 — double buffering with a register prefetch.
+// double buffering with a register prefetch.
 //
 // The float4 kernel (BK=16, 8×4 per thread) with two shared buffers. While the
 // block computes on tile i from one buffer, each thread already holds tile
@@ -7,7 +7,9 @@
 // buffer. One barrier per step is enough: it orders both "tile i+1 is
 // written" and "everyone is done reading the buffer the next write reuses".
 //
-// BM=BN=64 (128 threads) or BM=BN=128 (512 threads). Preconditions as rung 7.
+// BM=BN=64 (128 threads) or BM=BN=128 (512 threads). Every load and store is
+// bounds-checked per float4, so the host needs rows of whole float4s (N % 4,
+// K % 4) and 16-byte aligned pointers.
 #include "common.cuh"
 
 #ifndef BM

@@ -1,4 +1,4 @@
-// Rung 9 — cp.async: the copy engine moves tiles global → shared (sm_80+).
+// cp.async: the copy engine moves tiles global → shared (sm_80+).
 //
 // Rung 8's 128×128 tiling, but no thread carries the next tile through its
 // registers: `cp.async.cg` copies 16 bytes straight into shared memory,

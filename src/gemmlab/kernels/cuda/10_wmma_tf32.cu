@@ -1,4 +1,4 @@
-// Rung 10 — WMMA TF32: the tensor cores, through warp-level matrix operations.
+// WMMA TF32: the tensor cores, through warp-level matrix operations.
 //
 // A 512-thread block (16 warps) owns a 128×128 tile of C; warp w owns the
 // 16×64 strip at rows 16·(w/2), columns 64·(w%2), as four 16×16 accumulator

@@ -1,4 +1,4 @@
-// Rung 14 — warp tiling: the SIMT techniques past the notes, strict FP32.
+// Warp tiling: the SIMT techniques past the notes, strict FP32.
 //
 // A 128×128 tile of C per block of 256 threads, 8×8 outputs per thread, as
 // the float4 rung, but arranged so every shared-memory read is a 16-byte
@@ -19,10 +19,7 @@
 //
 // Knobs: BK (reduction step, 8 or 16), MIN_BLOCKS (blocks per SM ptxas must
 // fit in registers), EXACT_TILES (the host guarantees whole tiles: no bounds
-// checks), PAD_A (floats of padding per row of As) and A_DOWN_COLUMNS (which
-// thread loads which float4 of A: see A_ROW), B_ASYNC (B's tiles by cp.async
-// straight into shared memory, sm_80+, instead of through registers). Otherwise: N % 4 == 0,
-// K % 4 == 0 and 16-byte aligned pointers.
+// checks). The host's preconditions: `gemmlab explain warptile`.
 #include "common.cuh"
 
 #define BM 128
@@ -40,32 +37,11 @@
 #ifndef EXACT_TILES
 #define EXACT_TILES 0
 #endif
-#ifndef PAD_A
-#define PAD_A 0
-#endif
-#ifndef B_ASYNC
-#define B_ASYNC 0
-#endif
-#ifndef A_DOWN_COLUMNS
-#define A_DOWN_COLUMNS 0
-#endif
 #define LOADS_A (BM * BK / 4 / THREADS)
-// Float4 number e of the A tile: its row and first column. Along the rows
-// (A_DOWN_COLUMNS=0), four lanes read one row's 64 bytes, but the transposed
-// stores As[c][r] of a warp's 8 rows × 4 columns meet in 8 banks (4-way
-// conflicts). Down the columns (1), the 32 lanes take 32 rows, and their
-// stores fall in 32 different banks.
-#if A_DOWN_COLUMNS
-#define A_ROW(e) ((e) % BM)
-#define A_COL(e) (((e) / BM) * 4)
-#else
-#define A_ROW(e) ((e) / (BK / 4))
-#define A_COL(e) (((e) % (BK / 4)) * 4)
-#endif
 #define LOADS_B (BK * BN / 4 / THREADS)
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) warptile(GEMM_ARGS) {
-    __shared__ __align__(16) float As[2][BK][BM + PAD_A];  // transposed: As[k][m]
+    __shared__ __align__(16) float As[2][BK][BM];  // transposed: As[k][m]
     __shared__ __align__(16) float Bs[2][BK][BN];
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
@@ -74,63 +50,45 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) warptile(GEMM_
     const int tm = (warp / WARPS_N) * WM + (lane / 4) * 4;
     const int tn = (warp % WARPS_N) * WN + (lane % 4) * 4;
     float acc[8][8] = {};
-    float4 pa[LOADS_A], pb[LOADS_B];  // pb unused with B_ASYNC
+    float4 pa[LOADS_A], pb[LOADS_B];
 
-    // B: through registers (float4 load now, store after the FMAs), or with
-    // B_ASYNC one cp.async per float4 into the other buffer, waited for at the
-    // end of the step.
-#define LOAD_B(n0)                                                                    \
+    // The next step's tiles into registers: float4 loads, zero outside the matrix.
+    // Four lanes read one row of A's 64 bytes.
+#define PREFETCH(n0)                                                                  \
+    _Pragma("unroll") for (int l = 0; l < LOADS_A; ++l) {                             \
+        const int e = tid + l * THREADS, r = e / (BK / 4), c = (e % (BK / 4)) * 4;     \
+        pa[l] = (EXACT_TILES || (row0 + r < M && (n0) + c < N))                       \
+                    ? *reinterpret_cast<const float4*>(&A[(row0 + r) * N + (n0) + c]) \
+                    : make_float4(0.f, 0.f, 0.f, 0.f);                                \
+    }                                                                                 \
     _Pragma("unroll") for (int l = 0; l < LOADS_B; ++l) {                             \
         const int e = tid + l * THREADS, r = e / (BN / 4), c = (e % (BN / 4)) * 4;     \
         pb[l] = (EXACT_TILES || ((n0) + r < N && col0 + c < K))                       \
                     ? *reinterpret_cast<const float4*>(&B[((n0) + r) * K + col0 + c]) \
                     : make_float4(0.f, 0.f, 0.f, 0.f);                                \
     }
-#define STORE_B(buf)                                                                  \
-    _Pragma("unroll") for (int l = 0; l < LOADS_B; ++l) {                             \
-        const int e = tid + l * THREADS;                                              \
-        *reinterpret_cast<float4*>(&Bs[buf][e / (BN / 4)][(e % (BN / 4)) * 4]) = pb[l]; \
-    }
-#define COPY_B(buf, n0)                                                               \
-    _Pragma("unroll") for (int l = 0; l < LOADS_B; ++l) {                             \
-        const int e = tid + l * THREADS, r = e / (BN / 4), c = (e % (BN / 4)) * 4;     \
-        const bool in = EXACT_TILES || ((n0) + r < N && col0 + c < K);                \
-        cp_async16(&Bs[buf][r][c], in ? &B[((n0) + r) * K + col0 + c] : B, in);       \
-    }                                                                                 \
-    cp_async_commit();
 
-#define PREFETCH(n0)                                                                  \
-    _Pragma("unroll") for (int l = 0; l < LOADS_A; ++l) {                             \
-        const int e = tid + l * THREADS, r = A_ROW(e), c = A_COL(e);                  \
-        pa[l] = (EXACT_TILES || (row0 + r < M && (n0) + c < N))                       \
-                    ? *reinterpret_cast<const float4*>(&A[(row0 + r) * N + (n0) + c]) \
-                    : make_float4(0.f, 0.f, 0.f, 0.f);                                \
-    }                                                                                 \
-    if (!B_ASYNC) { LOAD_B(n0) }
-
-    // A goes in transposed: four scalar stores per float4.
+    // Into shared memory after the FMAs: A transposed, four scalar stores per float4; B as float4.
 #define STAGE(buf)                                                                    \
     _Pragma("unroll") for (int l = 0; l < LOADS_A; ++l) {                             \
-        const int e = tid + l * THREADS, r = A_ROW(e), c = A_COL(e);                  \
+        const int e = tid + l * THREADS, r = e / (BK / 4), c = (e % (BK / 4)) * 4;     \
         As[buf][c + 0][r] = pa[l].x;                                                  \
         As[buf][c + 1][r] = pa[l].y;                                                  \
         As[buf][c + 2][r] = pa[l].z;                                                  \
         As[buf][c + 3][r] = pa[l].w;                                                  \
     }                                                                                 \
-    if (!B_ASYNC) { STORE_B(buf) }
+    _Pragma("unroll") for (int l = 0; l < LOADS_B; ++l) {                             \
+        const int e = tid + l * THREADS;                                              \
+        *reinterpret_cast<float4*>(&Bs[buf][e / (BN / 4)][(e % (BN / 4)) * 4]) = pb[l]; \
+    }
 
     PREFETCH(0)
-    if (B_ASYNC) { COPY_B(0, 0) }
     STAGE(0)
-    if (B_ASYNC) cp_async_wait<0>();
     __syncthreads();
     int buf = 0;
     for (int n0 = 0; n0 < N; n0 += BK) {
         const bool more = n0 + BK < N;
-        if (more) {
-            PREFETCH(n0 + BK)
-            if (B_ASYNC) { COPY_B(buf ^ 1, n0 + BK) }
-        }
+        if (more) { PREFETCH(n0 + BK) }
 #pragma unroll
         for (int k = 0; k < BK; ++k) {
             const float4 a0 = *reinterpret_cast<const float4*>(&As[buf][k][tm]);
@@ -145,7 +103,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) warptile(GEMM_
                 for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
         }
         if (more) { STAGE(buf ^ 1) }
-        if (B_ASYNC) cp_async_wait<0>();
         __syncthreads();
         buf ^= 1;
     }

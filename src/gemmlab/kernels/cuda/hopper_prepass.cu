@@ -126,4 +126,4 @@ extern "C" __global__ void __launch_bounds__(256) special_fp32(const int* specia
 }
 
 // Clears the 3xTF32 rung's flag before the pre-pass may raise it (one thread).
-extern "C" __global__ void clear_flag(int* special) { *special = 0; }
+extern "C" __global__ void __launch_bounds__(1) clear_flag(int* special) { *special = 0; }

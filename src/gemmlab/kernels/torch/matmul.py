@@ -1,4 +1,4 @@
-"""Rung 12 — PyTorch: ``torch.matmul(A, B, out=C)``, i.e. cuBLAS SGEMM.
+"""PyTorch: ``torch.matmul(A, B, out=C)``, i.e. cuBLAS SGEMM.
 
 This is what a user would call instead of writing a kernel, and the yardstick
 every other rung is measured against. TF32 is switched off for the call, so

@@ -1,4 +1,4 @@
-"""Rung 11 — Triton: one program per output tile, the compiler does the rest.
+"""Triton: one program per output tile, the compiler does the rest.
 
 The kernel below is the whole of the 2D-tiled, vectorised, pipelined CUDA
 ladder in thirty lines. Each *program* computes one ``BLOCK_ROWS × BLOCK_COLS``

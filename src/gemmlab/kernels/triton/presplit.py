@@ -1,4 +1,4 @@
-"""Rung 15 — 3xTF32 with the split paid once, before the product.
+"""3xTF32 with the split paid once, before the product.
 
 ``triton-tf32x3`` splits every operand tile inside the reduction loop: a
 program re-splits the same A row panel for every column tile it meets, so each

@@ -1,0 +1,53 @@
+"""A launch's precondition, declared once: it both decides the call and says itself in words.
+
+A fast path holds for a call when M, N and K are multiples of given numbers
+and some operands start on a byte boundary. `Requires` holds those numbers;
+calling it decides, `str()` renders the same numbers as text for `explain`,
+`inspect` and `--json`. Text and test cannot drift apart, because there is
+only one of them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+
+def aligned(*tensors: torch.Tensor, to: int) -> bool:
+    return all(t.data_ptr() % to == 0 for t in tensors)
+
+
+@dataclass(frozen=True)
+class Requires:
+    """M % m == 0, N % n == 0, K % k == 0, and the named operands `align`-byte aligned."""
+
+    m: int = 1
+    n: int = 1
+    k: int = 1
+    align: int = 0  # bytes; 0: no alignment needed
+    operands: str = "ABC"  # which of A, B, C must be aligned
+
+    def __call__(self, a, b, c, m: int, n: int, k: int) -> bool:
+        tensors = {"A": a, "B": b, "C": c}
+        return (m % self.m == 0 and n % self.n == 0 and k % self.k == 0
+                and (not self.align or aligned(*(tensors[x] for x in self.operands), to=self.align)))
+
+    def __str__(self) -> str:
+        parts = [f"{dim} % {mult} == 0" for dim, mult in (("M", self.m), ("N", self.n), ("K", self.k))
+                 if mult > 1]
+        if self.align:
+            parts.append(f"{self.align}-byte aligned pointers" if self.operands == "ABC"
+                         else f"{', '.join(self.operands)} {self.align}-byte aligned")
+        return ", ".join(parts) or "always"
+
+
+#: The float4 paths: every row of A, B and C starts on a 16-byte boundary.
+VEC4 = Requires(n=4, k=4, align=16)
+
+
+def whole_tiles(rows: int, step: int, cols: int) -> Requires:
+    """The shape is a whole number of rows×step (A) and step×cols (B) tiles, and float4-aligned."""
+    return Requires(m=rows, n=math.lcm(step, 4), k=math.lcm(cols, 4), align=16)
+

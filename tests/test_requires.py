@@ -1,0 +1,79 @@
+"""Every launch's precondition in words says exactly what its predicate decides."""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+import pytest
+import torch
+
+from gemmlab import registry
+from gemmlab.cuda.requires import VEC4, Requires, whole_tiles
+
+LAUNCHES = [(impl, launch) for impl in registry.IMPLEMENTATIONS for launch in impl.launches
+            if launch.when is not None]
+SIZES = (1, 2, 3, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 132, 256, 384)
+#: Element offsets of A, B and C from a 64-byte aligned allocation: 4, 8, 16 and 32 bytes off, or none.
+OFFSETS = [(0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1), (2, 2, 2), (4, 0, 0), (0, 4, 4), (8, 8, 8)]
+
+
+def _operands(m: int, n: int, k: int, offsets) -> tuple[torch.Tensor, ...]:
+    def at(rows, cols, off):
+        return torch.empty(rows * cols + 8)[off:off + rows * cols].view(rows, cols)
+
+    return at(m, n, offsets[0]), at(n, k, offsets[1]), at(m, k, offsets[2])
+
+
+def read_text(text: str):
+    """An independent reading of the words: `X % d == 0` clauses and `… N-byte aligned` ones."""
+    clauses = [c.strip() for c in text.split(",")]
+    mods, aligns, cc = [], [], None
+    for clause in clauses:
+        if m := re.fullmatch(r"([MNK]) % (\d+) == 0", clause):
+            mods.append(("MNK".index(m.group(1)), int(m.group(2))))
+        elif m := re.fullmatch(r"(\d+)-byte aligned pointers", clause):
+            aligns.append(((0, 1, 2), int(m.group(1))))
+        elif m := re.fullmatch(r"([ABC](?:, [ABC])*) (\d+)-byte aligned", clause):
+            aligns.append((tuple("ABC".index(x) for x in m.group(1).split(", ")), int(m.group(2))))
+        elif m := re.fullmatch(r"sm_(\d)(\d)\+", clause):
+            cc = (int(m.group(1)), int(m.group(2)))
+        else:
+            raise AssertionError(f"clause {clause!r} of {text!r} says nothing checkable")
+
+    def holds(tensors, dims) -> bool:
+        return (all(dims[i] % d == 0 for i, d in mods)
+                and all(tensors[i].data_ptr() % to == 0 for which, to in aligns for i in which))
+
+    return holds, cc
+
+
+@pytest.mark.parametrize("impl,launch", LAUNCHES, ids=lambda x: getattr(x, "name", None) or x.entry)
+def test_precondition_text_matches_its_predicate(impl, launch):
+    holds, cc = read_text(launch.requires)
+    assert cc == (launch.min_cc if launch.min_cc > (5, 0) else None), launch.requires
+    seen = set()
+    for dims in itertools.product(SIZES, repeat=3):
+        for offsets in OFFSETS:
+            tensors = _operands(*dims, offsets)
+            decided = launch.when(*tensors, *dims)
+            assert decided == holds(tensors, dims), (impl.name, launch.requires, dims, offsets)
+            seen.add(decided)
+    assert seen == {True, False}, "the grid never tells the two apart"
+
+
+def test_every_precondition_is_declared_as_requires():
+    for _, launch in LAUNCHES:
+        assert isinstance(launch.when, Requires), launch
+
+
+def test_requires_renders_and_decides():
+    assert str(VEC4) == "N % 4 == 0, K % 4 == 0, 16-byte aligned pointers"
+    assert str(whole_tiles(64, 16, 64)) == "M % 64 == 0, N % 16 == 0, K % 64 == 0, 16-byte aligned pointers"
+    assert str(whole_tiles(8, 2, 6)) == "M % 8 == 0, N % 4 == 0, K % 12 == 0, 16-byte aligned pointers"
+    assert str(Requires(n=4, align=16, operands="A")) == "N % 4 == 0, A 16-byte aligned"
+    assert str(Requires()) == "always"
+    a, b, c = _operands(16, 16, 16, (0, 1, 0))
+    assert Requires(n=4, align=16, operands="A")(a, b, c, 16, 16, 16)
+    assert not VEC4(a, b, c, 16, 16, 16)
+    assert not Requires(m=32)(a, b, c, 16, 16, 16)
