@@ -10,7 +10,8 @@ from gemmlab.cli import app
 from tests.clitools import HAS_GPU, invoke, last_line
 
 #: The judge command's help belongs to the judge's own rewrite.
-OWN_COMMANDS = ("list", "explain", "check", "bench", "inspect", "report", "study", "sweep", "new")
+OWN_COMMANDS = ("list", "explain", "check", "bench", "inspect", "report", "study", "sweep", "new",
+                "export")
 
 
 def test_list_shows_every_rung():

@@ -1,4 +1,4 @@
-"""The `gemmlab` command line: list, explain, check, inspect, bench, report, study, sweep, judge, new.
+"""The `gemmlab` command line: list, explain, check, inspect, bench, report, study, sweep, judge, new, export.
 
 Every command exits 0 (passed), 1 (failed), 2 (usage error, found before
 anything runs or is written) or 3 (could not run here), with a one-line reason
@@ -591,6 +591,38 @@ def new(
         raise UsageError(f"{path} exists; use --force to overwrite")
     path.write_text((files("gemmlab") / "templates" / name).read_text())
     console.print(f"wrote {path}; judge it with: gemmlab judge {path}")
+
+
+@app.command("export")
+@guarded
+def export_cmd(
+    name: Annotated[str, typer.Argument(help="a CUDA rung's name (see gemmlab list)", metavar="NAME")],
+    output: Annotated[Path | None, typer.Option("-o", "--output", metavar="FILE",
+                                                help="where to write it (default: NAME.cu here)")] = None,
+    force: Annotated[bool, typer.Option(help="overwrite an existing file")] = False,
+) -> None:
+    """Write a CUDA rung as one self-contained LeetGPU .cu: its kernels and solve()'s dispatch."""
+    from .export import ExportError, export_text
+
+    impl = usage.names([name])[0]
+    path = output or Path(f"{impl.name}.cu")
+    if path.is_dir():
+        raise UsageError(f"{path} is a folder; give a file name with -o")
+    if path.exists() and not force:
+        raise UsageError(f"{path} exists; use --force to overwrite")
+    if not path.parent.is_dir():
+        raise UsageError(f"no such folder: {path.parent}")
+    try:
+        text = export_text(impl, path.name)
+    except ExportError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        path.write_text(text)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    gate = f" --precision {impl.precision}" if impl.precision != "fp32" else ""
+    console.print(escape(f"wrote {path} ({impl.name}, {len(impl.launches)} launches); "
+                         f"judge it with: gemmlab judge {path}{gate}"))
 
 
 @app.command("judge")

@@ -3,8 +3,8 @@
 A fast path holds for a call when M, N and K are multiples of given numbers
 and some operands start on a byte boundary. `Requires` holds those numbers;
 calling it decides, `str()` renders the same numbers as text for `explain`,
-`inspect` and `--json`. Text and test cannot drift apart, because there is
-only one of them.
+`inspect` and `--json`, and `cpp()` as the C++ test of an exported file.
+Text and test cannot drift apart, because there is only one of them.
 """
 
 from __future__ import annotations
@@ -41,6 +41,15 @@ class Requires:
             parts.append(f"{self.align}-byte aligned pointers" if self.operands == "ABC"
                          else f"{', '.join(self.operands)} {self.align}-byte aligned")
         return ", ".join(parts) or "always"
+
+    def cpp(self) -> str:
+        """The same test as a C++ expression over `M`, `N`, `K` and the pointers `A`, `B`, `C`
+        (what `gemmlab export` writes into its `solve`)."""
+        parts = [f"{dim} % {mult} == 0" for dim, mult in (("M", self.m), ("N", self.n), ("K", self.k))
+                 if mult > 1]
+        if self.align:
+            parts += [f"((uintptr_t){x} % {self.align} == 0)" for x in self.operands]
+        return " && ".join(parts) or "true"
 
 
 #: The float4 paths: every row of A, B and C starts on a 16-byte boundary.

@@ -1,0 +1,92 @@
+"""The host half of an exported file: `CudaSolver`'s dispatch and launches, written in C++.
+
+`solve` tries the rung's launches in order and runs the first whose
+precondition holds (`Requires.cpp()` and the compute capability), exactly as
+`CudaSolver.select` does; the last launch is the unconditional fallback. Each
+launch is one ``static void launch_i(A, B, C, M, N, K)``: a plain launch
+computes its grid (the tile grid, or a persistent one) and launches; a launch
+with a `Host` gets the body its host kind writes (`export.tma`).
+"""
+
+from __future__ import annotations
+
+from ..cuda.rung import DEFAULT_CC, Kernel, Launch
+from .source import Variants
+
+GEMM_PARAMS = "const float* A, const float* B, float* C, int M, int N, int K"
+GEMM_ARGS = "A, B, C, M, N, K"
+
+
+def condition(launch: Launch) -> str | None:
+    """The C++ test of a launch's precondition; None for the fallback."""
+    parts = []
+    if launch.min_cc > DEFAULT_CC:
+        parts.append(f"compute_capability() >= {10 * launch.min_cc[0] + launch.min_cc[1]}")
+    if launch.when is not None:
+        parts.append(launch.when.cpp())
+    return " && ".join(parts) or None
+
+
+def dim3(values) -> str:
+    return "dim3({})".format(", ".join(str(v) for v in values))
+
+
+def kernel_launch(kernel: Kernel, variants: Variants, grid: str, args: str, tag: str,
+                  fit: bool = False) -> list[str]:
+    """Lines that launch one kernel (raising its shared-memory limit once), returning on error.
+
+    ``fit``: also ask, once, how many blocks of it the GPU holds (``fit_{tag}``).
+    """
+    ref, label = variants.ref(kernel), kernel.label
+    lines = []
+    if kernel.smem > 48 * 1024 or fit:
+        lines.append(f'static const bool ready_{tag} = allow_smem({ref}, {kernel.smem}, "{label}");')
+        lines.append(f"if (!ready_{tag}) return;")
+    if fit:
+        lines.append(f"static const int fit_{tag} = resident_blocks({ref}, {dim3(kernel.block)}, "
+                     f"{kernel.smem}, {dim3(kernel.cluster)});")
+    lines.append(f'if (!run("{label}", {ref}, {grid}, {dim3(kernel.block)}, {kernel.smem}, '
+                 f"{dim3(kernel.cluster)}, {args})) return;")
+    return lines
+
+
+def main_launch(launch: Launch, variants: Variants, args: str) -> list[str]:
+    """The rung's own kernel: on the tile grid, or persistent (`Launch.grid`, `CudaSolver._resident_grid`)."""
+    rows, cols = launch.tile
+    tiles = f"dim3(ceil_div(K, {cols}), ceil_div(M, {rows}))"
+    if not launch.persistent:
+        return kernel_launch(launch.kernel, variants, tiles, args, "main")
+    x, y, z = launch.kernel.cluster
+    grid = f"persistent_grid(ceil_div(K, {cols}) * ceil_div(M, {rows}), fit_main, {x * y * z})"
+    return kernel_launch(launch.kernel, variants, grid, args, "main", fit=True)
+
+
+def launch_function(index: int, launch: Launch, label: str, body: list[str]) -> str:
+    lines = "\n".join(f"    {line}" for line in body)
+    return (f"// launch {index}: {label}; when {launch.requires}\n"
+            f"static void launch_{index}({GEMM_PARAMS}) {{\n{lines}\n}}\n")
+
+
+def solve_function(launches: tuple[Launch, ...], labels: list[str]) -> str:
+    """LeetGPU's entry point: the first launch whose precondition holds, the fallback last.
+
+    The fallback may still need a compute capability (as `CudaSolver` would find no launch
+    there, the file says so on stderr instead of running nothing silently).
+    """
+    if not launches or launches[-1].when is not None:
+        raise ValueError("a rung's last launch must be an unconditional fallback")
+    lines = []
+    for i, launch in enumerate(launches):
+        test = condition(launch)
+        if test is None:
+            lines.append(f"    launch_{i}({GEMM_ARGS});  // {labels[i]}: always")
+            break
+        lines.append(f"    if ({test}) {{  // {labels[i]}: {launch.requires}\n"
+                     f"        launch_{i}({GEMM_ARGS});\n        return;\n    }}")
+    else:
+        lines.append('    std::fprintf(stderr, "gemmlab %s: no launch runs on compute capability %d\\n", '
+                     "RUNG, compute_capability());")
+    body = "\n".join(lines)
+    return ("// A, B and C are device pointers; the caller synchronises after the call.\n"
+            f'extern "C" void solve({GEMM_PARAMS}) {{\n    using namespace gemmlab_host;\n'
+            f"{body}\n}}\n")

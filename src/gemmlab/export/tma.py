@@ -1,0 +1,88 @@
+"""`hopper.TmaOperands` in C++: the wgmma rungs' workspace, pre-passes and TMA descriptors.
+
+Written from the host object's own fields and hopper's constants (the pre-pass
+kernels, the transpose tile, the reduction step, the swizzle, the workspace
+alignment), step for step as `TmaOperands.steps` plans a call:
+
+1. the workspace, laid out as `TmaOperands._layout`;
+2. Bᵀ rounded to TF32, or cleared flag then split into the 3xTF32 planes;
+3. A in place, or a rounded / padded copy in rows of ``pitch(N)`` floats;
+4. the descriptors of A and of each B plane (box: the tile's rows of A, the
+   cluster's share of the B tile), then the main kernel;
+5. for the split, the strict-FP32 kernel that runs only if B held ±Inf or NaN.
+"""
+
+from __future__ import annotations
+
+from ..cuda import hopper
+from ..cuda.rung import Launch
+from .host import dim3, kernel_launch, main_launch
+from .source import Variants
+
+#: `cuda/tma.py`'s swizzle spans, as the driver's enumerators.
+SWIZZLE = {0: "CU_TENSOR_MAP_SWIZZLE_NONE", 32: "CU_TENSOR_MAP_SWIZZLE_32B",
+           64: "CU_TENSOR_MAP_SWIZZLE_64B", 128: "CU_TENSOR_MAP_SWIZZLE_128B"}
+
+
+def layout_lines(host: hopper.TmaOperands) -> list[str]:
+    """C++ that sets ``ld``, ``b_at[]``, ``a_at`` and ``total`` as `TmaOperands._layout` does."""
+    align = hopper._ALIGN
+    planes = 1 if host.b == "round" else 2
+    flag = align if host.b == "split" else 0
+    a_copy = f"round_up((size_t)M * ld * 4, {align})" if host.a != "in place" else "0"
+    return [
+        "const int ld = (N + 3) / 4 * 4;  // pitch(N): rows of a multiple of 4 floats",
+        f"const size_t plane = round_up((size_t)K * ld * 4, {align});",
+        f"size_t b_at[{planes}];",
+        f"for (int i = 0; i < {planes}; ++i) b_at[i] = {flag} + i * plane;",
+        f"const size_t a_at = {flag} + {planes} * plane;",
+        f"const size_t total = a_at + {a_copy};",
+    ]
+
+
+def _b_steps(host: hopper.TmaOperands, variants: Variants) -> list[str]:
+    tt = hopper.TRANSPOSE_TILE
+    grid = f"dim3(ceil_div(K, {tt}), ceil_div(ld, {tt}))"
+    if host.b == "round":
+        return kernel_launch(hopper.TRANSPOSE, variants, grid,
+                             "B, (float*)(base + b_at[0]), N, K, ld", "transpose")
+    return (kernel_launch(hopper.CLEAR_FLAG, variants, dim3((1, 1, 1)), "(int*)base", "clear")
+            + kernel_launch(hopper.TRANSPOSE_SPLIT, variants, grid,
+                            "B, (float*)(base + b_at[0]), (float*)(base + b_at[1]), (int*)base, N, K, ld",
+                            "split"))
+
+
+def _a_steps(host: hopper.TmaOperands, variants: Variants) -> list[str]:
+    if host.a == "in place":
+        return ["const float* a = A;", "const size_t a_pitch = (size_t)N * 4;"]
+    copy = hopper.ROUND_ROWS if host.a == "round" else hopper.PAD_ROWS
+    width = copy.block[0]
+    return (["const float* a = (const float*)(base + a_at);", "const size_t a_pitch = (size_t)ld * 4;"]
+            + kernel_launch(copy, variants, f"dim3(ceil_div(ld, {width}), M)",
+                            "A, (float*)(base + a_at), M, N, ld", "copy_a"))
+
+
+def _maps(launch: Launch, planes: int) -> list[str]:
+    rows, cols = launch.tile
+    share = cols // launch.kernel.cluster[0]  # in a cluster, each block multicasts its share of B
+    step, swizzle = hopper.STEP, SWIZZLE[hopper.SWIZZLE_BYTES]
+    lines = [f"gemmlab::TmaDesc maps[{1 + planes}];",
+             f"if (!matrix_map(&maps[0], a, M, N, a_pitch, {rows}, {step}, {swizzle})) return;"]
+    lines += [f"if (!matrix_map(&maps[{1 + i}], base + b_at[{i}], K, N, (size_t)ld * 4, {share}, {step}, "
+              f"{swizzle})) return;" for i in range(planes)]
+    return lines
+
+
+def body(launch: Launch, variants: Variants) -> list[str]:
+    host: hopper.TmaOperands = launch.host  # type: ignore[assignment]
+    planes = 1 if host.b == "round" else 2
+    lines = [f"// {type(host).__name__}(a={host.a!r}, b={host.b!r})", *layout_lines(host),
+             "char* base = workspace(total);", "if (!base) return;"]
+    lines += _b_steps(host, variants) + _a_steps(host, variants) + _maps(launch, planes)
+    maps = ", ".join(f"maps[{i}]" for i in range(1 + planes))
+    lines += main_launch(launch, variants, f"{maps}, C, M, N, K")
+    if host.b == "split":
+        blocks = f"dim3(std::min(ceil_div(M, 16) * ceil_div(K, 16), {hopper.SPECIAL_BLOCKS}))"
+        lines += kernel_launch(hopper.SPECIAL, variants, blocks, "(const int*)base, A, B, C, M, N, K",
+                               "special")
+    return lines
