@@ -93,11 +93,15 @@ class Timer:
         return self._elapsed(self.start, self.end) if self.cuda else host_ms
 
 
-def _text(exc: BaseException, frames: int = 0) -> str:
+def _text(exc: BaseException, only_in: str | None = None) -> str:
+    """The exception as Python prints it; with `only_in`, only the frames of that file."""
     try:
-        lines = traceback.format_exception(exc, limit=-frames) if frames else \
-            traceback.format_exception_only(exc)
-        text = "".join(lines).strip()
+        te = traceback.TracebackException.from_exception(exc)
+        if only_in is None:
+            te.stack = traceback.StackSummary.from_list([])
+        else:
+            te.stack = traceback.StackSummary.from_list([f for f in te.stack if f.filename == only_in])
+        text = "".join(te.format()).strip()
     except BaseException:  # an exception whose __str__ itself raises
         text = type(exc).__name__
     return text[-MAX_TEXT:]
@@ -148,7 +152,7 @@ def main() -> None:
     try:
         solve = load_library(args.library) if args.library else load(args.file, args.framework)[1]
     except BaseException as exc:
-        chan.send({"kind": "load_error", "message": _text(exc, frames=4)})
+        chan.send({"kind": "load_error", "message": _text(exc, only_in=args.file)})
         _exit(0)
     chan.send({"kind": "ready"})
     while True:

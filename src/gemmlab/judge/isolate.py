@@ -156,7 +156,7 @@ def _run(remote: RemoteSolve, verdict: Verdict, cases: list[tuple[Case, int]], p
         verdict.failure = loaded
         return True
     if loaded is not None:
-        verdict.failure = loaded.message
+        verdict.failure = f"while loading the solution: {loaded.message}"
         return False
     for case, seed in cases:
         if case.gpu_only and remote.device.type != "cuda":

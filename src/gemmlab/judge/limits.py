@@ -61,4 +61,4 @@ def default_memory_bytes() -> int:
 
 
 def gib(n: int) -> str:
-    return f"{n / (1 << 30):.1f} GiB"
+    return f"{n / (1 << 30):.2f} GiB"

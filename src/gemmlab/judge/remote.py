@@ -85,8 +85,8 @@ class RemoteSolve:
         wall_ms = (time.monotonic() - t0) * 1e3
         if isinstance(reply, Fault):
             if reply.kind == "time limit":
-                reply = Fault(reply.kind, f"time limit: {case.name} gave no answer within its budget "
-                                          f"of {budget:.1f} s (the solution's processes were ended)")
+                reply = Fault(reply.kind, f"time limit: no answer within this call's budget of "
+                                          f"{budget:.1f} s (the solution's processes were ended)")
             return Outcome(fault=reply, wall_ms=wall_ms)
         if reply["kind"] not in ("returned", "raised") or reply["seq"] != self.seq:
             return Outcome(fault=Fault("protocol violation", "protocol violation: the solution's process "
