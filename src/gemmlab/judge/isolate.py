@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import torch
+
 import gemmlab
 
 from .. import problem, runtime
@@ -233,7 +235,9 @@ def judge_file(
     remote = None
     healthy = False
     try:
-        remote = RemoteSolve(cmd, _child_env(framework, env), limits, device, capacity(shapes), Path(folder))
+        # Under a wrapper the judge shares host memory only (see child.py: staged).
+        remote = RemoteSolve(cmd, _child_env(framework, env), limits,
+                             torch.device("cpu") if wrapper else device, capacity(shapes), Path(folder))
         healthy = _run(remote, verdict, cases, prec, shape, warmup, iters, on_event or (lambda _: None))
     finally:
         if remote is not None:

@@ -1,12 +1,12 @@
 """What the judge and the solution's process say to each other, and how strictly it is read.
 
-The channel is a Unix socket of its own, never stdout: what the solution
-prints is its output, shown as such, and parsed by nobody. Both directions
-carry one JSON object per line.
+The channel is a Unix socket of its own (SOCK_SEQPACKET), never stdout: what
+the solution prints is its output, shown as such, and parsed by nobody. Both
+directions carry one JSON object per packet.
 
 Parent → child is trusted (the judge wrote it). Child → parent is not: the
 solution's code runs in that process and can write anything to the socket.
-So each line is capped in size, decoded strictly, and must be one of a few
+So each message is capped in size, decoded strictly, and must be one of a few
 exact shapes; anything else is a `ProtocolViolation`, which the judge turns
 into a verdict. Nothing from the child is ever unpickled, and the only figure
 it supplies is its own timing, which the judge cross-checks from outside.
@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 
-#: Longest line the child may send (bytes, newline excluded).
+#: Longest message the child may send (bytes).
 MAX_LINE = 16 * 1024
 #: Longest text (an error message) a child's message may carry.
 MAX_TEXT = 4000
@@ -36,7 +36,7 @@ class ProtocolViolation(Exception):
 
 
 def encode(message: dict) -> bytes:
-    return json.dumps(message, separators=(",", ":")).encode() + b"\n"
+    return json.dumps(message, separators=(",", ":")).encode()
 
 
 def _field_ok(value: object, kind: type) -> bool:

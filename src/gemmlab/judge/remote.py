@@ -11,6 +11,7 @@ bit for bit, and C after the device wait must equal the snapshot taken when
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,21 @@ class Outcome:
     fault: Fault | None = None
     ms: float | None = None  # what the child reported
     wall_ms: float = 0.0  # what the judge measured around the request
+
+
+@contextlib.contextmanager
+def _judge_threads(device: torch.device):
+    """On the CPU, the judge's own small products on one thread: idle OpenMP workers of
+    this process would otherwise spin on the cores the solution is being timed on."""
+    if device.type != "cpu":
+        yield
+        return
+    saved = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(saved)
 
 
 def _sync(device: torch.device) -> None:
@@ -67,6 +83,10 @@ class RemoteSolve:
 
     def call(self, case: Case, seed: int, precision: Precision, null: bool = False) -> Outcome:
         """Inputs in, one solve, the verdict out. `null` skips solve (to measure the harness's overhead)."""
+        with _judge_threads(self.device):
+            return self._call(case, seed, precision, null)
+
+    def _call(self, case: Case, seed: int, precision: Precision, null: bool) -> Outcome:
         lay = layout(case.shape)
         a_buf, b_buf, c_buf, s_buf = layout_views(self.arena.tensor, lay)
         a, b = make_inputs(case, seed, self.device)
@@ -78,11 +98,12 @@ class RemoteSolve:
         self.seq += 1
         budget = self.limits.call_s(case.shape, self.first and not null)
         self.first = self.first and null
-        t0 = time.monotonic()
+        t0, sent = time.monotonic(), time.time()
         reply = self.session.send({"op": "call", "seq": self.seq, "shape": list(case.shape), "null": null,
                                    "offsets": [lay.a, lay.b, lay.c, lay.s]}) or \
             self.session.receive(t0 + budget)
-        wall_ms = (time.monotonic() - t0) * 1e3
+        # From the request to the answer's arrival as the kernel stamped it.
+        wall_ms = (self.session.arrival - sent) * 1e3
         if isinstance(reply, Fault):
             if reply.kind == "time limit":
                 reply = Fault(reply.kind, f"time limit: no answer within this call's budget of "

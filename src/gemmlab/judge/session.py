@@ -13,6 +13,7 @@ import os
 import select
 import signal
 import socket
+import struct
 import subprocess
 import time
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from .limits import Limits, gib
 #: Keep the last this many bytes of the solution's output.
 OUTPUT_TAIL = 256 * 1024
 TICK_S = 0.1
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux's value, where Python lacks the name
 MEMORY_EVERY_S = 0.2
 
 
@@ -68,11 +70,14 @@ class Session:
     def __init__(self, cmd: list[str], env: dict[str, str], limits: Limits, folder: Path):
         self.limits = limits
         self.path = folder / "channel"
-        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        # SEQPACKET: one message per packet (no framing to get wrong), and the kernel
+        # stamps each packet's arrival, so the judge's clock does not depend on how soon
+        # this process gets to read it.
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.listener.bind(str(self.path))
         self.listener.listen(1)
         self.conn: socket.socket | None = None
-        self.buf = b""
+        self.arrival = 0.0  # when the last message arrived (time.time(), the kernel's stamp)
         self.output = Output()
         self.memory_peak = 0
         self._memory_at = 0.0
@@ -140,6 +145,7 @@ class Session:
             readable, fault = self._tick(deadline, self.listener)
             if readable:
                 self.conn, _ = self.listener.accept()
+                self.conn.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
                 self.listener.close()  # nobody else gets to connect
                 return None
             if fault:
@@ -156,25 +162,29 @@ class Session:
     def receive(self, deadline: float) -> dict | Fault:
         """The child's next message, or why there is none."""
         while True:
-            cut = self.buf.find(b"\n")
-            if cut >= 0:
-                line, self.buf = self.buf[:cut], self.buf[cut + 1:]
-                try:
-                    return protocol.parse_child_line(line)
-                except protocol.ProtocolViolation as exc:
-                    return Fault("protocol violation", f"protocol violation: the solution's process sent {exc}")
-            if len(self.buf) > protocol.MAX_LINE:
-                return Fault("protocol violation", "protocol violation: the solution's process sent an "
-                                                   "overlong message")
             readable, fault = self._tick(deadline, self.conn)
             if readable:
-                chunk = self.conn.recv(65536)
-                if not chunk:
-                    return self._exited_soon() or Fault(
-                        "protocol violation", "protocol violation: the solution's process closed the judge's channel")
-                self.buf += chunk
-            elif fault:
+                return self._read_message()
+            if fault:
                 return fault
+
+    def _read_message(self) -> dict | Fault:
+        data, ancillary, flags, _ = self.conn.recvmsg(protocol.MAX_LINE + 1, socket.CMSG_SPACE(16))
+        self.arrival = time.time()
+        for level, kind, stamp in ancillary:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(stamp) >= 16:
+                sec, nsec = struct.unpack("qq", stamp[:16])
+                self.arrival = sec + nsec * 1e-9
+        if not data:
+            return self._exited_soon() or Fault(
+                "protocol violation", "protocol violation: the solution's process closed the judge's channel")
+        if flags & socket.MSG_TRUNC or len(data) > protocol.MAX_LINE:
+            return Fault("protocol violation", "protocol violation: the solution's process sent an "
+                                               "overlong message")
+        try:
+            return protocol.parse_child_line(data)
+        except protocol.ProtocolViolation as exc:
+            return Fault("protocol violation", f"protocol violation: the solution's process sent {exc}")
 
     def _exited_soon(self) -> Fault | None:
         """The channel closed: most often because the process is dying; give it a moment to say so."""
@@ -190,10 +200,12 @@ class Session:
             return False
         try:
             self.conn.setblocking(False)
-            extra = self.conn.recv(1)
+            extra = self.conn.recv(1, socket.MSG_PEEK)
         except (BlockingIOError, OSError):
             extra = b""
-        return bool(self.buf or extra)
+        finally:
+            self.conn.setblocking(True)
+        return bool(extra)
 
     # -- ending ----------------------------------------------------------------------------
 
@@ -214,6 +226,8 @@ class Session:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
+        # Once the child is reaped, its own zombies are re-parented here: collect them too.
+        procs.kill_tree(self.proc.pid, self.start, deadline_s=0.5)
         end = time.monotonic() + 0.5
         while self.out_fd is not None and time.monotonic() < end:
             self._tick(end, None)
