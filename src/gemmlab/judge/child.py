@@ -17,6 +17,7 @@ outside in any case).
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import socket
@@ -149,6 +150,7 @@ def main() -> None:
 
     chan = Channel(args.channel)
     arena = open_in_child(chan.recv()["arena"])
+    held = [arena]  # dropped before exit, so a CUDA IPC mapping is released to the judge
     # Staged (under a wrapper such as compute-sanitizer): the judge shares host memory only,
     # and the solution gets private device buffers of exactly its sizes.
     staged = runtime.default_device() if args.staged else None
@@ -167,6 +169,9 @@ def main() -> None:
                     stream.flush()
                 except BaseException:
                     pass
+            del arena
+            held.clear()
+            gc.collect()
             # Not sys.exit: a thread the solution left running must not hold the process.
             _exit(0)
         chan.send(call(solve, arena, timer, msg, staged))

@@ -29,7 +29,7 @@ from . import procs
 from .arena import capacity
 from .cases import GROUPS, Case, fresh_seed, standard_cases
 from .limits import SANITIZER_FACTOR, Limits
-from .remote import RemoteSolve
+from .remote import CannotShare, RemoteSolve
 from .runner import CaseResult
 from .timing import timed_run
 from .userfile import (
@@ -238,7 +238,10 @@ def judge_file(
         # Under a wrapper the judge shares host memory only (see child.py: staged).
         remote = RemoteSolve(cmd, _child_env(framework, env), limits,
                              torch.device("cpu") if wrapper else device, capacity(shapes), Path(folder))
-        healthy = _run(remote, verdict, cases, prec, shape, warmup, iters, on_event or (lambda _: None))
+        try:
+            healthy = _run(remote, verdict, cases, prec, shape, warmup, iters, on_event or (lambda _: None))
+        except CannotShare as exc:
+            verdict.cannot_run = str(exc)
     finally:
         if remote is not None:
             verdict.killed = remote.close(polite=healthy)

@@ -27,6 +27,10 @@ from .runner import CaseResult, assess
 from .session import Fault, Session
 
 
+class CannotShare(RuntimeError):
+    """This machine cannot share the buffers with a child process (CUDA IPC unavailable)."""
+
+
 @dataclass
 class Outcome:
     result: CaseResult | None = None
@@ -68,7 +72,13 @@ class RemoteSolve:
     def load(self) -> Fault | str | None:
         """Connect, share the buffers, wait for the module to load: a fault, a load error, or None."""
         deadline = time.monotonic() + self.limits.load_s()
-        fault = self.session.connect(deadline) or self.session.send({"arena": self.arena.handle()})
+        fault = self.session.connect(deadline)
+        if fault is None:
+            try:
+                handle = self.arena.handle()
+            except (RuntimeError, OSError) as exc:  # CUDA IPC refused here: the judge's limit, not the solution's
+                raise CannotShare(f"cannot share buffers with the solution's process: {exc}") from None
+            fault = self.session.send({"arena": handle})
         if fault is None:
             reply = self.session.receive(deadline)
             if isinstance(reply, Fault):
