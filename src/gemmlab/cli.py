@@ -362,6 +362,33 @@ def new(
     console.print(f"wrote {path}; judge it with: gemmlab judge {path}")
 
 
+def _show_verdict(v, file: Path, precision: str) -> None:
+    """The judge's table, timing, the solution's own output (escaped) and the failure; for judge_cmd."""
+    from rich.markup import escape
+
+    from .judge.protocol import printable
+
+    rows = [r | {"case": escape(r["case"]), "reason": escape(r["reason"])} for r in v.cases]
+    console.print(cases_table(f"{escape(str(file))} ({v.framework}, gate {precision}) on {v.device or '?'} "
+                              f"· seed {v.seed}", rows))
+    if v.timing:
+        t = v.timing
+        ratio = f" → {t['ratio_vs_baseline']:.2f}× {t['baseline']}" if t["ratio_vs_baseline"] else ""
+        console.print(f"timing {'×'.join(map(str, t['shape']))} ({t['method']}; all {t['checked_calls']} "
+                      f"timed calls checked): median {t['median_ms']:.3f} ms (min {t['min_ms']:.3f}, "
+                      f"max {t['max_ms']:.3f}), {t['tflops']:.2f} TFLOP/s; {t['baseline']} "
+                      f"{t['baseline_ms']:.3f} ms{ratio}", markup=False, highlight=False)
+    if v.log.strip():
+        lines = printable(v.log, 1 << 20).rstrip().splitlines()
+        console.print(f"output of the solution (stdout and stderr, last {min(len(lines), 30)} of "
+                      f"{len(lines)} lines):", style="dim", markup=False)
+        console.print("\n".join(lines[-30:]), markup=False, highlight=False, emoji=False)
+    if v.killed:
+        console.print(f"ended {v.killed} process(es) the solution left running", style="yellow", markup=False)
+    if v.failure:
+        console.print(v.failure, style="red", markup=False, highlight=False, emoji=False)
+
+
 @app.command("judge")
 def judge_cmd(
     file: Annotated[Path, typer.Argument(help="a .cu or .py solution in LeetGPU's format")],
@@ -389,7 +416,6 @@ def judge_cmd(
 
     from .judge import sanitize as san
     from .judge.isolate import UsageError, judge_file
-    from .judge.protocol import printable
 
     def stop(code: int, message: str) -> None:
         console.print(message, style="red" if code == 2 else "yellow", markup=False, highlight=False)
@@ -422,25 +448,7 @@ def judge_cmd(
                       + (f"\n{f.excerpt}" if f.errors else ""), markup=False)
         if f.errors != 0:
             v.passed = False
-    rows = [r | {"case": escape(r["case"]), "reason": escape(r["reason"])} for r in v.cases]
-    console.print(cases_table(f"{escape(str(file))} ({v.framework}, gate {precision}) on {v.device or '?'} "
-                              f"· seed {v.seed}", rows))
-    if v.timing:
-        t = v.timing
-        ratio = f" → {t['ratio_vs_baseline']:.2f}× {t['baseline']}" if t["ratio_vs_baseline"] else ""
-        console.print(f"timing {'×'.join(map(str, t['shape']))} ({t['method']}; all {t['checked_calls']} "
-                      f"timed calls checked): median {t['median_ms']:.3f} ms (min {t['min_ms']:.3f}, "
-                      f"max {t['max_ms']:.3f}), {t['tflops']:.2f} TFLOP/s; {t['baseline']} "
-                      f"{t['baseline_ms']:.3f} ms{ratio}", markup=False, highlight=False)
-    if v.log.strip():
-        lines = printable(v.log, 1 << 20).rstrip().splitlines()
-        console.print(f"output of the solution (stdout and stderr, last {min(len(lines), 30)} of "
-                      f"{len(lines)} lines):", style="dim", markup=False)
-        console.print("\n".join(lines[-30:]), markup=False, highlight=False, emoji=False)
-    if v.killed:
-        console.print(f"ended {v.killed} process(es) the solution left running", style="yellow", markup=False)
-    if v.failure:
-        console.print(v.failure, style="red", markup=False, highlight=False, emoji=False)
+    _show_verdict(v, file, precision)
     console.print("[green]ACCEPTED[/green]" if v.passed else "[red]REJECTED[/red]")
     raise typer.Exit(int(v.exit_code))
 
