@@ -81,7 +81,7 @@ def test_float4_cu_is_accepted_at_the_performance_shape():
     v = judge_file(SOL / "float4.cu", seed=47)
     assert v.passed, (v.failure, v.log[-2000:])
     assert any(c["group"] == "perf" and c["status"] == "pass" for c in v.cases)
-    assert v.timing["shape"] == list(problem.PERF_SHAPE) and v.timing["checked_calls"] == 15
+    assert v.timing["shape"] == list(problem.PERF_SHAPE) and v.timing["checked_calls"] in (15, 30)
     assert v.timing["tflops"] > 20
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 import shutil
 from pathlib import Path
 
@@ -26,7 +27,8 @@ def test_right_solution_is_accepted_and_every_timed_call_checked():
     assert v.framework == "torch" and len(v.cases) == 11
     assert all(c["status"] == "pass" for c in v.cases)
     t = v.timing
-    assert t["median_ms"] > 0 and t["checked_calls"] == 4 and len(t["times_ms"]) == 3
+    # 1 warm-up + 3 timed calls, all checked (twice as many if noise forced a second measurement)
+    assert t["median_ms"] > 0 and t["checked_calls"] in (4, 8) and len(t["times_ms"]) == 3
     assert t["baseline_ms"] > 0 and t["tflops"] > 0
     if not torch.cuda.is_available():
         assert t["baseline"].startswith("CPU torch") and "cuBLAS" not in t["baseline"]
@@ -100,7 +102,7 @@ def test_judge_cli_exit_codes():
     ok = runner.invoke(app, ["judge", str(SOL / "right_torch.py"), "--no-perf", "--group", "notes",
                              "--iters", "2", "--warmup", "1"])
     assert ok.exit_code == 0 and "ACCEPTED" in ok.output, ok.output
-    assert "all 3 timed calls checked" in ok.output
+    assert re.search(r"all (3|6) timed calls checked", ok.output)
     bad = runner.invoke(app, ["judge", str(SOL / "wrong_torch.py"), "--no-perf", "--group", "notes"])
     assert bad.exit_code == 1 and "REJECTED" in bad.output
 
