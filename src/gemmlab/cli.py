@@ -625,54 +625,95 @@ def export_cmd(
                          f"judge it with: gemmlab judge {path}{gate}"))
 
 
+def _show_verdict(v, file: Path, precision: str) -> None:
+    """The judge's table, timing, the solution's own output (escaped) and the failure; for judge_cmd."""
+    from rich.markup import escape
+
+    from .judge.protocol import printable
+
+    rows = [r | {"case": escape(r["case"]), "reason": escape(r["reason"])} for r in v.cases]
+    console.print(cases_table(f"{escape(str(file))} ({v.framework}, gate {precision}) on {v.device or '?'} "
+                              f"· seed {v.seed}", rows))
+    if v.timing:
+        t = v.timing
+        ratio = f" → {t['ratio_vs_baseline']:.2f}× {t['baseline']}" if t["ratio_vs_baseline"] else ""
+        console.print(f"timing {'×'.join(map(str, t['shape']))} ({t['method']}; all {t['checked_calls']} "
+                      f"timed calls checked): median {t['median_ms']:.3f} ms (min {t['min_ms']:.3f}, "
+                      f"max {t['max_ms']:.3f}), {t['tflops']:.2f} TFLOP/s; {t['baseline']} "
+                      f"{t['baseline_ms']:.3f} ms{ratio}", markup=False, highlight=False)
+    if v.log.strip():
+        lines = printable(v.log, 1 << 20).rstrip().splitlines()
+        console.print(f"output of the solution (stdout and stderr, last {min(len(lines), 30)} of "
+                      f"{len(lines)} lines):", style="dim", markup=False)
+        console.print("\n".join(lines[-30:]), markup=False, highlight=False, emoji=False)
+    if v.killed:
+        console.print(f"ended {v.killed} process(es) the solution left running", style="yellow", markup=False)
+    if v.failure:
+        console.print(v.failure, style="red", markup=False, highlight=False, emoji=False)
+
+
 @app.command("judge")
 def judge_cmd(
     file: Annotated[Path, typer.Argument(help="a .cu or .py solution in LeetGPU's format")],
-    framework: Annotated[str | None, typer.Option(help="cuda, torch, triton or jax (default: guessed)")] = None,
+    framework: Annotated[str | None, typer.Option(
+        help="cuda, torch, triton or jax (default: .cu is cuda; else what the module imports)")] = None,
     precision: Annotated[str, typer.Option(help="the gate to hold it to: fp32, fp32x3 or tf32")] = "fp32",
     seed: Annotated[int | None, typer.Option()] = None,
     perf: Annotated[bool, typer.Option(help="include the 8192×6144×4096 case (GPU)")] = True,
     group: Annotated[list[str] | None, typer.Option(help="only these case groups")] = None,
-    timeout: Annotated[float, typer.Option(help="seconds before a hang is a failed verdict")] = 300.0,
+    timeout: Annotated[float | None, typer.Option(
+        help="seconds any one call may take (default: derived from each call's work)")] = None,
+    memory_limit: Annotated[float | None, typer.Option(
+        "--memory-limit", help="GiB of host memory for the solution's processes "
+                               "(default: the smaller of 16 GiB and half this machine's memory)")] = None,
+    warmup: Annotated[int, typer.Option(min=0)] = 5,
     iters: Annotated[int, typer.Option(min=1)] = 10,
     sanitize: Annotated[str | None, typer.Option(
         help="run the cases under compute-sanitizer: memcheck, racecheck or synccheck")] = None,
 ) -> None:
-    """Judge your own solution in a child process: every case, then timing against cuBLAS."""
-    from .judge import sanitize as san
-    from .judge.isolate import judge_file
+    """Judge your own solution from outside its process: every case, then timed calls, each one checked.
 
-    if not file.exists():
-        console.print(f"[red]no such file: {file}[/red]")
-        raise typer.Exit(2)
-    extra = {}
+    Exit 0 accepted, 1 rejected, 2 usage error, 3 could not judge here.
+    """
+    from rich.markup import escape
+
+    from .judge import sanitize as san
+    from .judge.isolate import UsageError, judge_file
+
+    def stop(code: int, message: str) -> None:
+        console.print(message, style="red" if code == 2 else "yellow", markup=False, highlight=False)
+        raise typer.Exit(code)
+
+    extra: dict = {}
     if sanitize:
         if sanitize not in san.TOOLS:
-            console.print(f"[red]unknown tool {sanitize!r}; known: {', '.join(san.TOOLS)}[/red]")
-            raise typer.Exit(2)
-        extra = dict(wrapper=san.wrapper(sanitize), env=san.ENV, time_shape=(128, 128, 128))
+            stop(2, f"unknown tool {sanitize!r}; known: {', '.join(san.TOOLS)}")
+        if not runtime.has_gpu():
+            stop(3, "compute-sanitizer needs a CUDA GPU, and there is none here")
+        try:
+            extra = dict(wrapper=san.wrapper(sanitize), env=san.ENV, time_shape=(128, 128, 128))
+        except FileNotFoundError as exc:
+            stop(3, str(exc))
         perf, group = False, group or ["notes"]
-    with console.status(f"judging {file}…") as status:
-        v = judge_file(file, framework, precision, seed, perf, group, timeout, iters=iters,
-                       on_event=lambda e: status.update(f"{e['kind']} {e.get('case', '')}"), **extra)
+    limit = None if memory_limit is None else int(memory_limit * (1 << 30))
+    try:
+        with console.status(f"judging {file}…") as status:
+            v = judge_file(file, framework, precision, seed, perf, group, timeout, iters=iters,
+                           warmup=warmup, memory_limit=limit,
+                           on_event=lambda e: status.update(escape(f"judging {file}: {e}")), **extra)
+    except UsageError as exc:
+        stop(2, str(exc))
+    if v.cannot_run:
+        stop(3, f"cannot judge {file} here: {v.cannot_run}")
     if sanitize:
         f = san.parse(sanitize, v.log)
         console.print(f"{sanitize}: {'did not finish' if f.errors is None else f'{f.errors} errors'}"
-                      + (f"\n{f.excerpt}" if f.errors else ""))
+                      + (f"\n{f.excerpt}" if f.errors else ""), markup=False)
         if f.errors != 0:
             v.passed = False
-    table = cases_table(f"{file} ({v.framework or framework or '?'}, gate {precision}) · seed {v.seed}",
-                        v.cases)
-    console.print(table)
-    if v.timing:
-        t = v.timing
-        console.print(f"timing {'×'.join(map(str, t['shape']))}: median {t['median_ms']:.3f} ms "
-                      f"(min {t['min_ms']:.3f}, max {t['max_ms']:.3f}), {t['tflops']:.2f} TFLOP/s, "
-                      f"cuBLAS {t['cublas_ms']:.3f} ms → {t['ratio_vs_cublas']:.2f}× cuBLAS")
-    if v.failure:
-        console.print(f"[red]{v.failure}[/red]")
+    _show_verdict(v, file, precision)
     console.print("[green]ACCEPTED[/green]" if v.passed else "[red]REJECTED[/red]")
-    raise typer.Exit(0 if v.passed else 1)
+    raise typer.Exit(int(v.exit_code))
 
 
 def _sanitize_impls(impls: list[registry.Implementation]) -> None:

@@ -1,8 +1,10 @@
 """The cases a solution is judged on, and the inputs drawn for each.
 
-Inputs are fresh for every case: zero-mean uniform values in [-1, 1) from a
-seed that is reported, so any failure can be replayed. Never zeros: they hide
-unwritten outputs and wrong indexing.
+Inputs are fresh for every case: zero-mean uniform values from a seed that
+is reported, so any failure can be replayed. Never zeros: they hide unwritten
+outputs and wrong indexing. Most cases draw from [-1, 1) like LeetGPU's
+functional tests; the ``wide`` group draws from [-10, 10) like its timed
+case, so a solution cannot pass by being right on one range only.
 """
 
 from __future__ import annotations
@@ -26,12 +28,17 @@ LEETGPU_SHAPES = (
 )
 #: One dimension at the limit, the others small: grid extents and index arithmetic.
 EDGE_SHAPES = ((8192, 3, 5), (3, 8192, 5), (5, 3, 8192), (4, 8192, 4))
+#: Checked with LeetGPU's timing distribution, U[-10, 10).
+WIDE_SHAPES = ((17, 19, 23), (64, 96, 128), (129, 96, 132))
+WIDE_LOW, WIDE_HIGH = -10.0, 10.0
+#: Every case group, in the order the cases run.
+GROUPS = ("example", "notes", "leetgpu", "edge", "random", "wide", "perf")
 
 
 @dataclass(frozen=True)
 class Case:
     name: str
-    group: str  # example | notes | leetgpu | edge | random | perf
+    group: str  # one of GROUPS, or custom / timed
     shape: tuple[int, int, int]
     example: problem.Example | None = None
     low: float = -1.0
@@ -50,9 +57,16 @@ def standard_cases(seed: int, n_random: int = 3, perf: bool = True) -> list[Case
     out += [Case(f"leetgpu-{m}x{n}x{k}", "leetgpu", (m, n, k)) for m, n, k in LEETGPU_SHAPES]
     out += [Case(f"edge-{m}x{n}x{k}", "edge", (m, n, k)) for m, n, k in EDGE_SHAPES]
     out += [Case(f"random-{m}x{n}x{k}", "random", (m, n, k)) for m, n, k in random_shapes(n_random, seed)]
+    out += [Case(f"wide-{m}x{n}x{k}", "wide", (m, n, k), low=WIDE_LOW, high=WIDE_HIGH)
+            for m, n, k in WIDE_SHAPES]
     if perf:
         out.append(Case("perf-8192x6144x4096", "perf", problem.PERF_SHAPE, gpu_only=True))
     return out
+
+
+def timed_case(shape: tuple[int, int, int], index: int) -> Case:
+    """A timed call: LeetGPU's timing inputs, judged like every other call."""
+    return Case(f"timed-{index}", "timed", tuple(shape), low=WIDE_LOW, high=WIDE_HIGH)  # type: ignore[arg-type]
 
 
 def fresh_seed() -> int:

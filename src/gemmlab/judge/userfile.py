@@ -10,11 +10,11 @@
 
 from __future__ import annotations
 
+import ast
 import ctypes
 import hashlib
 import importlib.util
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -27,15 +27,48 @@ class SolutionError(RuntimeError):
     """The file cannot be turned into a solve: missing tool, compile error, wrong signature."""
 
 
+def imported_modules(path: Path) -> set[str]:
+    """Top-level names of every module the file really imports (any scope), read with `ast`.
+
+    The source is decoded as Python decodes it (a coding line, a BOM, else
+    UTF-8). A word in a docstring or a comment is not an import. A file that
+    does not parse imports nothing here; loading it reports the syntax error.
+    """
+    try:
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+    except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError):
+        return set()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
 def detect_framework(path: Path) -> str:
+    """cuda for a .cu; else jax or triton when the module imports it (jax first: its solve differs); else torch."""
+    path = Path(path)
     if path.suffix == ".cu":
         return "cuda"
-    text = path.read_text()
-    if re.search(r"^\s*(import|from)\s+triton", text, re.M):
-        return "triton"
-    if re.search(r"^\s*(import|from)\s+jax", text, re.M):
-        return "jax"
+    names = imported_modules(path)
+    for framework in ("jax", "triton"):
+        if framework in names:
+            return framework
     return "torch"
+
+
+def framework_missing(framework: str) -> str | None:
+    """Why a framework cannot run here (it is not installed), or None."""
+    module = {"torch": "torch", "triton": "triton", "jax": "jax"}.get(framework)
+    if module is None:
+        return None
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        found = False
+    return None if found else f"{framework} is not installed here (pip install {module})"
 
 
 def nvcc_path() -> str:
@@ -65,12 +98,13 @@ def build_cuda(path: Path, arch: str, out_dir: Path) -> Path:
     return lib
 
 
-def load_cuda(path: Path, arch: str, out_dir: Path):
-    lib = ctypes.CDLL(str(build_cuda(path, arch, out_dir)))
+def load_library(lib_path: str | Path):
+    """A built solution library as a solve on tensors (device pointers passed through)."""
+    lib = ctypes.CDLL(str(lib_path))
     try:
         fn = lib.solve
     except AttributeError:
-        raise SolutionError(f'{path.name} has no extern "C" solve(...)') from None
+        raise SolutionError(f'{Path(lib_path).name} has no extern "C" solve(...)') from None
     fn.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int] * 3
     fn.restype = None
 
@@ -78,6 +112,10 @@ def load_cuda(path: Path, arch: str, out_dir: Path):
         fn(a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k)
 
     return solve
+
+
+def load_cuda(path: Path, arch: str, out_dir: Path):
+    return load_library(build_cuda(path, arch, out_dir))
 
 
 def load_python(path: Path, framework: str):

@@ -1,0 +1,98 @@
+"""On a GPU: the judge's boundary with CUDA IPC buffers, CUDA cheats and races, and timing fidelity.
+
+Marked `gpu`: skipped cleanly where CUDA is not available. Run on the H200 with
+``python3 -m pytest -q -m gpu tests/test_judge_gpu.py tests/test_gpu.py``.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from gemmlab import problem
+from gemmlab.judge.isolate import judge_file
+
+pytestmark = pytest.mark.gpu
+SOL = Path(__file__).parent / "fixtures" / "solutions"
+FAST = dict(perf=False, groups=["example", "notes", "wide"], time_shape=(256, 256, 256), iters=3, warmup=1)
+
+
+@pytest.mark.parametrize("name,reason", [
+    ("first_call_only.cu", "never written"),
+    ("modifies_a.cu", "modified its input A"),
+    ("second_stream.cu", "C changed after solve returned"),
+])
+def test_cuda_cheats_and_races_are_rejected(name, reason):
+    v = judge_file(SOL / name, seed=41, **FAST)
+    assert not v.passed and v.exit_code == 1, (v.failure, v.log[-2000:])
+    assert reason in v.failure, v.failure
+
+
+def test_writing_only_on_the_first_call_is_caught_by_the_timed_calls():
+    # The notes' shapes are all different, so only the timed calls reuse C.
+    v = judge_file(SOL / "first_call_only.cu", seed=42, **(FAST | {"groups": ["notes"]}))
+    assert not v.passed and v.failure.startswith("timed call 2 of 4"), v.failure
+    assert "never written" in v.failure
+
+
+@pytest.mark.parametrize("name,reason", [
+    ("forges_verdict.py", "exited with code 0"),
+    ("patches_matmul.py", "normalised max error"),
+    ("patches_verdict.py", "never written"),
+    ("zeroes_a.py", "modified its input A"),
+    ("scales_a.py", "modified its input A"),
+    ("skips_wide_inputs.py", "never written"),
+    ("skips_same_c.py", "never written"),
+    ("address_cache.py", "normalised max error"),
+    ("wrong_beyond_9.py", "normalised max error"),
+    ("writes_channel.py", "protocol violation"),
+    ("forges_timing.py", "timing disagreement"),
+])
+def test_python_cheats_are_rejected_on_the_gpu(name, reason):
+    v = judge_file(SOL / name, seed=43, **FAST)
+    assert not v.passed and reason in v.failure, (v.failure, v.log[-2000:])
+
+
+@pytest.mark.parametrize("name", ["right_torch.py", "sets_default_dtype.py", "bad_output.py",
+                                  "triton_right.py", "right.cu"])
+def test_right_files_are_accepted_on_the_gpu(name):
+    v = judge_file(SOL / name, seed=44, **FAST)
+    assert v.passed and v.exit_code == 0, (v.failure, v.log[-2000:])
+    assert v.timing["baseline"].startswith("cuBLAS") and "CUDA events" in v.timing["method"]
+
+
+def test_patched_cuda_events_do_not_change_the_figure():
+    v = judge_file(SOL / "patches_clock.py", seed=45, **FAST)
+    assert v.passed, (v.failure, v.log[-2000:])
+    assert v.timing["median_ms"] >= 20.0  # about 30 ms of torch.cuda._sleep per call
+
+
+def test_cuda_hang_is_a_verdict_and_the_gpu_stays_usable():
+    t0 = time.monotonic()
+    v = judge_file(SOL / "hangs.cu", seed=46, timeout=10, **FAST)
+    assert not v.passed and "time limit" in v.failure and time.monotonic() - t0 < 10 + 30
+    again = judge_file(SOL / "right.cu", seed=46, **FAST)
+    assert again.passed, (again.failure, again.log[-2000:])
+
+
+def test_float4_cu_is_accepted_at_the_performance_shape():
+    v = judge_file(SOL / "float4.cu", seed=47)
+    assert v.passed, (v.failure, v.log[-2000:])
+    assert any(c["group"] == "perf" and c["status"] == "pass" for c in v.cases)
+    assert v.timing["shape"] == list(problem.PERF_SHAPE) and v.timing["checked_calls"] in (15, 30)
+    assert v.timing["tflops"] > 20
+
+
+def test_judged_float4_time_is_within_3_percent_of_bench():
+    """Hardening must not distort timing: judge's figure for the .cu vs bench's for the rung."""
+    from gemmlab.bench.run import run
+
+    judged = judge_file(SOL / "float4.cu", seed=7, groups=["example"], perf=False)
+    assert judged.passed, judged.failure
+    record = run(["float4"], warmup=5, iters=10, seed=7)
+    benched = next(r for r in record["results"] if r["name"] == "float4")["median_ms"]
+    ratio = judged.timing["median_ms"] / benched
+    print(f"judge {judged.timing['median_ms']:.3f} ms, bench {benched:.3f} ms, ratio {ratio:.3f}")
+    assert abs(ratio - 1) <= 0.03
