@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from gemmlab.judge.cases import GROUPS
 from tests.clitools import assert_one_line, files_under, invoke
 
 FIXTURE = Path(__file__).parent / "fixtures" / "bench_record.json"
@@ -21,7 +22,7 @@ def workdir(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("args,fragment", [
-    (["check", "--group", "exmaple"], "known: example, notes, leetgpu, edge, random, perf"),
+    (["check", "--group", "exmaple"], "known: " + ", ".join(GROUPS)),
     (["check", "torch", "--shape", "0", "5", "5"], "M=0"),
     (["check", "torch", "--shape", "9000", "10", "10"], "M=9000"),
     (["check", "torch", "--shape", "-1", "5", "5"], "M=-1"),

@@ -96,3 +96,17 @@ def test_judged_float4_time_is_within_3_percent_of_bench():
     ratio = judged.timing["median_ms"] / benched
     print(f"judge {judged.timing['median_ms']:.3f} ms, bench {benched:.3f} ms, ratio {ratio:.3f}")
     assert abs(ratio - 1) <= 0.03
+
+
+@pytest.mark.parametrize("name", ["wgmma-ws", "wgmma-3xtf32"])
+def test_exported_wgmma_tma_solution_is_accepted(tmp_path, name):
+    """A LeetGPU-format .cu with wgmma, TMA and setmaxnreg, built by nvcc for sm_90a, judged."""
+    from gemmlab import registry
+    from gemmlab.export import export_text
+
+    impl = registry.get(name)
+    path = tmp_path / f"{name}.cu"
+    path.write_text(export_text(impl, path.name))
+    v = judge_file(path, precision=str(impl.precision), seed=48)
+    assert v.passed, (v.failure, v.log[-2000:])
+    assert any(c["group"] == "perf" and c["status"] == "pass" for c in v.cases)

@@ -135,9 +135,16 @@ def test_jax_solution_without_jax_cannot_run_here():
 
 
 def test_missing_nvcc_is_a_clear_message(monkeypatch, tmp_path):
+    from gemmlab.cuda import tools
     from gemmlab.judge import userfile
 
-    monkeypatch.setattr(userfile.shutil, "which", lambda name: None)
+    tools.find.cache_clear()
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
     monkeypatch.setenv("CUDA_HOME", str(tmp_path))
-    with pytest.raises(SolutionError, match="nvcc not found"):
-        userfile.nvcc_path()
+    pathfinder = pytest.importorskip("cuda.pathfinder")
+    monkeypatch.setattr(pathfinder, "find_nvidia_binary_utility", lambda name: None, raising=False)
+    try:
+        with pytest.raises(SolutionError, match="nvcc not found"):
+            userfile.nvcc_path()
+    finally:
+        tools.find.cache_clear()

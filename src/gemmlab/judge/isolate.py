@@ -105,13 +105,13 @@ def _build(path: Path, framework: str, verdict: Verdict) -> str | None:
         return None
     if framework != "cuda":
         return None
-    from ..cuda.compiler import cache_root, device_arch
+    from ..cuda.compiler import HOPPER_ARCH, cache_root, device_arch
 
     try:
         nvcc_path()
         gpu = runtime.has_gpu()
-        # Without a GPU, still compile for sm_90, so a compile error is a verdict with nvcc's log.
-        lib = build_cuda(path, device_arch().removesuffix("a") if gpu else "sm_90", cache_root() / "user")
+        # Without a GPU, still compile (for Hopper), so a compile error is a verdict with nvcc's log.
+        lib = build_cuda(path, device_arch() if gpu else HOPPER_ARCH, cache_root() / "user")
     except SolutionError as exc:
         if "nvcc not found" in str(exc):
             verdict.cannot_run = str(exc)

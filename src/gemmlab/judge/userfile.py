@@ -15,7 +15,6 @@ import ctypes
 import hashlib
 import importlib.util
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -72,14 +71,27 @@ def framework_missing(framework: str) -> str | None:
 
 
 def nvcc_path() -> str:
-    found = shutil.which("nvcc")
-    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
-    if not found and Path(home, "bin", "nvcc").exists():
-        found = str(Path(home, "bin", "nvcc"))
-    if not found:
+    from ..cuda import tools
+
+    try:
+        return tools.find("nvcc")
+    except tools.ToolMissing:
         raise SolutionError("nvcc not found: CUDA-format solutions are built with nvcc "
-                            "(install the CUDA toolkit or set CUDA_HOME)")
-    return found
+                            "(install the CUDA toolkit or set CUDA_HOME)") from None
+
+
+def driver_library() -> list[str]:
+    """Link flags for the CUDA driver library where this machine has one.
+
+    A LeetGPU-format Hopper solution may encode its TMA descriptors itself with
+    the driver API (cuTensorMapEncodeTiled), which lives in libcuda, not in the
+    runtime nvcc links by default. Machines without a driver (CI) have no
+    libcuda to link; a solution that needs it cannot run there anyway.
+    """
+    import ctypes.util
+
+    name = ctypes.util.find_library("cuda")
+    return ["-Xlinker", f"-l:{name}"] if name else []
 
 
 def build_cuda(path: Path, arch: str, out_dir: Path) -> Path:
@@ -89,9 +101,11 @@ def build_cuda(path: Path, arch: str, out_dir: Path) -> Path:
     if lib.exists():
         return lib
     out_dir.mkdir(parents=True, exist_ok=True)
+    # The 'a' of sm_90a stays: wgmma and setmaxnreg exist only for the arch-specific target.
     number = arch.removeprefix("sm_")
     cmd = [nvcc_path(), "-shared", "-Xcompiler", "-fPIC", "-O3", "-std=c++17",
-           f"-gencode=arch=compute_{number},code=sm_{number}", "-o", str(lib), str(path)]
+           f"-gencode=arch=compute_{number},code=sm_{number}", "-o", str(lib), str(path),
+           *driver_library()]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise SolutionError(f"nvcc failed to compile {path.name}:\n{proc.stdout}{proc.stderr}".strip())
@@ -171,16 +185,16 @@ def _load(path: Path, framework: str | None, arch: str | None, build_dir: Path |
     if framework == "cuda":
         import torch
 
-        from ..cuda.compiler import cache_root
+        from ..cuda.compiler import HOPPER_ARCH, cache_root
 
         out = build_dir or cache_root() / "user"
         if arch is None and not torch.cuda.is_available():
             # Still compile, so a compile error is reported with nvcc's log.
-            build_cuda(path, "sm_90", out)
+            build_cuda(path, HOPPER_ARCH, out)
             raise SolutionError(f"{path.name} compiles, but there is no CUDA GPU here to run it on")
         if arch is None:
             from ..cuda.compiler import device_arch
 
-            arch = device_arch().removesuffix("a")
+            arch = device_arch()
         return framework, load_cuda(path, arch, out)
     return framework, load_python(path, framework)
