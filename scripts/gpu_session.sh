@@ -22,7 +22,9 @@ for step in "$@"; do
     install) run install 300 python3 -m pip install --no-deps --no-build-isolation -e . ; nvidia-smi >"$LOGS/nvidia-smi.txt" 2>&1 ;;
     check) run check 400 gemmlab check --seed 2026 ;;
     pytest) run pytest 500 python3 -m pytest -q -m gpu tests ;;
-    bench) run bench 300 gemmlab bench --seed 7 --out "$LOGS/results" --latest "$OUT/h200-latest.json" --csv "$LOGS/bench.csv" ;;
+    bench) run bench 300 gemmlab bench --seed 7 --iters 20 --out "$LOGS/results" --latest "$OUT/h200-latest.json" --csv "$LOGS/bench.csv" ;;
+    gpu-tests) run gpu-tests 330 python3 -m pytest -q -p no:cacheprovider tests/test_gpu.py tests/test_properties.py tests/test_export.py ;;
+    judge-tests) run judge-tests 300 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_judge_gpu.py tests/test_userfile.py ;;
     inspect) run inspect 200 gemmlab inspect ;;
     memcheck|racecheck|synccheck) sanitize "$step" ;;
     sanitize) run sanitize 900 gemmlab check --sanitize ;;
