@@ -15,7 +15,7 @@ sanitize() {  # one compute-sanitizer tool over every CUDA rung, on the notes' s
   rungs=${SAN_RUNGS:-$(python3 -c "from gemmlab import registry; print(' '.join(i.name for i in registry.IMPLEMENTATIONS if i.family == 'cuda'))")}
   # The command line (and its environment) is gemmlab's own: gemmlab.cuda.tools.
   wrap=$(python3 -m gemmlab.cuda.tools sanitizer "$1") || { echo "=== $1: no compute-sanitizer"; return; }
-  run "$1" 500 $wrap python3 -m gemmlab check $rungs --group notes --no-perf --seed 11
+  run "$1" 500 $wrap python3 -m gemmlab check $rungs ${SAN_ARGS:---group notes} --no-perf --seed 11
 }
 for step in "$@"; do
   case $step in

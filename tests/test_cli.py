@@ -138,3 +138,26 @@ def test_shape_placeholder_and_version():
     result = invoke("--version")
     assert result.exit_code == 0 and result.output.strip() == f"gemmlab {__version__}"
     assert invoke("-h").exit_code == 0
+
+
+def test_every_option_with_a_metavar_declares_its_own_name():
+    """typer 0.27 (the H200 image) names an option after its metavar ('--GROUP', so '--group' is
+    refused) unless the option's name is declared: every option with a metavar declares it."""
+    import typing
+
+    import typer
+
+    from gemmlab.cli import app
+
+    checked = 0
+    for info in app.registered_commands:
+        hints = typing.get_type_hints(info.callback, include_extras=True)
+        for pname, hint in hints.items():
+            for meta in getattr(hint, "__metadata__", ()):
+                if isinstance(meta, typer.models.OptionInfo) and meta.metavar:
+                    checked += 1
+                    # In Annotated form typer keeps a leading "--name" as the default until it builds
+                    # the command, then moves it to the declarations.
+                    declared = (*meta.param_decls, meta.default)
+                    assert f"--{pname.replace('_', '-')}" in declared, (info.callback.__name__, pname)
+    assert checked >= 5

@@ -237,9 +237,9 @@ def _outcome(j: Judgement) -> tuple[str, str]:
 def check(
     names: Names = None,
     seed: Seed = None,
-    group: Annotated[list[str] | None, typer.Option(
+    group: Annotated[list[str] | None, typer.Option("--group",
         metavar="GROUP", help="only this case group (repeatable): " + ", ".join(CASE_GROUPS))] = None,
-    shape: Annotated[tuple[int, int, int] | None, typer.Option(
+    shape: Annotated[tuple[int, int, int] | None, typer.Option("--shape",
         metavar="M N K", help="one custom shape instead of the case groups")] = None,
     perf: Annotated[bool, typer.Option(help="include the 8192×6144×4096 case (GPU)")] = True,
     sanitize: Annotated[bool, typer.Option(
@@ -363,7 +363,7 @@ NO_GPU_BENCH = ("No CUDA GPU here: CPU figures, indicative only. Timing what run
 @guarded
 def bench(
     names: Names = None,
-    shape: Annotated[tuple[int, int, int] | None, typer.Option(
+    shape: Annotated[tuple[int, int, int] | None, typer.Option("--shape",
         metavar="M N K", help="the shape (default: 8192 6144 4096 on a GPU, 256 256 256 on a CPU)")] = None,
     warmup: Annotated[int, typer.Option(min=0, help="untimed calls of each implementation first")] = 5,
     iters: Annotated[int, typer.Option(min=1, help="timed calls of each implementation")] = 10,
@@ -431,7 +431,7 @@ def _inspect_rows(impls: list[registry.Implementation], arch: str | None, ui: Co
 @guarded
 def inspect(
     names: Names = None,
-    arch: Annotated[str | None, typer.Option(
+    arch: Annotated[str | None, typer.Option("--arch",
         metavar="sm_XY", help="target, e.g. sm_90a (default: the GPU's, or sm_90a without one)")] = None,
     as_json: AsJson = False,
 ) -> None:
@@ -575,7 +575,7 @@ TEMPLATES = {"cuda": "solution.cu", "torch": "solution_torch.py", "triton": "sol
 @app.command()
 @guarded
 def new(
-    framework: Annotated[str, typer.Option(metavar="FRAMEWORK", help="cuda, torch, triton or jax")] = "cuda",
+    framework: Annotated[str, typer.Option("--framework", metavar="FRAMEWORK", help="cuda, torch, triton or jax")] = "cuda",
     path: Annotated[Path | None, typer.Argument(help="where to write it (default: the template's name)",
                                                 metavar="PATH")] = None,
     force: Annotated[bool, typer.Option(help="overwrite an existing file")] = False,
