@@ -32,20 +32,30 @@ def markdown_table(record: dict) -> str:
     lines = [f"_{head}_", ""]
     if record.get("platform") == "cpu":
         lines += [f"_{CPU_NOTE}_", ""]
+    # The TF32 yardstick's column only where it ran: tf32 rows get their ratio to it.
+    tf32 = any(r.get("ratio_vs_cublas_tf32") for r in record["results"])
     lines += [f"| rung | name | precision | kernel | median ms | TFLOP/s | vs {baseline_label(record)} "
-              "| of peak | rel. error | result |",
-              "|---:|---|---|---|---:|---:|---:|---:|---:|---|"]
+              + ("| vs cuBLAS TF32 " if tf32 else "") + "| of peak | rel. error | result |",
+              "|---:|---|---|---|---:|---:|---:|" + ("---:|" if tf32 else "") + "---:|---:|---|"]
     for r in _rows(record):
         if "median_ms" not in r:
             lines.append(f"| {r['rung']} | {r['name']} | {r['precision']} | {kernel_label(record, r)} "
-                         f"| - | - | - | - | - | error: {r['reason']} |")
+                         f"| - | - | - |{' - |' if tf32 else ''} - | - | error: {r['reason']} |")
             continue
         frac = f"{100 * r['fraction_of_peak']:.0f} %" if r.get("fraction_of_peak") else "-"
         ratio = f"{r['ratio_vs_cublas']:.2f}×" if r.get("ratio_vs_cublas") else "-"
+        tf32_ratio = r.get("ratio_vs_cublas_tf32") if r["precision"] == "tf32" else None
+        tf32_cell = (f" {tf32_ratio:.2f}× |" if tf32_ratio else " - |") if tf32 else ""
         err = f"{r['figures']['rel_fro']:.1e}" if r.get("figures") else "-"
         result = "pass" if r["passed"] else f"FAIL: {r['reason']}"
         lines.append(f"| {r['rung']} | {r['name']} | {r['precision']} | {kernel_label(record, r)} | "
-                     f"{r['median_ms']:.2f} | {r['tflops']:.1f} | {ratio} | {frac} | {err} | {result} |")
+                     f"{r['median_ms']:.2f} | {r['tflops']:.1f} | {ratio} |{tf32_cell} {frac} | {err} | {result} |")
+    clocks = record.get("clocks_during_timing") or {}
+    if clocks.get("samples"):
+        c, w = clocks["sm_clock_mhz"], clocks["power_w"]
+        lines += ["", f"During the timed calls (nvidia-smi, {clocks['samples']} samples): SM clock median "
+                      f"{c['median']:.0f} MHz (min {c['min']:.0f}), power median {w['median']:.0f} W "
+                      f"(max {w['max']:.0f})."]
     peaks = record.get("peaks_tflops") or {}
     if peaks.get("fp32"):
         lines += ["", f"Peaks derived from the device (SMs × per-SM rate × max clock): FP32 FMA "
