@@ -658,16 +658,17 @@ def judge_cmd(
     framework: Annotated[str | None, typer.Option(
         help="cuda, torch, triton or jax (default: .cu is cuda; else what the module imports)")] = None,
     precision: Annotated[str, typer.Option(help="the gate to hold it to: fp32, fp32x3 or tf32")] = "fp32",
-    seed: Annotated[int | None, typer.Option()] = None,
+    seed: Seed = None,
     perf: Annotated[bool, typer.Option(help="include the 8192×6144×4096 case (GPU)")] = True,
-    group: Annotated[list[str] | None, typer.Option(help="only these case groups")] = None,
+    group: Annotated[list[str] | None, typer.Option(
+        "--group", metavar="GROUP", help="only this case group (repeatable): " + ", ".join(CASE_GROUPS))] = None,
     timeout: Annotated[float | None, typer.Option(
         help="seconds any one call may take (default: derived from each call's work)")] = None,
     memory_limit: Annotated[float | None, typer.Option(
         "--memory-limit", help="GiB of host memory for the solution's processes "
                                "(default: the smaller of 16 GiB and half this machine's memory)")] = None,
-    warmup: Annotated[int, typer.Option(min=0)] = 5,
-    iters: Annotated[int, typer.Option(min=1)] = 10,
+    warmup: Annotated[int, typer.Option(min=0, help="timed calls made first and not counted")] = 5,
+    iters: Annotated[int, typer.Option(min=1, help="timed calls counted (each one checked)")] = 10,
     sanitize: Annotated[str | None, typer.Option(
         help="run the cases under compute-sanitizer: memcheck, racecheck or synccheck")] = None,
 ) -> None:
