@@ -200,32 +200,30 @@ def _wgmma_tma(stages: int = 4) -> Launch:
                   host=hopper.TmaOperands(a="round"))
 
 
-def _wgmma_ws(stages: int = 4, a_in_place: bool = True) -> Launch:
-    """A read by TMA where it lies, or from a padded copy the pre-pass makes."""
-    defines = {"STAGES": stages, "A_FROM_REGS": 1, "INFLIGHT": 0, "CLUSTER": 1}
-    common = dict(min_cc=(9, 0), smem=hopper.dynamic_smem(_HOPPER_TILE, 2), persistent=True,
-                  step=hopper.STEP)
+def _warp_specialised(source: str, tile: tuple[int, int], defines: dict, b: str,
+                      a_in_place: bool) -> Launch:
+    """A persistent producer/consumer wgmma kernel (384 threads): A read by TMA where it lies,
+    or from the padded copy its pre-pass makes (rounded for TF32, as it is for 3xTF32, which
+    splits A itself). ``b``: Bᵀ rounded, or split into the 3xTF32 planes."""
+    entry = source.removesuffix(".cu").split("_", 1)[1]
+    common = dict(min_cc=(9, 0), persistent=True, step=hopper.STEP,
+                  smem=hopper.dynamic_smem(tile, 2, b_planes=2 if b == "split" else 1))
     if a_in_place:
         # TMA reads A in place: its rows must be describable (16-byte aligned, N % 4 == 0).
-        return Launch("14_wgmma_ws.cu", "wgmma_ws", (384, 1), _HOPPER_TILE, defines,
-                      when=Requires(n=4, align=16, operands="A"),
-                      host=hopper.TmaOperands(a="in place"), **common)
-    return Launch("14_wgmma_ws.cu", "wgmma_ws", (384, 1), _HOPPER_TILE, defines,
-                  host=hopper.TmaOperands(a="round"), **common)
+        return Launch(source, entry, (384, 1), tile, defines, when=Requires(n=4, align=16, operands="A"),
+                      host=hopper.TmaOperands(a="in place", b=b), **common)
+    copy = "pad" if b == "split" else "round"
+    return Launch(source, entry, (384, 1), tile, defines, host=hopper.TmaOperands(a=copy, b=b), **common)
+
+
+def _wgmma_ws(stages: int = 4, a_in_place: bool = True) -> Launch:
+    defines = {"STAGES": stages, "A_FROM_REGS": 1, "INFLIGHT": 0, "CLUSTER": 1}
+    return _warp_specialised("14_wgmma_ws.cu", _HOPPER_TILE, defines, "round", a_in_place)
 
 
 def _wgmma_3xtf32(stages: int = 4, a_in_place: bool = True) -> Launch:
-    """3xTF32: Bᵀ split into hi and lo planes by the pre-pass; A split by the consumers."""
-    tile = (128, 128)
-    common = dict(min_cc=(9, 0), smem=hopper.dynamic_smem(tile, 2, b_planes=2), persistent=True,
-                  step=hopper.STEP)
-    if a_in_place:
-        # TMA reads A in place: its rows must be describable (16-byte aligned, N % 4 == 0).
-        return Launch("15_wgmma_3xtf32.cu", "wgmma_3xtf32", (384, 1), tile, {"STAGES": stages},
-                      when=Requires(n=4, align=16, operands="A"),
-                      host=hopper.TmaOperands(a="in place", b="split"), **common)
-    return Launch("15_wgmma_3xtf32.cu", "wgmma_3xtf32", (384, 1), tile, {"STAGES": stages},
-                  host=hopper.TmaOperands(a="pad", b="split"), **common)
+    # A 128×128 tile: with Bᵀ's two planes a stage is 48 KB, so the pipeline stays 4 deep.
+    return _warp_specialised("15_wgmma_3xtf32.cu", (128, 128), {"STAGES": stages}, "split", a_in_place)
 
 
 def _cu(stem: str) -> tuple[str, ...]:

@@ -117,7 +117,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     wgmma_ws(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ TmaDesc tma_b,
              float* __restrict__ C, int M, int N, int K) {
     extern __shared__ unsigned char raw[];
-    unsigned char* base = raw + ((1024 - (smem_u32(raw) & 1023)) & 1023);
+    unsigned char* base = swizzle_aligned(raw);
     float* As = reinterpret_cast<float*>(base);
     float* Bs = reinterpret_cast<float*>(base + STAGES * A_BYTES);
     uint64_t* full = reinterpret_cast<uint64_t*>(base + STAGES * STAGE_BYTES);

@@ -56,7 +56,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     wgmma_3xtf32(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ TmaDesc tma_hi,
                  const __grid_constant__ TmaDesc tma_lo, float* __restrict__ C, int M, int N, int K) {
     extern __shared__ unsigned char raw[];
-    unsigned char* base = raw + ((1024 - (smem_u32(raw) & 1023)) & 1023);
+    unsigned char* base = swizzle_aligned(raw);
     float* As = reinterpret_cast<float*>(base);
     float* His = reinterpret_cast<float*>(base + STAGES * A_BYTES);
     float* Los = reinterpret_cast<float*>(base + STAGES * (A_BYTES + B_BYTES));

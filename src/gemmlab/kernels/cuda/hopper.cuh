@@ -16,6 +16,12 @@ struct __align__(64) TmaDesc {
     uint64_t opaque[16];
 };
 
+// Dynamic shared memory rounded up to 1024 bytes: the 128-byte swizzle of TMA and
+// wgmma repeats every 1024 bytes, so stages must start on that boundary.
+__device__ __forceinline__ unsigned char* swizzle_aligned(unsigned char* raw) {
+    return raw + ((1024 - (smem_u32(raw) & 1023)) & 1023);
+}
+
 // ---- mbarrier: a phase completes when every expected arrival and byte is in.
 __device__ __forceinline__ void mbar_init(uint64_t* bar, unsigned arrivals) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(arrivals));
