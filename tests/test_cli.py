@@ -161,3 +161,15 @@ def test_every_option_with_a_metavar_declares_its_own_name():
                     declared = (*meta.param_decls, meta.default)
                     assert f"--{pname.replace('_', '-')}" in declared, (info.callback.__name__, pname)
     assert checked >= 5
+
+
+def test_accurate_is_the_fastest_fp32x3_rung_that_runs_here():
+    from gemmlab import registry
+
+    impl = registry.get("accurate")
+    assert impl.precision == "fp32x3" and impl.can_run_on(registry._device())[0]
+    expected = "wgmma-3xtf32" if registry.REGISTRY["wgmma-3xtf32"].can_run_on(registry._device())[0] \
+        else "triton-presplit"
+    assert impl.name == expected and registry.aliases_of(expected) == ["accurate"]
+    result = invoke("list")
+    assert f"{expected} = accurate" in " ".join(result.output.split())

@@ -104,7 +104,9 @@ def list_(as_json: AsJson = False) -> None:
     table.add_column("precision")
     table.add_column("idea", ratio=1, overflow="fold")
     for impl in registry.IMPLEMENTATIONS:
-        table.add_row(str(impl.rung), impl.name, impl.family, impl.precision, impl.summary)
+        aliases = registry.aliases_of(impl.name)
+        name = impl.name + "".join(f" [bold]= {a}[/bold]" for a in aliases)
+        table.add_row(str(impl.rung), name, impl.family, impl.precision, impl.summary)
     console.print(table)
 
 

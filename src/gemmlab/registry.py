@@ -406,14 +406,38 @@ BASELINE = "torch"
 TF32_BASELINE = "torch-tf32"
 
 
+#: Names that stand for the best implementation of a kind on the device at hand: the
+#: first of each list that runs there. `accurate`: the fastest FP32-accurate (fp32x3)
+#: rung, in the order the committed H200 records measured them (results/h200-*.json).
+ALIASES: dict[str, tuple[str, ...]] = {"accurate": ("wgmma-3xtf32", "triton-presplit")}
+
+
 class UnknownImplementation(KeyError):
     def __str__(self) -> str:
-        return f"unknown implementation {self.args[0]!r}; known: {', '.join(REGISTRY)}"
+        return (f"unknown implementation {self.args[0]!r}; known: {', '.join(REGISTRY)}, "
+                f"and the aliases {', '.join(ALIASES)}")
+
+
+def _device() -> torch.device:
+    return torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
+
+
+def resolve(name: str) -> str:
+    """An alias's implementation on this device (the last choice if none runs); a name as it is."""
+    choices = ALIASES.get(name)
+    if choices is None:
+        return name
+    return next((c for c in choices if REGISTRY[c].can_run_on(_device())[0]), choices[-1])
+
+
+def aliases_of(name: str) -> list[str]:
+    """The aliases that stand for this implementation here."""
+    return [alias for alias in ALIASES if resolve(alias) == name]
 
 
 def get(name: str) -> Implementation:
     try:
-        return REGISTRY[name]
+        return REGISTRY[resolve(name)]
     except KeyError:
         raise UnknownImplementation(name) from None
 

@@ -8,7 +8,7 @@ import sys
 from .. import registry
 
 #: Field order of `gemmlab list --json`, one object per implementation.
-LIST_FIELDS = ("rung", "name", "family", "precision", "min_cc", "summary", "sources", "tile")
+LIST_FIELDS = ("rung", "name", "family", "precision", "min_cc", "summary", "sources", "tile", "aliases")
 
 
 def emit(document: object) -> None:
@@ -21,6 +21,7 @@ def implementation(impl: registry.Implementation) -> dict:
         "rung": impl.rung, "name": impl.name, "family": str(impl.family),
         "precision": str(impl.precision), "min_cc": list(impl.min_cc), "summary": impl.summary,
         "sources": list(impl.sources), "tile": list(impl.tile) if impl.tile else None,
+        "aliases": registry.aliases_of(impl.name),
     }
 
 
