@@ -173,3 +173,11 @@ def test_accurate_is_the_fastest_fp32x3_rung_that_runs_here():
     assert impl.name == expected and registry.aliases_of(expected) == ["accurate"]
     result = invoke("list")
     assert f"{expected} = accurate" in " ".join(result.output.split())
+
+
+@pytest.mark.skipif(HAS_GPU, reason="the CPU's labels")
+def test_cpu_bench_shows_no_cublas_tf32_ratio(tmp_path):
+    result = invoke("bench", "torch", "torch-tf32", "--shape", "32", "32", "32", "--iters", "1",
+                    "--warmup", "0", "--out", tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "cuBLAS" not in " ".join(result.output.split())

@@ -220,7 +220,8 @@ def _rows(entries: list[_Entry], a, b, shape, peaks: dict) -> list[dict]:
     ref64, ref32 = reference64(a, b), reference32(a, b)
     live = [e for e in entries if not e.error]
     base_ms = _median_of(live, registry.BASELINE)
-    tf32_ms = _median_of(live, registry.TF32_BASELINE)
+    # TF32 means the tensor cores: on a CPU, torch-tf32 is plain CPU torch and no yardstick.
+    tf32_ms = _median_of(live, registry.TF32_BASELINE) if a.is_cuda else None
     rows = []
     for e in entries:
         row = {
