@@ -39,9 +39,10 @@ def _call(m, n, k):
 @pytest.mark.parametrize("impl", [i for i in registry.IMPLEMENTATIONS if i.family == "cuda" and i.rung <= 15],
                          ids=lambda i: i.name)
 def test_ladder_launches_are_one_plain_step(impl):
-    """Every ladder rung runs one kernel, (A, B, C, M, N, K), static shared memory, no cluster."""
+    """Every ladder launch without a host runs one kernel, (A, B, C, M, N, K), static shared
+    memory, no cluster (warptile's padded fallback has its own test below)."""
     call = _call(129, 33, 257)
-    for launch in impl.launches:
+    for launch in (x for x in impl.launches if x.host is None):
         (step,) = launch.steps(call, None)
         assert step.kernel == launch.kernel and step.kernel.smem == 0 and step.kernel.cluster == (1, 1, 1)
         rows, cols = launch.tile
@@ -114,3 +115,28 @@ def test_wgmma_fast_path_needs_a_describable_a(name):
     assert not when(torch.empty(64, 259), torch.empty(259, 8), c, 64, 259, 8)
     shifted = torch.empty(64 * 260 + 1)[1:].view(64, 260)
     assert not when(shifted, b, c, 64, 260, 8)
+
+
+def test_padded_host_copies_in_runs_padded_and_copies_back():
+    """warptile's fallback: A (M×N) and B (N×K) into rows of pitch(N) and pitch(K) floats, the
+    kernel on the padded problem, then C's M×K copied back out of the padded C."""
+    from gemmlab.cuda import pad
+
+    launch = registry.get("warptile").launches[-1]
+    assert launch.when is None and isinstance(launch.host, pad.PaddedOperands)
+    m, n, k = 300, 257, 301
+    n4, k4 = 260, 304
+    call = _call(m, n, k)
+    workspace = torch.empty(launch.workspace_bytes(m, n, k), dtype=torch.uint8)
+    base = workspace.data_ptr()
+    copy_a, copy_b, main, back = launch.steps(call, workspace)
+    a, b, c = main.args[:3]
+    assert [int(x) for x in main.args[3:]] == [m, n4, k4] and main.kernel == launch.kernel
+    assert main.grid == (-(-k4 // 128), -(-m // 128), 1)
+    assert copy_a.args[:2] == (call.a.data_ptr(), a) and [int(x) for x in copy_a.args[2:]] == [m, n, n, m, n4]
+    assert copy_b.args[:2] == (call.b.data_ptr(), b) and [int(x) for x in copy_b.args[2:]] == [n, k, k, n4, k4]
+    assert back.args[:2] == (c, call.c.data_ptr()) and [int(x) for x in back.args[2:]] == [m, k, k4, m, k]
+    # Each padded buffer is 16-byte aligned and inside the workspace, and none overlaps the next.
+    spans = [(a, m * n4 * 4), (b, n4 * k4 * 4), (c, m * k4 * 4)]
+    for (start, size), (following, _) in zip(spans, spans[1:] + [(base + workspace.numel(), 0)], strict=True):
+        assert start % 16 == 0 and start + size <= following

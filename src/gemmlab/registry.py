@@ -7,6 +7,7 @@ kernel with a ``.md`` explanation beside it, or a Python module).
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import os
 from collections.abc import Callable
@@ -20,6 +21,7 @@ import torch
 from . import problem
 from .cuda import hopper
 from .cuda.compiler import NoGPUError
+from .cuda.pad import PaddedOperands
 from .cuda.requires import VEC4, Requires, whole_tiles
 from .cuda.rung import CudaSolver, Launch
 from .reference import Precision
@@ -92,9 +94,11 @@ class Implementation:
         return self._solve.select(a, b, c, m, n, k) if self.family is Family.CUDA else None
 
     def launch_label(self, launch: Launch) -> str:
-        """`entry[MACRO=v,…]`, marked as the fallback where the rung has a faster path."""
+        """`entry[MACRO=v,…]`, marked as the fallback where the rung has a faster path, and with
+        what its host does where that changes what runs (e.g. "padded")."""
         fallback = launch.when is None and len(self.launches) > 1
-        return launch.kernel.label + (" (fallback)" if fallback else "")
+        marks = [m for m in (getattr(launch.host, "label", ""), "fallback" if fallback else "") if m]
+        return launch.kernel.label + (f" ({' '.join(marks)})" if marks else "")
 
     def solve(self, a, b, c, m, n, k) -> None:
         """Validate every argument, then run. Nothing is launched on a bad call."""
@@ -176,6 +180,11 @@ def _warptile(bk: int, min_blocks: int, exact: bool) -> Launch:
     # bk / min_blocks: the knobs of 11_warptile.cu, chosen on the H200 with scripts/tune_h200.sh
     # among settings that compile without spills under NVRTC 13.0 and 13.5.
     return _vec4("11_warptile.cu", "warptile", 256, 128, bk, 2, {"BK": bk, "MIN_BLOCKS": min_blocks}, exact)
+
+
+def _padded(launch: Launch) -> Launch:
+    """The same kernel on any shape: operands copied into 16-byte rows, C copied back."""
+    return dataclasses.replace(launch, when=None, host=PaddedOperands())
 
 
 def _mma_tf32(vec: int, stages: int = 3) -> Launch:
@@ -354,7 +363,8 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         "warptile", CUDA, 14, FP32, _ALWAYS,
         "strict FP32 past the notes: A transposed in shared memory, warp tiles, 8×8 per thread",
         _md("11_warptile"), _cu("11_warptile"),
-        launches=(_warptile(16, 2, exact=True), _warptile(8, 2, exact=False), TILING2D),
+        launches=(_warptile(16, 2, exact=True), _warptile(8, 2, exact=False),
+                  _padded(_warptile(8, 2, exact=False))),
     ),
     Implementation(
         "triton-presplit", TRITON, 15, FP32X3, (8, 0),
