@@ -48,7 +48,8 @@ def test_row4_notes_bug_is_rejected():
         assert r.passed == (r.shape[2] <= 16), (r.case, r.reason)
 
 
-@pytest.mark.parametrize("name", ["float4", "double-buffer-128", "cp-async", "wmma-tf32", "warptile"])
+@pytest.mark.parametrize("name", ["float4", "double-buffer-128", "cp-async", "wmma-tf32", "warptile",
+                                  "bigtile"])
 def test_misaligned_pointers_take_the_fallback(name):
     impl = registry.get(name)
     m, n, k = 256, 128, 256
@@ -63,7 +64,8 @@ def test_misaligned_pointers_take_the_fallback(name):
     torch.testing.assert_close(c.double(), a.double() @ b.double(), rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("name", ["float4", "double-buffer-64", "cp-async", "wmma-tf32", "warptile"])
+@pytest.mark.parametrize("name", ["float4", "double-buffer-64", "cp-async", "wmma-tf32", "warptile",
+                                  "bigtile"])
 def test_fast_path_is_taken_at_the_performance_shape(name):
     impl = registry.get(name)
     a = torch.empty(8192, 6144, device=GPU)

@@ -79,6 +79,14 @@ def test_warptile_reads_shared_memory_16_bytes_at_a_time():
         assert m["FFMA"] >= 16 * m["LDS.128"]
 
 
+def test_bigtile_issues_128_ffma_per_six_16_byte_reads():
+    """8×16 outputs per thread: 6 LDS.128 per 128 FFMA; both tiles by cp.async, nothing by LDG."""
+    for which in (0, 1):
+        m = mix("bigtile", which)
+        assert m["FFMA"] >= 21 * m["LDS.128"] > 0
+        assert m["LDGSTS"] > 0 and m["LDG"] == 0 and m["HMMA"] == 0
+
+
 @pytest.mark.parametrize("which", [0, -1])
 def test_mma_sync_rung_uses_hmma_fed_by_the_copy_engine(which):
     m = mix("mma-tf32", which)

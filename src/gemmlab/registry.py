@@ -235,6 +235,19 @@ def _wgmma_3xtf32(stages: int = 4, a_in_place: bool = True) -> Launch:
     return _warp_specialised("15_wgmma_3xtf32.cu", (128, 128), {"STAGES": stages}, "split", a_in_place)
 
 
+def _bigtile_smem(d) -> int:
+    """STAGES copies of the A (64·WARPS_M × BK) and B (BK × 64·WARPS_N) tiles, unpadded."""
+    return d["STAGES"] * 64 * (d["WARPS_M"] + d["WARPS_N"]) * d["BK"] * 4
+
+
+def _bigtile(vec: int, warps_m: int = 2, warps_n: int = 2, bk: int = 16, stages: int = 4,
+             min_blocks: int = 2) -> Launch:
+    defines = {"WARPS_M": warps_m, "WARPS_N": warps_n, "BK": bk, "STAGES": stages,
+               "MIN_BLOCKS": min_blocks, "VEC": vec}
+    return Launch("16_bigtile.cu", "bigtile", (32 * warps_m * warps_n, 1), (64 * warps_m, 64 * warps_n),
+                  defines, when=VEC4 if vec == 4 else None, min_cc=(8, 0), smem=_bigtile_smem, step=bk)
+
+
 def _cu(stem: str) -> tuple[str, ...]:
     return (f"kernels/cuda/{stem}.cu",)
 
@@ -405,6 +418,12 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         _md("15_wgmma_3xtf32"), ("kernels/cuda/15_wgmma_3xtf32.cu", "kernels/cuda/hopper.cuh",
                                  "kernels/cuda/hopper_prepass.cu"),
         launches=(_wgmma_3xtf32(a_in_place=True), _wgmma_3xtf32(a_in_place=False)),
+    ),
+    Implementation(
+        "bigtile", CUDA, 20, FP32, (8, 0),
+        "strict FP32: 8×16 outputs per thread, A and B by a 4-stage cp.async pipeline",
+        _md("16_bigtile"), _cu("16_bigtile"),
+        launches=(_bigtile(4), _bigtile(1)),
     ),
 )
 

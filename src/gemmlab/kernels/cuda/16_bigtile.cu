@@ -1,0 +1,210 @@
+// Big thread tiles: 128 accumulators per thread, a multi-stage cp.async
+// pipeline, strict FP32 (IEEE FMA, each output accumulated in reduction order).
+//
+// Warptile (rung 14) gives each thread 8×8 outputs: per reduction index it
+// issues 4 LDS.128 for 64 FFMA, and moves its A tile through registers. Here
+// each thread owns 8×16 outputs (rows 8 apart, 16 columns as four float4
+// groups 16 apart), so per reduction index it issues 6 LDS.128 for 128 FFMA,
+// and both tiles go global → shared by cp.async, STAGES − 1 steps ahead:
+//
+//  * A is kept as it lies (As[m][n], rows of BK floats): a thread reads, for
+//    each of its 8 rows, one float4 holding 4 consecutive reduction indices,
+//    so 8 LDS.128 serve 4 steps (2 per step, as a transposed A would). The
+//    eight rows a quarter-warp reads are consecutive; the 16-byte chunks of
+//    each row are XOR-swizzled by the row's position in its 128-byte line, so
+//    those 8 reads land in 8 different bank groups.
+//  * B is kept as it lies (Bs[n][k]): four float4 at columns 16 apart; the
+//    four lanes of a row group read 64 contiguous bytes.
+//  * One barrier per step: the stage refilled at step t was last read at t − 1.
+//
+// A warp owns a 64×64 block of C (lanes 8 down × 4 across); the block has
+// WARPS_M × WARPS_N warps. Knobs: WARPS_M, WARPS_N, BK (4, 8, 16 or 32),
+// STAGES, MIN_BLOCKS, VEC (4: 16-byte copies, needs N % 4 == 0, K % 4 == 0
+// and aligned pointers; 1: 4-byte copies, any shape and alignment).
+#include "common.cuh"
+
+#ifndef WARPS_M
+#define WARPS_M 2
+#endif
+#ifndef WARPS_N
+#define WARPS_N 2
+#endif
+#ifndef BK
+#define BK 16
+#endif
+#ifndef STAGES
+#define STAGES 4
+#endif
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 2
+#endif
+#ifndef VEC
+#define VEC 4
+#endif
+#define BM (64 * WARPS_M)
+#define BN (64 * WARPS_N)
+#define THREADS (32 * WARPS_M * WARPS_N)
+#define CHUNKS (BK / 4)          // 16-byte chunks per row of the A tile
+#define ROWS_PER_LINE (8 / CHUNKS)  // A rows per 128-byte line of shared memory
+#define A_STAGE (BM * BK)
+#define B_STAGE (BK * BN)
+
+// Where chunk c of A-tile row r lives: chunks XOR the row's line index, so that
+// 8 consecutive rows read at one chunk hit 8 different 16-byte bank groups.
+// Rows 8 apart (a thread's rows) and THREADS / CHUNKS apart (a thread's copies)
+// share the XOR term, which is what lets both use one base offset plus constants.
+__device__ __forceinline__ int swz(int r) { return (r / ROWS_PER_LINE) % CHUNKS; }
+__device__ __forceinline__ int a_at(int r, int c) { return r * BK + 4 * (c ^ swz(r)); }
+
+#if VEC == 4
+#define A_COPIES (A_STAGE / 4 / THREADS)
+#define B_COPIES (B_STAGE / 4 / THREADS)
+#define A_ROWS_APART (THREADS / CHUNKS)    // rows between a thread's A copies
+#define B_ROWS_APART (4 * THREADS / BN)    // rows between a thread's B copies
+// This thread's share of every step's copies, worked out once: where its first
+// A and B chunks are at step 0 and where they go in a stage; later chunks and
+// steps are constant strides from there.
+struct Copier {
+    const float* a;  // A[row0 + ra][4·ca]
+    const float* b;  // B[rb][col0 + cb]
+    int a_dst, b_dst, ca, rb;
+    unsigned a_rows_in;  // bit l: A copy l's row is inside M
+    bool b_col_in;
+    __device__ Copier(const float* A, const float* B, int M, int N, int K, int row0, int col0, int tid) {
+        const int ra = tid / CHUNKS, cb = (tid % (BN / 4)) * 4;
+        ca = tid % CHUNKS;
+        rb = tid / (BN / 4);
+        a = A + (size_t)(row0 + ra) * N + 4 * ca;
+        b = B + (size_t)rb * K + col0 + cb;
+        a_dst = a_at(ra, ca);
+        b_dst = rb * BN + cb;
+        a_rows_in = 0;
+#pragma unroll
+        for (int l = 0; l < A_COPIES; ++l) a_rows_in |= unsigned(row0 + ra + l * A_ROWS_APART < M) << l;
+        b_col_in = col0 + cb < K;
+    }
+    // Copy reduction step t of A (BM×BK) and B (BK×BN) into one stage; zeros outside.
+    __device__ __forceinline__ void step(float* As, float* Bs, const float* A, const float* B, int N,
+                                         int K, int t) const {
+        const int n0 = t * BK;
+        const bool a_col_in = n0 + 4 * ca < N;
+#pragma unroll
+        for (int l = 0; l < A_COPIES; ++l) {
+            const bool in = a_col_in && (a_rows_in >> l & 1);
+            const float* src = a + n0 + (size_t)l * A_ROWS_APART * N;
+            cp_async16(&As[a_dst + l * A_ROWS_APART * BK], in ? src : A, in);
+        }
+#pragma unroll
+        for (int l = 0; l < B_COPIES; ++l) {
+            const bool in = b_col_in && n0 + rb + l * B_ROWS_APART < N;
+            const float* src = b + (size_t)(n0 + l * B_ROWS_APART) * K;
+            cp_async16(&Bs[b_dst + l * B_ROWS_APART * BN], in ? src : B, in);
+        }
+    }
+};
+#else
+// 4-byte copies: any shape, any alignment; one float per copy.
+struct Copier {
+    int row0, col0, tid, M;
+    __device__ Copier(const float*, const float*, int M_, int, int, int r0, int c0, int t)
+        : row0(r0), col0(c0), tid(t), M(M_) {}
+    __device__ __forceinline__ void step(float* As, float* Bs, const float* A, const float* B, int N,
+                                         int K, int t) const {
+        const int n0 = t * BK;
+#pragma unroll 4
+        for (int i = 0; i < A_STAGE / THREADS; ++i) {
+            const int e = tid + i * THREADS, r = e / BK, c = e % BK;
+            const bool in = row0 + r < M && n0 + c < N;
+            cp_async4(&As[a_at(r, c / 4) + c % 4], in ? &A[(size_t)(row0 + r) * N + n0 + c] : A, in);
+        }
+#pragma unroll 4
+        for (int i = 0; i < B_STAGE / THREADS; ++i) {
+            const int e = tid + i * THREADS, r = e / BN, c = e % BN;
+            const bool in = n0 + r < N && col0 + c < K;
+            cp_async4(&Bs[r * BN + c], in ? &B[(size_t)(n0 + r) * K + col0 + c] : B, in);
+        }
+    }
+};
+#endif
+
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(GEMM_ARGS) {
+    extern __shared__ __align__(16) float smem[];
+    float* As = smem;                     // STAGES × BM×BK
+    float* Bs = smem + STAGES * A_STAGE;  // STAGES × BK×BN
+    const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+    const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+    // This thread's rows: wr + 8i (i < 8); its columns: wc + 16j + (0..3) (j < 4).
+    const int wr = (warp / WARPS_N) * 64 + lane / 4;
+    const int wc = (warp % WARPS_N) * 64 + (lane % 4) * 4;
+    const int a_read = wr * BK, a_swz = swz(wr);  // row wr + 8i, chunk q: a_read + 8i·BK + 4·(q ^ a_swz)
+    const int steps = (N + BK - 1) / BK;
+    const Copier copier(A, B, M, N, K, row0, col0, tid);
+    float acc[8][16];
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+#pragma unroll
+        for (int j = 0; j < 16; ++j) acc[i][j] = 0.0f;
+
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < steps) copier.step(As + s * A_STAGE, Bs + s * B_STAGE, A, B, N, K, s);
+        cp_async_commit();
+    }
+    int read = 0, write = STAGES - 1;  // the stages step t reads and step t + STAGES − 1 fills
+    for (int t = 0; t < steps; ++t) {
+        cp_async_wait<STAGES - 2>();  // step t's group has landed (for this thread) ...
+        __syncthreads();              // ... and for every thread; step t − 1's stage is free
+        if (t + STAGES - 1 < steps)
+            copier.step(As + write * A_STAGE, Bs + write * B_STAGE, A, B, N, K, t + STAGES - 1);
+        cp_async_commit();  // an empty group near the end keeps the wait count right
+        const float* as = As + read * A_STAGE + a_read;
+        const float* bs = Bs + read * B_STAGE + wc;
+        read = read + 1 == STAGES ? 0 : read + 1;
+        write = write + 1 == STAGES ? 0 : write + 1;
+#pragma unroll
+        for (int q = 0; q < CHUNKS; ++q) {
+            float a[8][4];  // a[i][kk]: row wr + 8i, reduction index 4q + kk of this step
+            const float* aq = as + 4 * (q ^ a_swz);
+#pragma unroll
+            for (int i = 0; i < 8; ++i) {
+                const float4 v = *reinterpret_cast<const float4*>(&aq[8 * i * BK]);
+                a[i][0] = v.x, a[i][1] = v.y, a[i][2] = v.z, a[i][3] = v.w;
+            }
+#pragma unroll
+            for (int kk = 0; kk < 4; ++kk) {
+                float b[16];
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    const float4 v = *reinterpret_cast<const float4*>(&bs[(4 * q + kk) * BN + 16 * j]);
+                    b[4 * j] = v.x, b[4 * j + 1] = v.y, b[4 * j + 2] = v.z, b[4 * j + 3] = v.w;
+                }
+#pragma unroll
+                for (int i = 0; i < 8; ++i)
+#pragma unroll
+                    for (int j = 0; j < 16; ++j) acc[i][j] = fmaf(a[i][kk], b[j], acc[i][j]);
+            }
+        }
+    }
+    cp_async_wait<0>();  // nothing may still be writing shared memory when the block exits
+
+    const bool vec_c = VEC == 4 || (K % 4 == 0 && reinterpret_cast<size_t>(C) % 16 == 0);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+        const int row = row0 + wr + 8 * i;
+        if (row >= M) continue;
+        float* out = &C[(size_t)row * K];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const int col = col0 + wc + 16 * j;
+            if (vec_c) {
+                if (col < K)  // K % 4 == 0: all four are in
+                    *reinterpret_cast<float4*>(&out[col]) = make_float4(
+                        acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]);
+            } else {
+#pragma unroll
+                for (int x = 0; x < 4; ++x)
+                    if (col + x < K) out[col + x] = acc[i][4 * j + x];
+            }
+        }
+    }
+}
