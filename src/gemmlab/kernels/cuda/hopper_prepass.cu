@@ -10,6 +10,10 @@
 // The padding columns are written as zeros, so no pass reads stale values.
 #include "common.cuh"
 
+#ifndef TRANSPOSE_GROUP
+#define TRANSPOSE_GROUP 0
+#endif
+
 // 64×64 tiles through shared memory, 16 values per thread: B's rows are read
 // and Bᵀ's rows written 16 bytes at a time where the shape allows (K % 4 == 0
 // and an aligned B for reads; rows of Bᵀ are padded to a multiple of 4, so
@@ -22,7 +26,17 @@ __device__ __forceinline__ void transpose_planes(const float* __restrict__ B, fl
                                                  float* __restrict__ lo, int* special, int N, int K,
                                                  int LDN) {
     __shared__ float tile[64][65];  // tile[n][k], as read
-    const int k0 = blockIdx.x * 64, n0 = blockIdx.y * 64;
+    // Tile order: GROUP 0 walks along B's rows (k fastest, the grid's x), as the grid
+    // lies; GROUP g walks g tiles along k, then down n, so that the blocks running at
+    // one time read long runs of B's rows and write long runs of Bᵀ's.
+    int kt = blockIdx.x, nt = blockIdx.y;
+    if (TRANSPOSE_GROUP > 0) {
+        const int id = blockIdx.y * gridDim.x + blockIdx.x, span = TRANSPOSE_GROUP * gridDim.y;
+        const int first = id / span * TRANSPOSE_GROUP, width = min(TRANSPOSE_GROUP, gridDim.x - first);
+        kt = first + id % span % width;
+        nt = id % span / width;
+    }
+    const int k0 = kt * 64, n0 = nt * 64;
     const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
     const bool vec = K % 4 == 0 && reinterpret_cast<size_t>(B) % 16 == 0;
 #pragma unroll
