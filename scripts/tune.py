@@ -46,10 +46,8 @@ def main() -> None:
             solve = dataclasses.replace(impl.factory, config=impl.factory.config | json.loads(text))()
             solvers[text] = lambda c, solve=solve: solve(a, b, c, m, n, k)
             continue
-        base = impl.launches[args.launch]
-        d = dict(base.defines) | json.loads(text)
         # The variant runs whatever the shape (when=None), through the rung's own host lifecycle.
-        spec = dataclasses.replace(base, defines=d, when=None)
+        spec = dataclasses.replace(impl.launches[args.launch].with_defines(json.loads(text)), when=None)
         res = spec.compile().resources[spec.entry]
         regs[text] = f"{res.registers}/{res.spills}"
         solver = CudaSolver((spec,))

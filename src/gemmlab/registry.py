@@ -240,12 +240,19 @@ def _bigtile_smem(d) -> int:
     return d["STAGES"] * 64 * (d["WARPS_M"] + d["WARPS_N"]) * d["BK"] * 4
 
 
+def _bigtile_geometry(d) -> dict:
+    """A warp per 64×64 block of C, WARPS_M × WARPS_N of them per block."""
+    return {"block": (32 * d["WARPS_M"] * d["WARPS_N"], 1), "tile": (64 * d["WARPS_M"], 64 * d["WARPS_N"]),
+            "step": d["BK"]}
+
+
 def _bigtile(vec: int, warps_m: int = 2, warps_n: int = 2, bk: int = 16, stages: int = 4,
              min_blocks: int = 2) -> Launch:
     defines = {"WARPS_M": warps_m, "WARPS_N": warps_n, "BK": bk, "STAGES": stages,
                "MIN_BLOCKS": min_blocks, "VEC": vec}
-    return Launch("16_bigtile.cu", "bigtile", (32 * warps_m * warps_n, 1), (64 * warps_m, 64 * warps_n),
-                  defines, when=VEC4 if vec == 4 else None, min_cc=(8, 0), smem=_bigtile_smem, step=bk)
+    return Launch("16_bigtile.cu", "bigtile", when=VEC4 if vec == 4 else None, min_cc=(8, 0),
+                  smem=_bigtile_smem, geometry=_bigtile_geometry, defines=defines,
+                  **_bigtile_geometry(defines))
 
 
 def _cu(stem: str) -> tuple[str, ...]:

@@ -24,7 +24,7 @@ a persistent grid, or a `Host` that plans pre-passes and extra parameters.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import torch
@@ -122,6 +122,15 @@ class Launch:
     #: each row padded by ``pad`` floats. Tests check the compiler's figure against it.
     buffers: int = 0
     pad: int = 0
+    #: Where the block, tile or step follow from the macros (a kernel whose geometry is a
+    #: knob): the fields they set, as a function of the macros. Used by `with_defines`.
+    geometry: Callable[[Mapping[str, int]], Mapping[str, object]] | None = None
+
+    def with_defines(self, changes: Mapping[str, int]) -> Launch:
+        """The same launch with some macros changed, and its geometry re-derived from them."""
+        defines = dict(self.defines) | dict(changes)
+        derived = self.geometry(defines) if self.geometry else {}
+        return replace(self, defines=defines, **derived)
 
     @property
     def kernel(self) -> Kernel:
