@@ -24,6 +24,7 @@ from .cuda.compiler import NoGPUError
 from .cuda.pad import PaddedOperands
 from .cuda.requires import VEC4, Requires, whole_tiles
 from .cuda.rung import CudaSolver, Launch
+from .cuda.transposed import TransposedA
 from .reference import Precision
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -240,10 +241,10 @@ def _bigtile_smem(d) -> int:
     return d["STAGES"] * 64 * (d["WARPS_M"] + d["WARPS_N"]) * d["BK"] * 4
 
 
-def _bigtile_geometry(d) -> dict:
-    """A warp per 64×64 block of C, WARPS_M × WARPS_N of them per block."""
+def _bigtile_derive(d) -> dict:
+    """A warp per 64×64 block of C, WARPS_M × WARPS_N of them per block; A_T: Aᵀ by a pre-pass."""
     return {"block": (32 * d["WARPS_M"] * d["WARPS_N"], 1), "tile": (64 * d["WARPS_M"], 64 * d["WARPS_N"]),
-            "step": d["BK"]}
+            "step": d["BK"], "host": TransposedA() if d.get("A_T") else None}
 
 
 def _bigtile(vec: int, warps_m: int = 2, warps_n: int = 2, bk: int = 16, stages: int = 4,
@@ -251,8 +252,8 @@ def _bigtile(vec: int, warps_m: int = 2, warps_n: int = 2, bk: int = 16, stages:
     defines = {"WARPS_M": warps_m, "WARPS_N": warps_n, "BK": bk, "STAGES": stages,
                "MIN_BLOCKS": min_blocks, "VEC": vec}
     return Launch("16_bigtile.cu", "bigtile", when=VEC4 if vec == 4 else None, min_cc=(8, 0),
-                  smem=_bigtile_smem, geometry=_bigtile_geometry, defines=defines,
-                  **_bigtile_geometry(defines))
+                  smem=_bigtile_smem, derive=_bigtile_derive, defines=defines,
+                  **_bigtile_derive(defines))
 
 
 def _cu(stem: str) -> tuple[str, ...]:

@@ -122,14 +122,14 @@ class Launch:
     #: each row padded by ``pad`` floats. Tests check the compiler's figure against it.
     buffers: int = 0
     pad: int = 0
-    #: Where the block, tile or step follow from the macros (a kernel whose geometry is a
-    #: knob): the fields they set, as a function of the macros. Used by `with_defines`.
-    geometry: Callable[[Mapping[str, int]], Mapping[str, object]] | None = None
+    #: Where other fields follow from the macros (bigtile: block, tile and step from its warp
+    #: layout, its host from A_T): those fields as a function of the macros (`with_defines`).
+    derive: Callable[[Mapping[str, int]], Mapping[str, object]] | None = None
 
     def with_defines(self, changes: Mapping[str, int]) -> Launch:
-        """The same launch with some macros changed, and its geometry re-derived from them."""
+        """The same launch with some macros changed, and what follows from them re-derived."""
         defines = dict(self.defines) | dict(changes)
-        derived = self.geometry(defines) if self.geometry else {}
+        derived = self.derive(defines) if self.derive else {}
         return replace(self, defines=defines, **derived)
 
     @property

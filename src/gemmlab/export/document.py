@@ -10,11 +10,12 @@ from .. import __version__, registry
 from ..cuda import hopper
 from ..cuda.pad import PaddedOperands
 from ..cuda.rung import Launch
-from . import host, pad, tma
+from ..cuda.transposed import TransposedA
+from . import host, pad, tma, transposed
 from .source import SourceError, Variants, macros_of
 
 #: The host kinds the exporter can write in C++, by type: the function that writes a launch's body.
-HOST_PLANS = {hopper.TmaOperands: tma.body, PaddedOperands: pad.body}
+HOST_PLANS = {hopper.TmaOperands: tma.body, PaddedOperands: pad.body, TransposedA: transposed.body}
 HOPPER_CC = (9, 0)
 
 

@@ -41,6 +41,15 @@
 #ifndef VEC
 #define VEC 4
 #endif
+#ifndef UNROLL_K
+#define UNROLL_K BK  // A_T: how far the reduction loop of one step is unrolled (the loop's code size)
+#endif
+#ifndef J_OUTER
+#define J_OUTER 0  // A_T: the FMAs of one index column by column (1) or row by row (0)
+#endif
+#ifndef A_T
+#define A_T 0  // 1: A arrives as Aᵀ (N rows of pitch(M) floats), made by the host's pre-pass
+#endif
 #define BM (64 * WARPS_M)
 #define BN (64 * WARPS_N)
 #define THREADS (32 * WARPS_M * WARPS_N)
@@ -55,6 +64,21 @@
 // share the XOR term, which is what lets both use one base offset plus constants.
 __device__ __forceinline__ int swz(int r) { return (r / ROWS_PER_LINE) % CHUNKS; }
 __device__ __forceinline__ int a_at(int r, int c) { return r * BK + 4 * (c ^ swz(r)); }
+
+#if A_T
+// Aᵀ's rows are M floats padded to a multiple of 4: the pre-pass's layout.
+#define LDM(M) (((M) + 3) / 4 * 4)
+// Step t's A tile from Aᵀ: BK rows of BM floats, 16-byte copies (Aᵀ is ours: aligned).
+__device__ __forceinline__ void copy_at(float* As, const float* At, int M, int N, int row0, int t, int tid) {
+    const int n0 = t * BK, ld = LDM(M);
+#pragma unroll
+    for (int l = 0; l < A_STAGE / 4 / THREADS; ++l) {
+        const int e = tid + l * THREADS, r = e / (BM / 4), c = (e % (BM / 4)) * 4;
+        const bool in = n0 + r < N && row0 + c < ld;
+        cp_async16(&As[r * BM + c], in ? &At[(size_t)(n0 + r) * ld + row0 + c] : At, in);
+    }
+}
+#endif
 
 #if VEC == 4
 #define A_COPIES (A_STAGE / 4 / THREADS)
@@ -89,7 +113,7 @@ struct Copier {
         const int n0 = t * BK;
         const bool a_col_in = n0 + 4 * ca < N;
 #pragma unroll
-        for (int l = 0; l < A_COPIES; ++l) {
+        for (int l = 0; l < (A_T ? 0 : A_COPIES); ++l) {
             const bool in = a_col_in && (a_rows_in >> l & 1);
             const float* src = a + n0 + (size_t)l * A_ROWS_APART * N;
             cp_async16(&As[a_dst + l * A_ROWS_APART * BK], in ? src : A, in);
@@ -112,7 +136,7 @@ struct Copier {
                                          int K, int t) const {
         const int n0 = t * BK;
 #pragma unroll 4
-        for (int i = 0; i < A_STAGE / THREADS; ++i) {
+        for (int i = 0; i < (A_T ? 0 : A_STAGE / THREADS); ++i) {
             const int e = tid + i * THREADS, r = e / BK, c = e % BK;
             const bool in = row0 + r < M && n0 + c < N;
             cp_async4(&As[a_at(r, c / 4) + c % 4], in ? &A[(size_t)(row0 + r) * N + n0 + c] : A, in);
@@ -127,16 +151,22 @@ struct Copier {
 };
 #endif
 
+// This thread's row i (i < 8) of its warp's 64: with A as it lies, rows 8 apart (8
+// consecutive rows per quarter-warp, the swizzle's unit); with Aᵀ, two runs of 4
+// (a float4 of Aᵀ's row), 32 apart, so a warp reads 8 consecutive float4.
+__device__ __forceinline__ int my_row(int lane, int i) {
+    return A_T ? (lane / 4) * 4 + (i / 4) * 32 + i % 4 : lane / 4 + 8 * i;
+}
+
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(GEMM_ARGS) {
     extern __shared__ __align__(16) float smem[];
-    float* As = smem;                     // STAGES × BM×BK
+    float* As = smem;                     // STAGES × BM×BK (A_T: BK×BM)
     float* Bs = smem + STAGES * A_STAGE;  // STAGES × BK×BN
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
-    // This thread's rows: wr + 8i (i < 8); its columns: wc + 16j + (0..3) (j < 4).
-    const int wr = (warp / WARPS_N) * 64 + lane / 4;
+    // This thread's rows: wr + my_row(lane, i) (i < 8); its columns: wc + 16j + (0..3) (j < 4).
+    const int wr = (warp / WARPS_N) * 64;
     const int wc = (warp % WARPS_N) * 64 + (lane % 4) * 4;
-    const int a_read = wr * BK, a_swz = swz(wr);  // row wr + 8i, chunk q: a_read + 8i·BK + 4·(q ^ a_swz)
     const int steps = (N + BK - 1) / BK;
     const Copier copier(A, B, M, N, K, row0, col0, tid);
     float acc[8][16];
@@ -147,23 +177,66 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(GEMM_A
 
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < steps) copier.step(As + s * A_STAGE, Bs + s * B_STAGE, A, B, N, K, s);
+        if (s < steps) {
+            copier.step(As + s * A_STAGE, Bs + s * B_STAGE, A, B, N, K, s);
+#if A_T
+            copy_at(As + s * A_STAGE, A, M, N, row0, s, tid);
+#endif
+        }
         cp_async_commit();
     }
     int read = 0, write = STAGES - 1;  // the stages step t reads and step t + STAGES − 1 fills
     for (int t = 0; t < steps; ++t) {
         cp_async_wait<STAGES - 2>();  // step t's group has landed (for this thread) ...
         __syncthreads();              // ... and for every thread; step t − 1's stage is free
-        if (t + STAGES - 1 < steps)
+        if (t + STAGES - 1 < steps) {
             copier.step(As + write * A_STAGE, Bs + write * B_STAGE, A, B, N, K, t + STAGES - 1);
+#if A_T
+            copy_at(As + write * A_STAGE, A, M, N, row0, t + STAGES - 1, tid);
+#endif
+        }
         cp_async_commit();  // an empty group near the end keeps the wait count right
-        const float* as = As + read * A_STAGE + a_read;
         const float* bs = Bs + read * B_STAGE + wc;
-        read = read + 1 == STAGES ? 0 : read + 1;
-        write = write + 1 == STAGES ? 0 : write + 1;
+#if A_T
+        // Both tiles in rows of one reduction index: per index 2 + 4 LDS.128, and the
+        // next index's fragments are loaded while this one's 128 FMAs run.
+        const float* as = As + read * A_STAGE + wr + (lane / 4) * 4;
+        float a[2][8], b[2][16];
+        auto fetch = [&](int buf, int k) {
+            const float4 x0 = *reinterpret_cast<const float4*>(&as[k * BM]);
+            const float4 x1 = *reinterpret_cast<const float4*>(&as[k * BM + 32]);
+            a[buf][0] = x0.x, a[buf][1] = x0.y, a[buf][2] = x0.z, a[buf][3] = x0.w;
+            a[buf][4] = x1.x, a[buf][5] = x1.y, a[buf][6] = x1.z, a[buf][7] = x1.w;
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                const float4 v = *reinterpret_cast<const float4*>(&bs[k * BN + 16 * j]);
+                b[buf][4 * j] = v.x, b[buf][4 * j + 1] = v.y, b[buf][4 * j + 2] = v.z, b[buf][4 * j + 3] = v.w;
+            }
+        };
+        fetch(0, 0);
+#pragma unroll UNROLL_K
+        for (int k = 0; k < BK; ++k) {
+            if (k + 1 < BK) fetch((k + 1) % 2, k + 1);
+            if (J_OUTER) {
+#pragma unroll
+                for (int j = 0; j < 16; ++j)
+#pragma unroll
+                    for (int i = 0; i < 8; ++i) acc[i][j] = fmaf(a[k % 2][i], b[k % 2][j], acc[i][j]);
+            } else {
+#pragma unroll
+                for (int i = 0; i < 8; ++i)
+#pragma unroll
+                    for (int j = 0; j < 16; ++j) acc[i][j] = fmaf(a[k % 2][i], b[k % 2][j], acc[i][j]);
+            }
+        }
+#else
+        // row wr + lane/4 + 8i, chunk q: a_read + 8i·BK + 4·(q ^ a_swz)
+        const int a_first = wr + lane / 4;
+        const float* as = As + read * A_STAGE + a_first * BK;
+        const int a_swz = swz(a_first);
 #pragma unroll
         for (int q = 0; q < CHUNKS; ++q) {
-            float a[8][4];  // a[i][kk]: row wr + 8i, reduction index 4q + kk of this step
+            float a[8][4];  // a[i][kk]: row i, reduction index 4q + kk of this step
             const float* aq = as + 4 * (q ^ a_swz);
 #pragma unroll
             for (int i = 0; i < 8; ++i) {
@@ -184,13 +257,16 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(GEMM_A
                     for (int j = 0; j < 16; ++j) acc[i][j] = fmaf(a[i][kk], b[j], acc[i][j]);
             }
         }
+#endif
+        read = read + 1 == STAGES ? 0 : read + 1;
+        write = write + 1 == STAGES ? 0 : write + 1;
     }
     cp_async_wait<0>();  // nothing may still be writing shared memory when the block exits
 
     const bool vec_c = VEC == 4 || (K % 4 == 0 && reinterpret_cast<size_t>(C) % 16 == 0);
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
-        const int row = row0 + wr + 8 * i;
+        const int row = row0 + wr + my_row(lane, i);
         if (row >= M) continue;
         float* out = &C[(size_t)row * K];
 #pragma unroll

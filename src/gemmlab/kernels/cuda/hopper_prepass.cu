@@ -1,5 +1,6 @@
-// Pre-passes of the wgmma rungs: operands made TF32 and laid out the way wgmma
-// reads them. Not a rung: each of these is one streaming pass over an operand.
+// Pre-passes: operands made TF32 and laid out the way wgmma reads them (the
+// wgmma rungs), or transposed as they are (bigtile's A_T path). Not a rung:
+// each of these is one streaming pass over an operand.
 //
 // * B (N×K, row-major) becomes Bᵀ (K rows of N, padded to LDN): TF32 wgmma reads
 //   both shared-memory operands with the reduction index contiguous, and in B
@@ -21,7 +22,7 @@
 // The +1 column avoids bank conflicts on the column-wise reads.
 // SPLIT: write the 3xTF32 planes hi and lo instead of one rounded plane, and
 // raise *special where B holds ±Inf or NaN.
-template <bool SPLIT>
+template <bool SPLIT, bool ROUND = true>
 __device__ __forceinline__ void transpose_planes(const float* __restrict__ B, float* __restrict__ hi,
                                                  float* __restrict__ lo, int* special, int N, int K,
                                                  int LDN) {
@@ -77,7 +78,7 @@ __device__ __forceinline__ void transpose_planes(const float* __restrict__ B, fl
                                                               tf32_lo(x[2], h[2]), tf32_lo(x[3], h[3]));
         } else {
 #pragma unroll
-            for (int j = 0; j < 4; ++j) h[j] = __uint_as_float(tf32_bits(x[j]));
+            for (int j = 0; j < 4; ++j) h[j] = ROUND ? __uint_as_float(tf32_bits(x[j])) : x[j];
             *reinterpret_cast<float4*>(&hi[at]) = make_float4(h[0], h[1], h[2], h[3]);
         }
     }
@@ -88,6 +89,14 @@ extern "C" __global__ void __launch_bounds__(256) transpose_tf32(const float* __
                                                                 float* __restrict__ Bt, int N,
                                                                 int K, int LDN) {
     transpose_planes<false>(B, Bt, nullptr, nullptr, N, K, LDN);
+}
+
+// FP32 as it is: bigtile's A_T path reads Aᵀ (N rows of pitch(M)) so that a thread's
+// values of A for one reduction index are two 16-byte loads.
+extern "C" __global__ void __launch_bounds__(256) transpose_fp32(const float* __restrict__ B,
+                                                                float* __restrict__ Bt, int N,
+                                                                int K, int LDN) {
+    transpose_planes<false, false>(B, Bt, nullptr, nullptr, N, K, LDN);
 }
 
 extern "C" __global__ void __launch_bounds__(256) transpose_split_tf32(
