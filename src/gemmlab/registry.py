@@ -25,6 +25,7 @@ from .cuda.pad import PaddedOperands
 from .cuda.requires import VEC4, Requires, whole_tiles
 from .cuda.rung import CudaSolver, Launch
 from .reference import Precision
+from .tune import default as tuned_default
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 Solve = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, int, int, int], None]
@@ -407,6 +408,9 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         launches=(_wgmma_3xtf32(a_in_place=True), _wgmma_3xtf32(a_in_place=False)),
     ),
 )
+
+# `default`: per shape class, the winner of the GPU's tune record, after every rung (gemmlab.tune.default).
+IMPLEMENTATIONS += (tuned_default.implementation(IMPLEMENTATIONS),)
 
 REGISTRY: dict[str, Implementation] = {impl.name: impl for impl in IMPLEMENTATIONS}
 

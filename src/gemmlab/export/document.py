@@ -10,6 +10,7 @@ from .. import __version__, registry
 from ..cuda import hopper
 from ..cuda.pad import PaddedOperands
 from ..cuda.rung import Launch
+from ..tune import default as tuned_default
 from . import host, pad, tma
 from .source import SourceError, Variants, macros_of
 
@@ -71,6 +72,8 @@ def header(impl: registry.Implementation, filename: str) -> str:
              f"// gemmlab {__version__}" + (f", commit {commit}" if commit else "")
              + f"; written by `gemmlab export {impl.name}`. Edit the rung, not this file.",
              "//", "// solve() runs the first launch whose precondition holds (the last always does):"]
+    if impl.name == tuned_default.NAME:
+        lines[4:4] = [f"// Dispatch from the tune record: {tuned_default.plan()[1]}."]
     for i, launch in enumerate(impl.launches):
         kernel = launch.kernel
         lines.append(f"//   {i}. {impl.launch_label(launch)} — when {launch.requires}")
