@@ -11,6 +11,7 @@ import copy
 import dataclasses
 import itertools
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -59,6 +60,41 @@ def test_in_class_says_its_bounds_in_words():
     text = str(InClass(ShapeClass("medium", "odd"), H200_SMS))
     assert text.startswith("shape class medium-odd on 132 SMs")
     assert f"{H200_SMS * 128 * 128} < M·K ≤ {4 * H200_SMS * 128 * 128}" in text and "N % 4 != 0" in text
+
+
+def _read_class_text(text: str):
+    """An independent reading of `InClass`'s words: the bounds on M·K and the layout's clauses."""
+    m = re.fullmatch(r"shape class (\w+)-(\w+) on (\d+) SMs \((.*); (.*)\)", text)
+    assert m, text
+    bounds, layout = m.group(4), m.group(5)
+    lower = re.search(r"(\d+) < M·K", bounds) or re.search(r"M·K > (\d+)", bounds)
+    upper = re.search(r"M·K ≤ (\d+)", bounds)
+    lo, hi = int(lower.group(1)) if lower else 0, int(upper.group(1)) if upper else None
+    mods = [("MNK".index(d), int(v)) for d, v in re.findall(r"([MNK]) % (\d+)", layout)]
+
+    def holds(mm, n, k) -> bool:
+        dims = (mm, n, k)
+        size = lo < mm * k and (hi is None or mm * k <= hi)
+        if layout.startswith("N % 4 != 0"):
+            return size and (n % 4 != 0 or k % 4 != 0)
+        if layout.startswith("N % 4 == 0"):  # aligned, and not all of the tiled multiples
+            tiled = all(dims[i] % d == 0 for i, d in mods if d != 4)
+            return size and n % 4 == 0 and k % 4 == 0 and not tiled
+        return size and all(dims[i] % d == 0 for i, d in mods)
+
+    return holds
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=str)
+def test_in_class_text_matches_its_predicate(cls):
+    cond = InClass(cls, H200_SMS)
+    holds = _read_class_text(str(cond))
+    seen = set()
+    for m, n, k in itertools.product((1, 4, 127, 128, 1023, 1024, 2048, 2049, 4096, 8191, 8192), repeat=3):
+        decided = cond(ALIGNED, ALIGNED, ALIGNED, m, n, k)
+        assert decided == holds(m, n, k), (str(cond), m, n, k)
+        seen.add(decided)
+    assert seen == {True, False}
 
 
 def test_in_class_decides_in_cpp_as_in_python(tmp_path):
