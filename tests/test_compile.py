@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from gemmlab import registry
-from gemmlab.cuda import compiler, hopper, pad
+from gemmlab.cuda import compiler, hopper, pad, transposed
 from gemmlab.cuda.compiler import HOPPER_ARCH, CompileError, compile_source, parse_ptxas_log
 from gemmlab.cuda.cubin import max_threads
 
@@ -20,7 +20,7 @@ PREPASS_SMEM = {hopper.TRANSPOSE.entry: _TRANSPOSE_SMEM, hopper.TRANSPOSE_SPLIT.
                 hopper.ROUND_ROWS.entry: 0, hopper.PAD_ROWS.entry: 0, hopper.CLEAR_FLAG.entry: 0,
                 # the strict-FP32 fallback stages 16×16 tiles of A and B, rows padded by one
                 hopper.SPECIAL.entry: 2 * 16 * 17 * 4,
-                pad.PAD_COPY.entry: 0}
+                pad.PAD_COPY.entry: 0, transposed.TRANSPOSE_FP32.entry: _TRANSPOSE_SMEM}
 
 
 def _kernels() -> list[tuple]:

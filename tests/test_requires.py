@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 
@@ -9,10 +10,23 @@ import pytest
 import torch
 
 from gemmlab import registry
-from gemmlab.cuda.requires import VEC4, Requires, whole_tiles
+from gemmlab.cuda.requires import VEC4, AllOf, Requires, whole_tiles
+from gemmlab.tune.classes import InClass
 
-LAUNCHES = [(impl, launch) for impl in registry.IMPLEMENTATIONS for launch in impl.launches
-            if launch.when is not None]
+
+def _parts(when) -> tuple:
+    return when.parts if isinstance(when, AllOf) else (when,)
+
+
+def _own(launch):
+    """The launch under its own `Requires` alone: `default` adds a shape class (`InClass`), whose
+    words tests/test_tune.py reads; None where the launch has no other precondition."""
+    own = [p for p in _parts(launch.when) if isinstance(p, Requires)]
+    return dataclasses.replace(launch, when=own[0]) if len(own) == 1 else None
+
+
+LAUNCHES = [(impl, _own(launch)) for impl in registry.IMPLEMENTATIONS for launch in impl.launches
+            if launch.when is not None and _own(launch) is not None]
 SIZES = (1, 2, 3, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 132, 256, 384)
 #: Element offsets of A, B and C from a 64-byte aligned allocation: 4, 8, 16 and 32 bytes off, or none.
 OFFSETS = [(0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1), (2, 2, 2), (4, 0, 0), (0, 4, 4), (8, 8, 8)]
@@ -34,8 +48,8 @@ def read_text(text: str):
             mods.append(("MNK".index(m.group(1)), int(m.group(2))))
         elif m := re.fullmatch(r"(\d+)-byte aligned pointers", clause):
             aligns.append(((0, 1, 2), int(m.group(1))))
-        elif m := re.fullmatch(r"([ABC](?:, [ABC])*) (\d+)-byte aligned", clause):
-            aligns.append((tuple("ABC".index(x) for x in m.group(1).split(", ")), int(m.group(2))))
+        elif m := re.fullmatch(r"([ABC](?: and [ABC])*) (\d+)-byte aligned", clause):
+            aligns.append((tuple("ABC".index(x) for x in m.group(1).split(" and ")), int(m.group(2))))
         elif m := re.fullmatch(r"sm_(\d)(\d)\+", clause):
             cc = (int(m.group(1)), int(m.group(2)))
         else:
@@ -62,9 +76,13 @@ def test_precondition_text_matches_its_predicate(impl, launch):
     assert seen == {True, False}, "the grid never tells the two apart"
 
 
-def test_every_precondition_is_declared_as_requires():
-    for _, launch in LAUNCHES:
-        assert isinstance(launch.when, Requires), launch
+def test_every_precondition_is_declared_as_requires_or_a_shape_class():
+    for impl in registry.IMPLEMENTATIONS:
+        for launch in impl.launches:
+            if launch.when is not None:
+                parts = _parts(launch.when)
+                assert all(isinstance(p, Requires | InClass) for p in parts), launch
+                assert sum(isinstance(p, Requires) for p in parts) <= 1, launch
 
 
 def test_requires_renders_and_decides():

@@ -1,4 +1,4 @@
-"""The `gemmlab` command line: list, explain, check, inspect, bench, report, study, sweep, judge, new, export.
+"""The `gemmlab` command line: list, explain, check, inspect, bench, report, study, sweep, judge, new, export, tune.
 
 Every command exits 0 (passed), 1 (failed), 2 (usage error, found before
 anything runs or is written) or 3 (could not run here), with a one-line reason
@@ -26,6 +26,8 @@ from .blame import blame
 from .exits import Exit
 from .judge.cases import Case, fresh_seed, standard_cases
 from .judge.runner import Judgement, judge
+from .tune import default as tuned_default
+from .tune.spaces import SPACES
 from .ui import helpfmt, machine, usage
 from .ui.errors import CannotRun, UsageError, guarded
 from .ui.tally import Tally
@@ -106,6 +108,8 @@ def list_(as_json: AsJson = False) -> None:
     for impl in registry.IMPLEMENTATIONS:
         aliases = registry.aliases_of(impl.name)
         name = impl.name + "".join(f" [bold]= {a}[/bold]" for a in aliases)
+        if impl.name == tuned_default.NAME:
+            name += f" [bold]= {escape(tuned_default.mark())}[/bold]"
         table.add_row(str(impl.rung), name, impl.family, impl.precision, impl.summary)
     console.print(table)
 
@@ -119,6 +123,8 @@ def facts_table(impl: registry.Implementation) -> Table:
         r, c, s = impl.tile
         facts.add_row("tile of C, reduction step", f"{r}×{c}, {s}")
         facts.add_row("FLOP per global byte per tile", f"{impl.intensity:.1f}")
+    if impl.name == tuned_default.NAME:
+        facts.add_row("tune record", tuned_default.plan()[1])
     for launch in impl.launches:
         facts.add_row(f"kernel {impl.launch_label(launch)}",
                       f"block {launch.block}, tile {launch.tile}; "
@@ -547,7 +553,8 @@ def sweep_table(record: dict) -> tuple[Table, Tally]:
 def sweep(
     names: Names = None,
     out: Annotated[Path, typer.Option(help="results folder (DEVICE/sweep-DATE.json goes under it)")] = Path("results"),
-    iters: Annotated[int, typer.Option(min=1, help="timed calls per implementation and shape")] = 5,
+    iters: Annotated[int, typer.Option(min=1, help="timed calls per implementation and shape (at least 50 "
+                                                  "below 2048³)")] = 10,
     as_json: AsJson = False,
 ) -> None:
     """TFLOP/s against size (squares 256…8192, odd variants of the performance shape; GPU)."""
@@ -593,6 +600,82 @@ def new(
         raise UsageError(f"{path} exists; use --force to overwrite")
     path.write_text((files("gemmlab") / "templates" / name).read_text())
     console.print(f"wrote {path}; judge it with: gemmlab judge {path}")
+
+
+@app.command("tune")
+@guarded
+def tune_cmd(
+    names: Annotated[list[str], typer.Argument(help="rungs to search, each with a search space: "
+                                                    f"{', '.join(SPACES)} (gemmlab.tune.spaces)",
+                                               metavar="NAME", show_default=False)],
+    shape: Annotated[list[str] | None, typer.Option("--shape", metavar="MxNxK",
+        help="tune at this shape, for its shape class (repeatable, one per class; default: one "
+             "representative shape for each of the nine classes)")] = None,
+    warmup: Annotated[int, typer.Option(min=0, help="untimed calls of each candidate first")] = 5,
+    iters: Annotated[int, typer.Option(min=20, help="timed calls per candidate (at least 50 below "
+                                                    "2048³)")] = 20,
+    seed: Seed = None,
+    out: Annotated[Path, typer.Option(help="results folder (tune/GPU/DATE.json goes under it)")] = Path("results"),
+    output: Annotated[Path | None, typer.Option("-o", "--output", metavar="FILE",
+        help="write the record here instead of under --out")] = None,
+    force: Annotated[bool, typer.Option(help="overwrite an existing -o file")] = False,
+    install: Annotated[bool, typer.Option("--install", help="also install the record as the one "
+        "`default` dispatches by on this GPU (src/gemmlab/tuned/GPU.json, a tracked file)")] = False,
+    as_json: AsJson = False,
+) -> None:
+    """Search rungs' compile-time configurations per shape class on this GPU; write the record.
+
+    Every candidate is compiled (spills and compile errors rejected without GPU time), verified
+    against the float64 product with C poisoned, then timed interleaved with cuBLAS FP32.
+    Exit 0: every class has a winner; 1: some class has no verified candidate (the record is
+    written, not installed); 2: usage error; 3: no GPU.
+    """
+    from .export.document import gemmlab_commit
+    from .tune import command, record, search
+
+    rungs = command.rungs(names)
+    given = command.shapes(shape)
+    command.output(output, force)
+    if not runtime.has_gpu():
+        raise CannotRun("no CUDA GPU: gemmlab tune verifies and times every candidate on one")
+    import torch
+
+    from .bench import device_info
+    from .cuda.compiler import device_arch
+
+    info = device_info.gpu()
+    shapes = command.by_class(given, info["sm_count"])
+    ui = _ui(as_json)
+    seed = fresh_seed() if seed is None else seed
+    total, done = search.steps_for(rungs, shapes, iters), 0
+
+    bar, update = progress_bar(ui)
+
+    def say(message: str) -> None:
+        nonlocal done
+        update(message, done, total)
+        done += 1
+
+    with bar, device_info.ClockSampler(torch.cuda.current_device()) as sampler:
+        rec = search.tune(rungs, shapes, search.GpuMeasure(), device_arch(), info, device_info.versions(),
+                          gemmlab_commit(), warmup, iters, seed, progress=say)
+    rec["clocks_during_timing"] = sampler.summary()
+    if output:
+        output.write_text(record.dumps(record.validate(rec)))
+        path = output
+    else:
+        path = record.save(rec, out)
+    ui.print(command.table(rec))
+    ui.print(f"record: {path}")
+    missing = [key for key, entry in rec["classes"].items() if not entry["winner"]]
+    if missing:
+        ui.print(f"[red]no candidate verified for {', '.join(missing)}[/red]"
+                 + ("; not installed" if install else ""))
+    elif install:
+        ui.print(f"installed: {record.install(rec)} (gemmlab default reads it on this GPU)")
+    if as_json:
+        machine.emit(rec)
+    raise typer.Exit(int(Exit.FAILED if missing else Exit.PASSED))
 
 
 @app.command("export")

@@ -26,6 +26,7 @@ from .cuda.requires import VEC4, Requires, whole_tiles
 from .cuda.rung import CudaSolver, Launch
 from .cuda.transposed import TransposedA
 from .reference import Precision
+from .tune import default as tuned_default
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 Solve = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, int, int, int], None]
@@ -247,11 +248,15 @@ def _bigtile_derive(d) -> dict:
             "step": d["BK"], "host": TransposedA() if d.get("A_T") else None}
 
 
-def _bigtile(vec: int, warps_m: int = 2, warps_n: int = 2, bk: int = 16, stages: int = 4,
-             min_blocks: int = 2) -> Launch:
+def _bigtile(vec: int, a_t: int = 1, j_outer: int = 1, warps_m: int = 2, warps_n: int = 2, bk: int = 16,
+             stages: int = 4, min_blocks: int = 2) -> Launch:
+    # The knobs chosen on the H200 (scripts/tune.py, 2026-11-30): Aᵀ by a pre-pass and the FMAs
+    # of one reduction index column by column; `gemmlab tune bigtile` searches the rest.
     defines = {"WARPS_M": warps_m, "WARPS_N": warps_n, "BK": bk, "STAGES": stages,
-               "MIN_BLOCKS": min_blocks, "VEC": vec}
-    return Launch("16_bigtile.cu", "bigtile", when=VEC4 if vec == 4 else None, min_cc=(8, 0),
+               "MIN_BLOCKS": min_blocks, "VEC": vec, "A_T": a_t, "J_OUTER": j_outer}
+    # With Aᵀ (ours, aligned) the 16-byte path needs only B's rows and C's to be aligned.
+    fast = Requires(k=4, align=16, operands="BC") if a_t else VEC4
+    return Launch("16_bigtile.cu", "bigtile", when=fast if vec == 4 else None, min_cc=(8, 0),
                   smem=_bigtile_smem, derive=_bigtile_derive, defines=defines,
                   **_bigtile_derive(defines))
 
@@ -429,11 +434,14 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
     ),
     Implementation(
         "bigtile", CUDA, 20, FP32, (8, 0),
-        "strict FP32: 8×16 outputs per thread, A and B by a 4-stage cp.async pipeline",
+        "strict FP32: 8×16 outputs per thread, Aᵀ and B by a 4-stage cp.async pipeline",
         _md("16_bigtile"), _cu("16_bigtile"),
         launches=(_bigtile(4), _bigtile(1)),
     ),
 )
+
+# `default`: per shape class, the winner of the GPU's tune record, after every rung (gemmlab.tune.default).
+IMPLEMENTATIONS += (tuned_default.implementation(IMPLEMENTATIONS),)
 
 REGISTRY: dict[str, Implementation] = {impl.name: impl for impl in IMPLEMENTATIONS}
 

@@ -18,3 +18,15 @@ def summarize(times_ms: list[float]) -> dict[str, float]:
 
 def tflops(flop: int, ms: float) -> float:
     return flop / (ms * 1e-3) / 1e12
+
+
+#: Shapes below this many multiply-adds run in tens of microseconds, where a few calls are
+#: noise: their timings take at least SMALL_ITERS calls (the sweep, the tuner).
+SMALL_WORK = 2048 ** 3
+SMALL_ITERS = 50
+
+
+def timed_calls(shape: tuple[int, int, int], iters: int) -> int:
+    """How many calls to time at this shape when `iters` are asked for."""
+    m, n, k = shape
+    return max(iters, SMALL_ITERS) if m * n * k < SMALL_WORK else iters

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from .. import problem, registry
 from ..reference import Precision
 from .run import measure, run
+from .stats import timed_calls
 
 #: The reduction step every arm shares.
 STEP = 16
@@ -66,7 +67,7 @@ def resources(arch: str | None = None) -> list[dict]:
 
 
 #: What `gemmlab sweep` times when no names are given.
-SWEEP_DEFAULT = ["tiling-2d", "float4", "double-buffer-128", "cp-async", "triton", "warptile",
+SWEEP_DEFAULT = ["tiling-2d", "float4", "double-buffer-128", "cp-async", "triton", "warptile", "bigtile", "default",
                  "triton-presplit", "torch", "torch-tf32", "mma-tf32", "wgmma-ws", "wgmma-3xtf32"]
 
 
@@ -74,11 +75,11 @@ def sweep_shapes() -> list[tuple[str, tuple[int, int, int]]]:
     shapes = [(f"{s}³", (s, s, s)) for s in (256, 512, 1024, 2048, 4096, 8192)]
     m, n, k = problem.PERF_SHAPE
     shapes += [("perf", (m, n, k)), ("perf M-1", (m - 1, n, k)), ("perf N-1", (m, n - 1, k)),
-               ("perf K-1", (m, n, k - 1))]
+               ("perf K-1", (m, n, k - 1)), ("perf odd", (m - 1, n - 1, k - 1))]
     return shapes
 
 
-def sweep(names: list[str], warmup: int = 2, iters: int = 5,
+def sweep(names: list[str], warmup: int = 2, iters: int = 10,
           shapes: list[tuple[str, tuple[int, int, int]]] | None = None,
           progress: Callable[[str, int, int], None] | None = None) -> dict:
     points = []
@@ -87,8 +88,9 @@ def sweep(names: list[str], warmup: int = 2, iters: int = 5,
     for i, (label, shape) in enumerate(shapes):
         if progress:
             progress(f"sweep {label} {shape}", i, len(shapes))
-        last = run(names, shape, warmup, iters)
-        points.append({"label": label, "shape": list(shape), "results": last["results"]})
+        calls = timed_calls(shape, iters)
+        last = run(names, shape, warmup, calls)
+        points.append({"label": label, "shape": list(shape), "iters": calls, "results": last["results"]})
     assert last is not None
     out_names = [r["name"] for r in last["results"]]
     return {"schema": 1, "study": "sweep", "date": last["date"], "device": last["device"],

@@ -39,7 +39,7 @@ class Requires:
                  if mult > 1]
         if self.align:
             parts.append(f"{self.align}-byte aligned pointers" if self.operands == "ABC"
-                         else f"{', '.join(self.operands)} {self.align}-byte aligned")
+                         else f"{' and '.join(self.operands)} {self.align}-byte aligned")
         return ", ".join(parts) or "always"
 
     def cpp(self) -> str:
@@ -60,3 +60,20 @@ def whole_tiles(rows: int, step: int, cols: int) -> Requires:
     """The shape is a whole number of rows×step (A) and step×cols (B) tiles, and float4-aligned."""
     return Requires(m=rows, n=math.lcm(step, 4), k=math.lcm(cols, 4), align=16)
 
+
+
+@dataclass(frozen=True)
+class AllOf:
+    """Several preconditions at once (`Requires`, a shape class of `tune.classes`), with the same
+    trio: calling decides, `str()` says them all, `cpp()` joins their C++ tests."""
+
+    parts: tuple
+
+    def __call__(self, a, b, c, m: int, n: int, k: int) -> bool:
+        return all(p(a, b, c, m, n, k) for p in self.parts)
+
+    def __str__(self) -> str:
+        return ", ".join(str(p) for p in self.parts)
+
+    def cpp(self) -> str:
+        return " && ".join(f"({p.cpp()})" for p in self.parts)

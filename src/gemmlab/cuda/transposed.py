@@ -16,10 +16,10 @@ from dataclasses import dataclass
 import torch
 
 from . import launch as cl
+from .hopper import TRANSPOSE_TILE as TILE  # the pre-pass file's square tile
 from .rung import Call, Kernel, Launch, Step
 
 TRANSPOSE_FP32 = Kernel("hopper_prepass.cu", "transpose_fp32", (256, 1))
-TILE = 64  # the transpose's square tile (hopper_prepass.cu)
 
 
 def pitch(x: int) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from importlib.resources import files
 from pathlib import Path
@@ -11,6 +12,7 @@ from ..cuda import hopper
 from ..cuda.pad import PaddedOperands
 from ..cuda.rung import Launch
 from ..cuda.transposed import TransposedA
+from ..tune import default as tuned_default
 from . import host, pad, tma, transposed
 from .source import SourceError, Variants, macros_of
 
@@ -41,13 +43,16 @@ def exportable(impl: registry.Implementation) -> None:
 
 
 def gemmlab_commit() -> str:
-    """The checkout's commit (marked -dirty with local edits), or "" outside a git checkout."""
+    """The checkout's commit (marked -dirty with local edits); outside a git checkout (a copy of
+    the tree on a GPU machine) $GEMMLAB_COMMIT if set, else ""."""
     try:
         out = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=12"],
                              cwd=Path(__file__).parent, capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
-        return ""
-    return out.stdout.strip() if out.returncode == 0 else ""
+        out = None
+    if out is not None and out.returncode == 0:
+        return out.stdout.strip()
+    return os.environ.get("GEMMLAB_COMMIT", "")
 
 
 def _collect(impl: registry.Implementation) -> Variants:
@@ -72,6 +77,8 @@ def header(impl: registry.Implementation, filename: str) -> str:
              f"// gemmlab {__version__}" + (f", commit {commit}" if commit else "")
              + f"; written by `gemmlab export {impl.name}`. Edit the rung, not this file.",
              "//", "// solve() runs the first launch whose precondition holds (the last always does):"]
+    if impl.name == tuned_default.NAME:
+        lines[4:4] = [f"// Dispatch from the tune record: {tuned_default.plan()[1]}."]
     for i, launch in enumerate(impl.launches):
         kernel = launch.kernel
         lines.append(f"//   {i}. {impl.launch_label(launch)} — when {launch.requires}")

@@ -1,0 +1,139 @@
+"""Shape classes: the one definition of which calls `default` treats alike, and of their bounds.
+
+A class is a size and a layout:
+
+* **size**, by the outputs M·K against what the GPU covers in one wave of
+  128×128 tiles (SMs × 128²): ``small`` up to one wave, ``medium`` up to
+  four, ``large`` beyond. On the H200 (132 SMs) that puts 1024³ in small,
+  2048³ in medium, 4096³, 8192³ and 8192×6144×4096 in large.
+* **layout**: ``tiled`` when M % 128, N % 32 and K % 128 are all 0 (every
+  whole-tile fast path of the ladder, tiles up to 128² and steps up to 32,
+  holds on the whole class), ``aligned`` when N % 4 and K % 4 are 0 otherwise
+  (rows of A, B and C start on 16 bytes: the float4 paths), ``odd`` for the
+  rest (N or K not a multiple of 4: the padded or scalar paths).
+
+`InClass` is a launch precondition in the style of `Requires`: calling it
+decides, `str()` says it in words, `cpp()` writes the same test in C++ for
+`gemmlab export`. The SM count is a number of the tune record it comes from
+(the GPU the record was measured on), so the decision is a function of M, N,
+K alone, on a CPU as on that GPU.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import problem
+
+#: The tile whose waves measure size, and the wave counts that bound small and medium.
+WAVE_TILE = 128
+SIZES: tuple[tuple[str, float | None], ...] = (("small", 1), ("medium", 4), ("large", None))
+#: The multiples of M, N, K that make a shape "tiled".
+TILED = (128, 32, 128)
+LAYOUTS = ("tiled", "aligned", "odd")
+
+
+@dataclass(frozen=True, order=True)
+class ShapeClass:
+    size: str
+    layout: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.size}-{self.layout}"
+
+    def __str__(self) -> str:
+        return self.key
+
+
+#: Every class, in the order records, tables and dispatch list them.
+CLASSES: tuple[ShapeClass, ...] = tuple(ShapeClass(s, lay) for lay in LAYOUTS for s, _ in SIZES)
+BY_KEY = {c.key: c for c in CLASSES}
+
+
+def wave_outputs(sms: int) -> int:
+    """Outputs of C one wave of 128×128 tiles covers on `sms` SMs."""
+    return sms * WAVE_TILE * WAVE_TILE
+
+
+def size_of(m: int, k: int, sms: int) -> str:
+    outputs = m * k
+    for name, waves in SIZES:
+        if waves is None or outputs <= waves * wave_outputs(sms):
+            return name
+    raise AssertionError("the last size is unbounded")
+
+
+def layout_of(m: int, n: int, k: int) -> str:
+    tm, tn, tk = TILED
+    if m % tm == 0 and n % tn == 0 and k % tk == 0:
+        return "tiled"
+    return "aligned" if n % 4 == 0 and k % 4 == 0 else "odd"
+
+
+def classify(m: int, n: int, k: int, sms: int) -> ShapeClass:
+    return ShapeClass(size_of(m, k, sms), layout_of(m, n, k))
+
+
+def _size_bounds(size: str, sms: int) -> tuple[int, int | None]:
+    """(exclusive lower, inclusive upper) bound of M·K for a size; None: unbounded."""
+    lower = 0
+    for name, waves in SIZES:
+        upper = None if waves is None else int(waves * wave_outputs(sms))
+        if name == size:
+            return lower, upper
+        lower = upper or 0
+    raise KeyError(size)
+
+
+@dataclass(frozen=True)
+class InClass:
+    """The call's shape is in `cls` on a GPU of `sms` SMs (see the module's docstring)."""
+
+    cls: ShapeClass
+    sms: int
+
+    def __call__(self, a, b, c, m: int, n: int, k: int) -> bool:
+        return classify(m, n, k, self.sms) == self.cls
+
+    def __str__(self) -> str:
+        lower, upper = _size_bounds(self.cls.size, self.sms)
+        if upper is None:
+            size = f"M·K > {lower}"
+        else:
+            size = f"{lower} < M·K ≤ {upper}" if lower else f"M·K ≤ {upper}"
+        tm, tn, tk = TILED
+        layout = {"tiled": f"M % {tm} == 0, N % {tn} == 0, K % {tk} == 0",
+                  "aligned": f"N % 4 == 0, K % 4 == 0, not (M % {tm}, N % {tn}, K % {tk} all 0)",
+                  "odd": "N % 4 != 0 or K % 4 != 0"}[self.cls.layout]
+        return f"shape class {self.cls.key} on {self.sms} SMs ({size}; {layout})"
+
+    def cpp(self) -> str:
+        lower, upper = _size_bounds(self.cls.size, self.sms)
+        mk = "(long long)M * K"
+        parts = ([f"{mk} > {lower}LL"] if lower else []) + ([f"{mk} <= {upper}LL"] if upper is not None else [])
+        tm, tn, tk = TILED
+        tiled = f"(M % {tm} == 0 && N % {tn} == 0 && K % {tk} == 0)"
+        vec4 = "(N % 4 == 0 && K % 4 == 0)"
+        parts.append({"tiled": tiled, "aligned": f"{vec4} && !{tiled}", "odd": f"!{vec4}"}[self.cls.layout])
+        return " && ".join(parts)
+
+
+def representatives() -> dict[ShapeClass, tuple[int, int, int]]:
+    """One shape per class when `gemmlab tune` is given none: the sweep's shapes and the
+    performance shape's odd variants (M−1 is aligned, all-odd is odd), at each size.
+
+    They fall in their class on any GPU of 100 to 160 SMs (asserted by the tests for the H200's 132).
+    """
+    m, n, k = problem.PERF_SHAPE
+    return {
+        ShapeClass("small", "tiled"): (1024, 1024, 1024),
+        ShapeClass("medium", "tiled"): (2048, 2048, 2048),
+        ShapeClass("large", "tiled"): (m, n, k),
+        ShapeClass("small", "aligned"): (1023, 1024, 1024),
+        ShapeClass("medium", "aligned"): (2047, 2048, 2048),
+        ShapeClass("large", "aligned"): (m - 1, n, k),
+        ShapeClass("small", "odd"): (1023, 1023, 1023),
+        ShapeClass("medium", "odd"): (2047, 2047, 2047),
+        ShapeClass("large", "odd"): (m - 1, n - 1, k - 1),
+    }

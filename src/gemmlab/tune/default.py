@@ -1,0 +1,149 @@
+"""`default`: the registry's shape-aware implementation, built from the installed tune record.
+
+Its launches are, in order: for each shape class the record has a winner for,
+the winner's launch (rung, launch index, knobs, rebuilt by the rung's `Space`)
+under ``InClass(class) ∧ its own precondition``; then the built-in chain,
+`warptile`'s launches as they are, ending in its unconditional fallback. So a
+call whose class has no winner, or whose shape misses the winner's own
+precondition (a whole-tile path on a shape of the class it does not tile),
+runs what `warptile` runs.
+
+Which record: on a GPU, ``tuned/<gpu-slug>.json`` if its SM count is the
+GPU's; without a GPU, the target GPU's (``record.TARGET``), so that `explain`
+and `export` on a laptop show what the H200 runs. None found: the built-in
+chain alone. The launches are resolved on first use, not at import (asking
+for the GPU would initialise CUDA).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator, Sequence
+from functools import cache
+
+from ..cuda.requires import AllOf
+from ..cuda.rung import Launch
+from . import record as rec
+from .classes import CLASSES, InClass
+
+NAME = "default"
+#: The rung whose launches `default` runs where no record (or no winner) says otherwise.
+BUILTIN = "warptile"
+
+
+class Lazy(Sequence):
+    """A tuple computed on first use (`Implementation.launches` and `.sources` of `default`)."""
+
+    def __init__(self, make: Callable[[], Sequence]):
+        self._make = make
+        self._items: tuple | None = None
+
+    @property
+    def items(self) -> tuple:
+        if self._items is None:
+            self._items = tuple(self._make())
+        return self._items
+
+    def __getitem__(self, index):
+        return self.items[index]
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self) -> Iterator:
+        return iter(self.items)
+
+    def __repr__(self) -> str:
+        return f"Lazy({self.items!r})"
+
+
+def rebuild(winner: dict) -> Launch:
+    """The launch a record's (rung, launch, knobs) names; RecordError if this gemmlab cannot."""
+    from .spaces import SPACES
+
+    space = SPACES.get(winner["rung"])
+    if space is None:
+        raise rec.RecordError(f"the record names rung {winner['rung']!r}, which has no search space "
+                              f"here (spaces: {', '.join(SPACES)})")
+    if winner["launch"] not in space.launches:
+        raise rec.RecordError(f"{winner['rung']} has no tunable launch {winner['launch']} "
+                              f"(tunable: {list(space.launches)})")
+    names = [name for name, _ in space.knobs]
+    if sorted(winner["knobs"]) != sorted(names):
+        raise rec.RecordError(f"{winner['rung']}: the record's knobs {sorted(winner['knobs'])} are not "
+                              f"the space's {sorted(names)}")
+    return space.build(winner["launch"], {k: int(winner["knobs"][k]) for k in names})
+
+
+def launches_from(record: dict | None, builtin: Sequence[Launch]) -> tuple[Launch, ...]:
+    """Each class's winner under its class condition, then `builtin` (which ends in a fallback)."""
+    out: list[Launch] = []
+    if record is not None:
+        sms = record["gpu"]["sm_count"]
+        for cls in CLASSES:
+            winner = (record["classes"].get(cls.key) or {}).get("winner")
+            if not winner:
+                continue
+            launch = rebuild(winner)
+            cond = InClass(cls, sms)
+            out.append(dataclasses.replace(launch, when=cond if launch.when is None else AllOf((cond, launch.when))))
+    return (*out, *builtin)
+
+
+def _gpu() -> tuple[str | None, int | None]:
+    import torch
+
+    from ..cuda.compiler import keep_ptxas_reports
+
+    keep_ptxas_reports()  # before CUDA initialises
+    if not torch.cuda.is_available():
+        return None, None
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    return props.name, props.multi_processor_count
+
+
+@cache
+def plan() -> tuple[dict | None, str]:
+    """(the record `default` dispatches by here, or None; where it came from, in words)."""
+    name, sms = _gpu()
+    found, why = rec.find(name, sms)
+    return found, why if found else f"built-in ({BUILTIN}'s launches): {why}"
+
+
+def mark() -> str:
+    """How `gemmlab list` marks `default`: which record it dispatches by, or that it has none."""
+    found, _ = plan()
+    if found is None:
+        return f"{BUILTIN} (no tune record for this GPU)"
+    return f"tuned for {found['gpu']['name']} ({found.get('date', '?')[:10]})"
+
+
+def _launches() -> tuple[Launch, ...]:
+    from .. import registry
+
+    return launches_from(plan()[0], registry.REGISTRY[BUILTIN].launches)
+
+
+def _sources() -> tuple[str, ...]:
+    from .. import registry
+
+    rungs = [BUILTIN] + [w["rung"] for w in _winners(plan()[0])]
+    return tuple(dict.fromkeys(s for r in rungs for s in registry.REGISTRY[r].sources))
+
+
+def _winners(record: dict | None) -> list[dict]:
+    if record is None:
+        return []
+    return [e["winner"] for e in record["classes"].values() if e.get("winner")]
+
+
+def implementation(ladder: Sequence):
+    """The `default` entry of the registry, after every rung of `ladder` (registry.IMPLEMENTATIONS)."""
+    from .. import registry
+
+    return registry.Implementation(
+        NAME, registry.Family.CUDA, max(i.rung for i in ladder) + 1, registry.FP32, (5, 0),
+        "shape-aware: per shape class the fastest verified strict-FP32 configuration of the "
+        "GPU's tune record (gemmlab tune), else warptile",
+        "tune/default.md", Lazy(_sources), launches=Lazy(_launches),
+    )

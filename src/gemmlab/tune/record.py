@@ -1,0 +1,141 @@
+"""The tune record: what `gemmlab tune` tried on one GPU, per shape class, and the winners.
+
+Schema (``"kind": "tune"``, ``"schema": 1``)::
+
+    {"schema": 1, "kind": "tune", "date", "commit", "versions",
+     "gpu": {"name", "slug", "sm_count", "compute_capability", …},
+     "clocks_during_timing": {…ClockSampler.summary()…},
+     "rungs": [names searched], "warmup", "tie_break",
+     "classes": {CLASS_KEY: {"shape": [M, N, K], "iters", "seed", "cublas_ms",
+                             "candidates": [{"rung", "launch", "knobs", "kernel", "verdict",
+                                             "reason", "registers", "spills", "median_ms",
+                                             "ratio_vs_cublas"}, …],
+                             "winner": {"rung", "launch", "knobs", "kernel", "median_ms",
+                                        "ratio_vs_cublas"} | null}}}
+
+``verdict`` is ``rejected`` (did not compile, spilled, or its precondition does
+not hold at the shape: no GPU time), ``failed`` (a wrong result, or it raised),
+or ``timed``. Dispatch reads only ``gpu.sm_count`` and each class's
+``winner``: (rung, launch index, knobs), rebuilt with the rung's `Space`.
+
+`gemmlab tune` writes records under ``results/tune/GPU/``; ``--install`` also
+copies one to ``INSTALLED/GPU.json`` (package data), which is what `default`
+reads on that GPU.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .classes import BY_KEY
+
+SCHEMA = 1
+KIND = "tune"
+#: Installed records, one per GPU, shipped with the package: what `default` dispatches by.
+INSTALLED = Path(__file__).resolve().parent.parent / "tuned"
+#: The GPU whose record `default` uses where there is no GPU (explain, export, inspect on a laptop):
+#: the one LeetGPU's timings and this lab's records are about.
+TARGET = "nvidia-h200"
+VERDICTS = ("rejected", "failed", "timed")
+TIE_BREAK = ("lowest median time; equal medians: the candidate tried first (rungs in the order "
+             "named, each launch's current knobs first, then the space's product order)")
+
+
+class RecordError(ValueError):
+    """A tune record that is not one; the message is one line."""
+
+
+def slug(name: str) -> str:
+    from ..bench.results import slug as results_slug
+
+    return results_slug(name)
+
+
+def installed_path(gpu_slug: str) -> Path:
+    return INSTALLED / f"{gpu_slug}.json"
+
+
+def _need(cond: bool, where: str, what: str) -> None:
+    if not cond:
+        raise RecordError(f"{where}: {what}")
+
+
+def validate(record: object, where: str = "tune record") -> dict:
+    """The record itself if it is a well-formed tune record; RecordError saying what is wrong."""
+    _need(isinstance(record, dict), where, "not a JSON object")
+    assert isinstance(record, dict)
+    _need(record.get("kind") == KIND and record.get("schema") == SCHEMA, where,
+          f"not a tune record of schema {SCHEMA} (kind {record.get('kind')!r}, "
+          f"schema {record.get('schema')!r})")
+    gpu = record.get("gpu")
+    _need(isinstance(gpu, dict) and isinstance(gpu.get("name"), str)
+          and isinstance(gpu.get("sm_count"), int) and gpu["sm_count"] > 0, where,
+          "gpu needs a name and a positive sm_count")
+    classes = record.get("classes")
+    _need(isinstance(classes, dict), where, "classes must be an object")
+    for key, entry in classes.items():
+        _need(key in BY_KEY, where, f"unknown shape class {key!r}; known: {', '.join(BY_KEY)}")
+        _need(isinstance(entry, dict) and isinstance(entry.get("candidates"), list), where,
+              f"class {key} needs a candidates list")
+        for cand in entry["candidates"]:
+            _need(isinstance(cand, dict) and cand.get("verdict") in VERDICTS, where,
+                  f"class {key}: a candidate's verdict must be one of {', '.join(VERDICTS)}")
+        winner = entry.get("winner")
+        if winner is not None:
+            _need(isinstance(winner, dict) and isinstance(winner.get("rung"), str)
+                  and isinstance(winner.get("launch"), int) and isinstance(winner.get("knobs"), dict)
+                  and all(isinstance(v, int) for v in winner["knobs"].values()), where,
+                  f"class {key}: the winner needs rung, launch (an index) and knobs (integers)")
+    return record
+
+
+def load(path: Path) -> dict:
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RecordError(f"cannot read {path}: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise RecordError(f"{path} is not JSON: {exc}") from None
+    return validate(data, str(path))
+
+
+def dumps(record: dict) -> str:
+    return json.dumps(record, indent=1, sort_keys=False) + "\n"
+
+
+def save(record: dict, root: Path) -> Path:
+    """ROOT/tune/GPU/DATE.json (validated first)."""
+    validate(record)
+    stamp = record["date"].replace(":", "").replace("+00:00", "Z")
+    path = Path(root) / "tune" / record["gpu"]["slug"] / f"{stamp}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dumps(record))
+    return path
+
+
+def install(record: dict, folder: Path = INSTALLED) -> Path:
+    """Make `record` the one `default` reads on its GPU: FOLDER/GPU.json."""
+    validate(record)
+    path = Path(folder) / f"{record['gpu']['slug']}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dumps(record))
+    return path
+
+
+def find(gpu_name: str | None, sm_count: int | None, folder: Path = INSTALLED) -> tuple[dict | None, str]:
+    """The installed record for this GPU (None without a GPU: the TARGET's), and why or why not.
+
+    A record is for a GPU when its slug names it and its SM count is the GPU's (the class
+    bounds are in SMs). A malformed installed record raises RecordError: it is a bug to ship.
+    """
+    gpu_slug = slug(gpu_name) if gpu_name else TARGET
+    path = Path(folder) / f"{gpu_slug}.json"
+    if not path.is_file():
+        return None, f"no tune record for {gpu_name or TARGET} ({path.name})"
+    record = load(path)
+    if sm_count is not None and record["gpu"]["sm_count"] != sm_count:
+        return None, (f"{path.name} was measured on {record['gpu']['sm_count']} SMs, this GPU has "
+                      f"{sm_count}")
+    where = "this GPU" if gpu_name else f"{record['gpu']['name']}, the target (no GPU here)"
+    return record, f"{path.name} ({where}; tuned {record.get('date', '?')})"

@@ -1,0 +1,89 @@
+"""What `gemmlab tune` may vary, per rung: the search spaces live here, not in the rungs' files.
+
+A `Space` names a rung's tunable launches and the macros (knobs) it varies on
+them, and rebuilds a launch from (launch index, knob values) with the rung's
+own builder, so that a changed tile or step also changes the block, the tile
+and the precondition (a float4 kernel with BM=128 has 512 threads and a
+128×128 tile). Rebuilding a launch from the rung's current knobs gives the
+rung's launch back exactly (a test holds every space to that).
+
+Candidate order is fixed: the launch's current knobs first, then the product
+of the knob values in the order listed here, skipping invalid combinations.
+Ties in time go to the earlier candidate, so the status quo wins a tie.
+
+Adding a space for a new rung: write its `build(index, knobs)` from the
+rung's builder in `registry`, list its knobs, and add it to `SPACES`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from .. import registry
+from ..cuda.rung import Launch
+
+Knobs = dict[str, int]
+
+
+@dataclass(frozen=True)
+class Space:
+    rung: str
+    knobs: tuple[tuple[str, tuple[int, ...]], ...]  # macro → values, in search order
+    build: Callable[[int, Mapping[str, int]], Launch] = field(repr=False)
+    launches: tuple[int, ...]  # the launch indexes it tunes (others, e.g. a scalar fallback, it leaves)
+    valid: Callable[[Mapping[str, int]], bool] = field(default=lambda knobs: True, repr=False)
+
+    def current(self, index: int) -> Knobs:
+        """The knobs the rung's launch `index` uses today."""
+        defines = registry.REGISTRY[self.rung].launches[index].defines
+        return {name: int(defines[name]) for name, _ in self.knobs}
+
+    def candidates(self, index: int) -> list[Knobs]:
+        """Every valid knob setting for launch `index`, the current one first, then the product."""
+        names = [name for name, _ in self.knobs]
+        product = [dict(zip(names, values, strict=True))
+                   for values in itertools.product(*(vals for _, vals in self.knobs))]
+        current = self.current(index)
+        ordered = [current] + [p for p in product if p != current]
+        return [p for p in ordered if self.valid(p)]
+
+
+def _warptile(index: int, knobs: Mapping[str, int]) -> Launch:
+    launch = registry._warptile(knobs["BK"], knobs["MIN_BLOCKS"], exact=index == 0)
+    return registry._padded(launch) if index == 2 else launch
+
+
+def _float4(index: int, knobs: Mapping[str, int]) -> Launch:
+    return registry.float4_launch(knobs["BM"], knobs["BK"], knobs["UNROLL_K"], knobs["MIN_BLOCKS"],
+                                  exact=index == 0)
+
+
+def _float4_valid(knobs: Mapping[str, int]) -> bool:
+    threads = (knobs["BM"] // 8) * (knobs["BM"] // 4)
+    return (knobs["UNROLL_K"] <= knobs["BK"] and knobs["BK"] % knobs["UNROLL_K"] == 0
+            and threads * knobs["MIN_BLOCKS"] <= 2048)
+
+
+def _bigtile(index: int, knobs: Mapping[str, int]) -> Launch:
+    return registry._bigtile(4 if index == 0 else 1, 1, knobs["J_OUTER"], knobs["WARPS_M"], 2,
+                             knobs["BK"], knobs["STAGES"], 2 if knobs["WARPS_M"] == 2 else 1)
+
+
+SPACES: dict[str, Space] = {
+    # bigtile: launch 0 16-byte copies, 1 4-byte copies (any shape). MIN_BLOCKS follows the warps:
+    # two 128-thread blocks or one 256-thread block per SM. A_T stays 1: A as it lies (A_T 0) lost
+    # at every setting tried (16_bigtile.md).
+    "bigtile": Space("bigtile", (("J_OUTER", (1, 0)), ("WARPS_M", (2, 4)), ("BK", (16, 8)), ("STAGES", (4, 3))),
+                     _bigtile, (0, 1)),
+    # warptile: launch 0 whole tiles, 1 float4 bounds-checked, 2 the same on padded copies.
+    "warptile": Space("warptile", (("BK", (16, 8)), ("MIN_BLOCKS", (2, 1))), _warptile, (0, 1, 2)),
+    # float4: launch 0 whole tiles, 1 bounds-checked; 2 is the scalar tiling2d fallback.
+    "float4": Space("float4", (("BM", (64, 128)), ("BK", (32, 16)), ("UNROLL_K", (32, 16, 2)),
+                               ("MIN_BLOCKS", (2, 1, 4))), _float4, (0, 1), _float4_valid),
+}
+
+
+def space(rung: str) -> Space:
+    return SPACES[rung]

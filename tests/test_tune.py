@@ -1,0 +1,439 @@
+"""`gemmlab tune`, shape classes and `default`: everything but the GPU's figures, on a CPU.
+
+The search runs with a fake `Measure` (verification and timing are the GPU's part), so the plan,
+the compile-time rejections, the decision, the record and the dispatch built from it are all
+checked here; a `gpu` test judges the exported `default` on the GPU itself.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import itertools
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gemmlab import registry
+from gemmlab.cuda.compiler import HOPPER_ARCH, CompileError
+from gemmlab.export import export_text
+from gemmlab.tune import classes, default, record, search
+from gemmlab.tune.classes import CLASSES, InClass, ShapeClass, classify
+from gemmlab.tune.spaces import SPACES
+from tests.clitools import HAS_GPU, assert_one_line, files_under, invoke
+
+H200_SMS = 132
+GPU = {"name": "NVIDIA Test GPU", "sm_count": H200_SMS, "compute_capability": "9.0"}
+ALIGNED = search.ALIGNED
+
+# ---- shape classes -----------------------------------------------------------------------------
+
+
+def test_the_sweep_shapes_fall_in_the_classes_the_docs_say_on_the_h200():
+    big = (8192, 6144, 4096)
+    want = {(1024, 1024, 1024): "small-tiled", (2048, 2048, 2048): "medium-tiled",
+            (4096, 4096, 4096): "large-tiled", (8192, 8192, 8192): "large-tiled", big: "large-tiled",
+            (8191, 6143, 4095): "large-odd", (8191, 6144, 4096): "large-aligned",
+            (8192, 6143, 4096): "large-odd", (8192, 6144, 4095): "large-odd"}
+    for shape, key in want.items():
+        assert classify(*shape, H200_SMS).key == key, shape
+
+
+@pytest.mark.parametrize("sms", [100, 114, 132, 160])
+def test_each_representative_shape_is_in_its_own_class(sms):
+    reps = classes.representatives()
+    assert list(reps) == list(CLASSES)
+    for cls, shape in reps.items():
+        assert classify(*shape, sms) == cls, (cls, shape, sms)
+
+
+def test_classes_partition_every_shape():
+    for m, n, k in itertools.product((1, 4, 127, 128, 1023, 1024, 2048, 4095, 8192), repeat=3):
+        held = [c for c in CLASSES if InClass(c, H200_SMS)(ALIGNED, ALIGNED, ALIGNED, m, n, k)]
+        assert held == [classify(m, n, k, H200_SMS)]
+
+
+def test_in_class_says_its_bounds_in_words():
+    text = str(InClass(ShapeClass("medium", "odd"), H200_SMS))
+    assert text.startswith("shape class medium-odd on 132 SMs")
+    assert f"{H200_SMS * 128 * 128} < M·K ≤ {4 * H200_SMS * 128 * 128}" in text and "N % 4 != 0" in text
+
+
+def _read_class_text(text: str):
+    """An independent reading of `InClass`'s words: the bounds on M·K and the layout's clauses."""
+    m = re.fullmatch(r"shape class (\w+)-(\w+) on (\d+) SMs \((.*); (.*)\)", text)
+    assert m, text
+    bounds, layout = m.group(4), m.group(5)
+    lower = re.search(r"(\d+) < M·K", bounds) or re.search(r"M·K > (\d+)", bounds)
+    upper = re.search(r"M·K ≤ (\d+)", bounds)
+    lo, hi = int(lower.group(1)) if lower else 0, int(upper.group(1)) if upper else None
+    mods = [("MNK".index(d), int(v)) for d, v in re.findall(r"([MNK]) % (\d+)", layout)]
+
+    def holds(mm, n, k) -> bool:
+        dims = (mm, n, k)
+        size = lo < mm * k and (hi is None or mm * k <= hi)
+        if layout.startswith("N % 4 != 0"):
+            return size and (n % 4 != 0 or k % 4 != 0)
+        if layout.startswith("N % 4 == 0"):  # aligned, and not all of the tiled multiples
+            tiled = all(dims[i] % d == 0 for i, d in mods if d != 4)
+            return size and n % 4 == 0 and k % 4 == 0 and not tiled
+        return size and all(dims[i] % d == 0 for i, d in mods)
+
+    return holds
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=str)
+def test_in_class_text_matches_its_predicate(cls):
+    cond = InClass(cls, H200_SMS)
+    holds = _read_class_text(str(cond))
+    seen = set()
+    for m, n, k in itertools.product((1, 4, 127, 128, 1023, 1024, 2048, 2049, 4096, 8191, 8192), repeat=3):
+        decided = cond(ALIGNED, ALIGNED, ALIGNED, m, n, k)
+        assert decided == holds(m, n, k), (str(cond), m, n, k)
+        seen.add(decided)
+    assert seen == {True, False}
+
+
+def test_in_class_decides_in_cpp_as_in_python(tmp_path):
+    from tests.test_export import _run_host_program
+
+    conds = [InClass(c, sms) for c in CLASSES for sms in (114, 132)]
+    dims = (1, 3, 4, 127, 128, 129, 1023, 1024, 1025, 2047, 2048, 4096, 4097, 6144, 8191, 8192)
+    cases = list(itertools.product(dims, repeat=3))
+    funcs = "".join(f"static bool c{i}(int M, int N, int K) {{ return {c.cpp()}; }}\n"
+                    for i, c in enumerate(conds))
+    table = ",".join("{" + ",".join(map(str, s)) + "}" for s in cases)
+    calls = "".join(f"putchar('0' + c{i}(s[0], s[1], s[2]));" for i in range(len(conds)))
+    lines = _run_host_program(f"{funcs}static const int cases[][3] = {{{table}}};\n"
+                              f"int main() {{ for (auto& s : cases) {{ {calls} putchar('\\n'); }} }}\n",
+                              tmp_path)
+    for (m, n, k), line in zip(cases, lines, strict=True):
+        assert line == "".join(str(int(c(None, None, None, m, n, k))) for c in conds), (m, n, k)
+
+
+# ---- search spaces -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rung", list(SPACES))
+def test_a_space_rebuilds_its_rungs_launches_from_their_current_knobs(rung):
+    space = SPACES[rung]
+    launches = registry.get(rung).launches
+    for index in space.launches:
+        assert space.build(index, space.current(index)) == launches[index], (rung, index)
+
+
+@pytest.mark.parametrize("rung", list(SPACES))
+def test_candidates_start_with_the_current_knobs_and_never_repeat(rung):
+    space = SPACES[rung]
+    for index in space.launches:
+        cands = space.candidates(index)
+        assert cands[0] == space.current(index)
+        assert len({tuple(sorted(c.items())) for c in cands}) == len(cands) > 1
+        assert cands == space.candidates(index)  # the order is fixed
+
+
+def test_float4_space_skips_unrolls_longer_than_the_step_and_too_many_threads():
+    for knobs in SPACES["float4"].candidates(0):
+        assert knobs["UNROLL_K"] <= knobs["BK"] and knobs["BK"] % knobs["UNROLL_K"] == 0
+        assert (knobs["BM"] // 8) * (knobs["BM"] // 4) * knobs["MIN_BLOCKS"] <= 2048
+
+
+def test_plan_tunes_the_launch_the_rung_runs_at_the_shape():
+    tiled, _ = search.plan(["warptile"], (1024, 1024, 1024))
+    aligned, _ = search.plan(["warptile"], (1023, 1024, 1024))
+    odd, notes = search.plan(["warptile", "float4"], (1023, 1023, 1023))
+    assert {c.launch for c in tiled} == {0} and {c.launch for c in aligned} == {1}
+    assert {c.launch for c in odd} == {2} and all(c.built.host is not None for c in odd)
+    assert notes == ["float4 runs tiling2d (launch 2) at this shape, which its space does not tune"]
+
+
+def test_a_candidate_whose_precondition_misses_the_shape_is_rejected_without_compiling():
+    cands, _ = search.plan(["float4"], (64, 32, 64))  # whole 64² tiles, not 128² ones
+    assert {c.launch for c in cands} == {0}
+    for c in cands:
+        if c.knobs["BM"] == 128:
+            assert c.verdict == "rejected" and "does not hold at 64×32×64" in c.reason
+        else:
+            assert c.verdict == ""
+
+
+def test_a_candidate_that_spills_is_rejected_at_compile_time():
+    cands, _ = search.plan(["float4"], (1024, 1024, 1024))
+    spilling = [c for c in cands if c.knobs == {"BM": 128, "BK": 32, "UNROLL_K": 32, "MIN_BLOCKS": 4}]
+    clean = [c for c in cands if c.knobs == SPACES["float4"].current(0)]
+    search.compile_check(spilling + clean, HOPPER_ARCH)
+    (bad,), (good,) = spilling, clean
+    assert bad.verdict == "rejected" and "spills" in bad.reason and bad.spills > 0
+    assert good.verdict == "" and good.spills == 0 and good.registers > 0
+
+
+def test_a_candidate_that_does_not_compile_is_rejected_with_the_compilers_line(monkeypatch):
+    cands, _ = search.plan(["warptile"], (1024, 1024, 1024))
+
+    def broken(self, arch=None):
+        raise CompileError(self.source, arch, "prog.cu(12): error: BK must divide 128\n1 error")
+
+    monkeypatch.setattr(type(cands[0].built.kernel), "compile", broken)
+    search.compile_check(cands[:1], HOPPER_ARCH)
+    assert cands[0].verdict == "rejected"
+    assert cands[0].reason == "does not compile for sm_90a: prog.cu(12): error: BK must divide 128"
+
+
+def _timed(ms: list[float | None]) -> list[search.Candidate]:
+    cands, _ = search.plan(["warptile"], (1024, 1024, 1024))
+    for c, t in zip(cands, ms, strict=True):
+        if t is None:
+            c.reject("failed", "wrong")
+        else:
+            c.verdict, c.median_ms = "timed", t
+    return cands
+
+
+def test_decide_takes_the_lowest_median_and_the_first_tried_on_a_tie():
+    assert search.decide(_timed([2.0, 1.5, 1.7, None])).knobs == {"BK": 16, "MIN_BLOCKS": 1}
+    tie = _timed([2.0, 1.5, 1.5, 1.0 + 0.5])
+    assert search.decide(tie) is tie[1]
+    assert search.decide(_timed([None] * 4)) is None
+
+
+# ---- the search with a fake GPU ----------------------------------------------------------------
+
+
+class FakeMeasure:
+    """Times from a table by kernel label (slower: later in the space), failing what it is told to."""
+
+    def __init__(self, fail: set[str] = frozenset(), fast: dict[tuple[str, str], float] | None = None):
+        self.fail, self.fast, self.calls = fail, fast or {}, []
+
+    def verify(self, cands, shape, seed):
+        for c in cands:
+            if not c.verdict and c.kernel in self.fail:
+                c.reject("failed", "verification: normalised max error 1.0e-01 > 2e-05 (fp32)")
+
+    def time(self, cands, shape, warmup, iters, seed, progress):
+        self.calls.append((shape, iters))
+        for i, c in enumerate(cands):
+            if not c.verdict:
+                ms = self.fast.get((c.rung, "x".join(map(str, shape))), 10.0 + i)
+                c.verdict, c.reason, c.times_ms = "timed", "ok", [ms + 0.5, ms, ms - 0.5] * (iters // 3)
+        return {"cublas_ms": 10.0, "clocks_during_timing": {"samples": 0}}
+
+
+def _tune(measure=None, rungs=("warptile", "float4"), shapes=None) -> dict:
+    shapes = shapes or classes.representatives()
+    return search.tune(list(rungs), shapes, measure or FakeMeasure(), HOPPER_ARCH, GPU, {"torch": "x"},
+                       "abc123", iters=20, seed=5)
+
+
+@pytest.fixture(scope="module")
+def tuned() -> dict:
+    """Float4's current knobs fastest at 1024³, warptile's elsewhere."""
+    return _tune(FakeMeasure(fast={("float4", "1024x1024x1024"): 1.0}))
+
+
+def test_the_record_validates_and_names_gpu_classes_candidates_and_winners(tuned):
+    assert record.validate(tuned) is tuned
+    assert tuned["gpu"]["slug"] == "nvidia-test-gpu" and tuned["commit"] == "abc123"
+    assert list(tuned["classes"]) == [c.key for c in CLASSES]
+    small = tuned["classes"]["small-tiled"]
+    assert small["iters"] == 50 and tuned["classes"]["large-tiled"]["iters"] == 20  # ≥ 50 below 2048³
+    assert small["winner"]["rung"] == "float4" and small["winner"]["ratio_vs_cublas"] == 10.0
+    assert tuned["classes"]["large-tiled"]["winner"]["knobs"] == {"BK": 16, "MIN_BLOCKS": 2}
+    verdicts = {c["verdict"] for e in tuned["classes"].values() for c in e["candidates"]}
+    assert verdicts == {"timed", "rejected"}
+    rejected = [c for c in small["candidates"] if c["verdict"] == "rejected"]
+    assert rejected and all("spills" in c["reason"] for c in rejected)
+
+
+def test_the_same_timings_give_the_same_record(tuned):
+    again = _tune(FakeMeasure(fast={("float4", "1024x1024x1024"): 1.0}))
+    strip = lambda r: {k: v for k, v in r.items() if k != "date"}  # noqa: E731
+    assert json.dumps(strip(again)) == json.dumps(strip(tuned))
+
+
+def test_a_failed_candidate_never_wins_and_a_class_with_none_verified_has_no_winner():
+    labels = {c.kernel for cls, shape in classes.representatives().items()
+              for c in search.plan(["warptile"], shape)[0]}
+    rec = _tune(FakeMeasure(fail=labels - {"warptile[BK=8,MIN_BLOCKS=1,EXACT_TILES=1]"}), rungs=["warptile"])
+    assert rec["classes"]["large-tiled"]["winner"]["knobs"] == {"BK": 8, "MIN_BLOCKS": 1}
+    assert rec["classes"]["large-odd"]["winner"] is None
+    failed = [c for c in rec["classes"]["large-odd"]["candidates"]]
+    assert all(c["verdict"] == "failed" and c["median_ms"] is None for c in failed)
+
+
+def test_record_round_trip_and_install(tuned, tmp_path):
+    path = record.save(tuned, tmp_path / "results")
+    assert path.parent == tmp_path / "results" / "tune" / "nvidia-test-gpu"
+    assert record.load(path) == json.loads(json.dumps(tuned))
+    installed = record.install(tuned, tmp_path / "tuned")
+    assert installed == tmp_path / "tuned" / "nvidia-test-gpu.json"
+    found, why = record.find("NVIDIA Test GPU", H200_SMS, tmp_path / "tuned")
+    assert found == record.load(installed) and "nvidia-test-gpu.json" in why
+    assert record.find("NVIDIA Test GPU", 114, tmp_path / "tuned")[0] is None  # another SM count
+    assert record.find("NVIDIA Other", H200_SMS, tmp_path / "tuned")[0] is None
+
+
+@pytest.mark.parametrize(("change", "fragment"), [
+    (lambda r: r.update(kind="bench"), "not a tune record"),
+    (lambda r: r["gpu"].pop("sm_count"), "sm_count"),
+    (lambda r: r["classes"].update(huge={"candidates": []}), "unknown shape class 'huge'"),
+    (lambda r: r["classes"]["small-odd"]["candidates"][0].update(verdict="great"), "verdict"),
+    (lambda r: r["classes"]["small-odd"]["winner"].update(launch="0"), "winner needs"),
+])
+def test_a_malformed_record_is_refused_in_one_line(tuned, change, fragment):
+    bad = copy.deepcopy(tuned)
+    change(bad)
+    with pytest.raises(record.RecordError) as info:
+        record.validate(bad)
+    assert fragment in str(info.value) and "\n" not in str(info.value)
+
+
+# ---- default: dispatch from the record ---------------------------------------------------------
+
+
+def _default(rec: dict | None) -> registry.Implementation:
+    launches = default.launches_from(rec, registry.get(default.BUILTIN).launches)
+    return dataclasses.replace(registry.get("default"), launches=launches)
+
+
+def _selected(impl, m, n, k):
+    return next(x for x in impl.launches if x.when is None or x.when(ALIGNED, ALIGNED, ALIGNED, m, n, k))
+
+
+def test_default_without_a_record_is_warptile():
+    assert _default(None).launches == registry.get("warptile").launches
+
+
+def test_default_runs_each_classs_winner_on_every_shape_of_the_class(tuned):
+    impl = _default(tuned)
+    builtin = registry.get("warptile").launches
+    assert impl.launches[-len(builtin):] == builtin and impl.launches[-1].when is None
+    for key, entry in tuned["classes"].items():
+        winner = default.rebuild(entry["winner"])
+        for shape in [tuple(entry["shape"])] + [s for s in itertools.product((1024, 1020, 1021, 2048), repeat=3)
+                                                if classify(*s, H200_SMS).key == key]:
+            chosen = _selected(impl, *shape)
+            if winner.when is None or winner.when(ALIGNED, ALIGNED, ALIGNED, *shape):
+                assert chosen.kernel == winner.kernel and chosen.host == winner.host, (key, shape)
+                assert isinstance(chosen.when.parts[0] if hasattr(chosen.when, "parts") else chosen.when,
+                                  InClass)
+            else:  # the winner's own precondition misses: what warptile runs
+                assert chosen in builtin, (key, shape)
+    assert _selected(impl, 1024, 1024, 1024).kernel.entry == "float4_tiled"
+    assert _selected(impl, 8192, 6144, 4096).kernel.label == "warptile[BK=16,MIN_BLOCKS=2,EXACT_TILES=1]"
+
+
+def test_a_record_naming_a_rung_without_a_space_is_refused(tuned):
+    bad = copy.deepcopy(tuned)
+    bad["classes"]["small-tiled"]["winner"]["rung"] = "naive"
+    with pytest.raises(record.RecordError, match="no search space"):
+        _default(bad)
+
+
+def test_the_registrys_default_is_a_cuda_fp32_rung_after_the_ladder():
+    impl = registry.get("default")
+    assert impl.family is registry.Family.CUDA and impl.precision == "fp32"
+    assert impl.rung == max(i.rung for i in registry.IMPLEMENTATIONS if i is not impl) + 1
+    assert registry.IMPLEMENTATIONS[-1] is impl and impl.launches[-1].when is None
+    assert set(impl.sources) >= {"kernels/cuda/11_warptile.cu"}
+
+
+def test_list_and_explain_say_which_record_default_dispatches_by():
+    listed = " ".join(invoke("list").output.split())
+    assert "default = " in listed
+    explained = " ".join(invoke("explain", "default").output.split())
+    assert "tune record" in explained and "shape classes" in explained.lower()
+
+
+# ---- export ------------------------------------------------------------------------------------
+
+
+def test_the_exported_default_carries_every_class_condition_in_dispatch_order(tuned):
+    impl = _default(tuned)
+    text = export_text(impl, "default.cu")
+    body = text.split('extern "C" void solve(')[1]
+    positions = [body.index(InClass(c, H200_SMS).cpp()) for c in CLASSES]
+    assert positions == sorted(positions)
+    assert "gemmlab::v0::float4_tiled" in text and "warptile" in text
+    assert text.count("static void launch_") == len(impl.launches)
+
+
+def test_nvcc_builds_the_exported_default(tuned, tmp_path):
+    from tests.test_export import NVCC_FLAGS, nvcc
+
+    source = tmp_path / "default.cu"
+    source.write_text(export_text(_default(tuned), source.name))
+    proc = subprocess.run([nvcc(), *NVCC_FLAGS, "-o", str(tmp_path / "default.so"), str(source)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "warning" not in (proc.stdout + proc.stderr).lower()
+
+
+# ---- the command line --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("args", "fragments"), [
+    (["no-such-rung"], ["unknown implementation 'no-such-rung'"]),
+    (["naive"], ["naive has no search space", "warptile, float4"]),
+    (["warptile", "--shape", "8192x6144"], ["expected MxNxK"]),
+    (["warptile", "--shape", "0x1x1"], ["M=0 is outside"]),
+    (["warptile", "-o", "missing/t.json"], ["no such folder"]),
+    (["warptile", "--iters", "5"], []),
+])
+def test_tune_mistakes_exit_2_before_anything_runs_or_is_written(tmp_path, monkeypatch, args, fragments):
+    monkeypatch.chdir(tmp_path)
+    result = invoke("tune", *args)
+    assert result.exit_code == 2, result.output
+    for fragment in fragments:
+        assert fragment in " ".join(result.output.split())
+    assert files_under(tmp_path) == set()
+
+
+def test_tune_with_an_existing_output_needs_force(tmp_path):
+    target = tmp_path / "t.json"
+    target.write_text("keep")
+    assert_one_line(invoke("tune", "warptile", "-o", target), 2, "exists", "--force")
+    assert target.read_text() == "keep"
+
+
+@pytest.mark.skipif(HAS_GPU, reason="checks the message where there is no GPU")
+def test_tune_without_a_gpu_exits_3_in_one_line(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert_one_line(invoke("tune", "warptile", "float4"), 3, "no CUDA GPU")
+    assert files_under(tmp_path) == set()
+
+
+def test_two_shapes_of_one_class_are_a_usage_error():
+    from gemmlab.tune import command
+    from gemmlab.ui.errors import UsageError
+
+    assert list(command.by_class([(1024, 1024, 1024), (8192, 6144, 4096)], H200_SMS).values()) == \
+        [(1024, 1024, 1024), (8192, 6144, 4096)]
+    with pytest.raises(UsageError, match="both in shape class large-tiled"):
+        command.by_class([(8192, 6144, 4096), (4096, 4096, 4096)], H200_SMS)
+
+
+def test_installed_records_are_package_data_and_valid():
+    text = Path("pyproject.toml").read_text()
+    assert '"tuned/*.json"' in text and '"tune/*.md"' in text
+    for path in record.INSTALLED.glob("*.json"):
+        rec = record.load(path)
+        assert path.stem == rec["gpu"]["slug"]
+        default.launches_from(rec, registry.get("warptile").launches)  # every winner rebuilds
+
+
+# ---- on the GPU --------------------------------------------------------------------------------
+
+
+@pytest.mark.gpu
+def test_the_exported_default_is_accepted_by_the_judge(tmp_path):
+    from gemmlab.judge.isolate import judge_file
+
+    path = tmp_path / "default.cu"
+    path.write_text(export_text(registry.get("default"), path.name))
+    v = judge_file(path, seed=49)
+    assert v.passed, (v.failure, v.log[-2000:])
+    assert any(c["group"] == "perf" and c["status"] == "pass" for c in v.cases)
