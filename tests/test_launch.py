@@ -140,3 +140,36 @@ def test_padded_host_copies_in_runs_padded_and_copies_back():
     spans = [(a, m * n4 * 4), (b, n4 * k4 * 4), (c, m * k4 * 4)]
     for (start, size), (following, _) in zip(spans, spans[1:] + [(base + workspace.numel(), 0)], strict=True):
         assert start % 16 == 0 and start + size <= following
+
+
+def test_transposed_host_writes_at_and_pads_b_only_when_asked():
+    """bigtile: every call first writes Aᵀ (N rows of pitch(M)); its fallback also copies B into
+    rows of pitch(K), and the kernel reads those in place of A and B; C is the caller's."""
+    from gemmlab.cuda import pad, transposed
+
+    fast, fallback = registry.get("bigtile").launches
+    assert fast.when is not None and fallback.when is None
+    assert fast.host == transposed.TransposedA() and fallback.host == transposed.TransposedA(pad_b=True)
+    m, n, k = 301, 257, 299
+    m4, k4 = 304, 300
+    call = _call(m, n, k)
+    for launch, kernels in ((fast, [transposed.TRANSPOSE_FP32]), (fallback, [transposed.TRANSPOSE_FP32, pad.PAD_COPY])):
+        workspace = torch.empty(launch.workspace_bytes(m, n, k), dtype=torch.uint8)
+        steps = launch.steps(call, workspace)
+        assert [s.kernel for s in steps[:-1]] == kernels and steps[-1].kernel == launch.kernel
+        at = workspace.data_ptr()
+        t = steps[0]
+        assert t.args[:2] == (call.a.data_ptr(), at) and [int(x) for x in t.args[2:]] == [m, n, m4]
+        assert t.grid == (-(-n // 64), -(-m4 // 64), 1)
+        main = steps[-1]
+        assert main.args[0] == at and main.args[2] == call.c.data_ptr()
+        assert [int(x) for x in main.args[3:]] == [m, n, k]
+        assert main.grid == (-(-k // 128), -(-m // 128), 1)
+        if launch is fast:
+            assert main.args[1] == call.b.data_ptr() and workspace.numel() >= n * m4 * 4
+        else:
+            copy = steps[1]
+            b = main.args[1]
+            assert copy.args[:2] == (call.b.data_ptr(), b) and [int(x) for x in copy.args[2:]] == [n, k, k, n, k4]
+            # Aᵀ and the padded B do not overlap, B is 16-byte aligned, both inside the workspace.
+            assert b % 16 == 0 and b >= at + n * m4 * 4 and b + n * k4 * 4 <= at + workspace.numel()

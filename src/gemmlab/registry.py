@@ -244,21 +244,23 @@ def _bigtile_smem(d) -> int:
 
 def _bigtile_derive(d) -> dict:
     """A warp per 64×64 block of C, WARPS_M × WARPS_N of them per block; A_T: Aᵀ by a pre-pass."""
+    host = TransposedA(pad_b=bool(d.get("PAD_B"))) if d.get("A_T") else None
     return {"block": (32 * d["WARPS_M"] * d["WARPS_N"], 1), "tile": (64 * d["WARPS_M"], 64 * d["WARPS_N"]),
-            "step": d["BK"], "host": TransposedA() if d.get("A_T") else None}
+            "step": d["BK"], "host": host}
 
 
-def _bigtile(vec: int, a_t: int = 1, j_outer: int = 1, warps_m: int = 2, warps_n: int = 2, bk: int = 16,
+def _bigtile(pad_b: bool, j_outer: int = 1, warps_m: int = 2, warps_n: int = 2, bk: int = 16,
              stages: int = 4, min_blocks: int = 2) -> Launch:
-    # The knobs chosen on the H200 (scripts/tune.py, 2026-11-30): Aᵀ by a pre-pass and the FMAs
-    # of one reduction index column by column; `gemmlab tune bigtile` searches the rest.
+    """bigtile reading Aᵀ (a pre-pass) and B by 16-byte copies: B as it lies where K % 4 == 0 and
+    B and C are aligned, else B's padded copy (a second pre-pass), for any shape."""
+    # J_OUTER 1 (the FMAs of one index column by column) was chosen on the H200 (scripts/tune.py,
+    # 2026-11-30); `gemmlab tune bigtile` searches the rest.
     defines = {"WARPS_M": warps_m, "WARPS_N": warps_n, "BK": bk, "STAGES": stages,
-               "MIN_BLOCKS": min_blocks, "VEC": vec, "A_T": a_t, "J_OUTER": j_outer}
+               "MIN_BLOCKS": min_blocks, "VEC": 4, "A_T": 1, "J_OUTER": j_outer, "PAD_B": int(pad_b)}
     # With Aᵀ (ours, aligned) the 16-byte path needs only B's rows and C's to be aligned.
-    fast = Requires(k=4, align=16, operands="BC") if a_t else VEC4
-    return Launch("16_bigtile.cu", "bigtile", when=fast if vec == 4 else None, min_cc=(8, 0),
-                  smem=_bigtile_smem, derive=_bigtile_derive, defines=defines,
-                  **_bigtile_derive(defines))
+    when = None if pad_b else Requires(k=4, align=16, operands="BC")
+    return Launch("16_bigtile.cu", "bigtile", when=when, min_cc=(8, 0), smem=_bigtile_smem,
+                  derive=_bigtile_derive, defines=defines, **_bigtile_derive(defines))
 
 
 def _cu(stem: str) -> tuple[str, ...]:
@@ -436,7 +438,7 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         "bigtile", CUDA, 20, FP32, (8, 0),
         "strict FP32: 8×16 outputs per thread, Aᵀ and B by a 4-stage cp.async pipeline",
         _md("16_bigtile"), _cu("16_bigtile"),
-        launches=(_bigtile(4), _bigtile(1)),
+        launches=(_bigtile(pad_b=False), _bigtile(pad_b=True)),
     ),
 )
 

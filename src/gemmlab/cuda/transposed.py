@@ -7,6 +7,11 @@ kernel runs with ``(Aᵀ, B, C, M, N, K)``. Aᵀ is the workspace's, hence alway
 aligned and in rows of a multiple of 4: the kernel's A side needs nothing of
 the caller's shape or pointer. At the performance shape the pass moves 2 × 128
 MB, about 1 % of the product's time.
+
+With ``pad_b`` the plan also copies B into rows of pitch(K) floats (pad.cu's
+pad_copy; zeros in the padding, which only ever lands in columns of C that are
+not stored), so that the kernel's 16-byte copies serve any K: a K that is not a
+multiple of 4 costs one more streaming pass, not the 4-byte copies' issue slots.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import torch
 
 from . import launch as cl
 from .hopper import TRANSPOSE_TILE as TILE  # the pre-pass file's square tile
+from .pad import PAD_COPY
 from .rung import Call, Kernel, Launch, Step
 
 TRANSPOSE_FP32 = Kernel("hopper_prepass.cu", "transpose_fp32", (256, 1))
@@ -29,22 +35,38 @@ def pitch(x: int) -> int:
 
 @dataclass(frozen=True)
 class TransposedA:
-    """Host of a launch whose kernel reads Aᵀ from the workspace."""
+    """Host of a launch whose kernel reads Aᵀ (and, with ``pad_b``, a padded B) from the workspace."""
 
-    label = "Aᵀ pre-pass"
+    pad_b: bool = False
+
+    @property
+    def label(self) -> str:
+        return "Aᵀ, padded B pre-passes" if self.pad_b else "Aᵀ pre-pass"
 
     def kernels(self, launch: Launch) -> tuple[Kernel, ...]:
-        return (TRANSPOSE_FP32,)
+        return (TRANSPOSE_FP32, PAD_COPY) if self.pad_b else (TRANSPOSE_FP32,)
+
+    @staticmethod
+    def layout(m: int, n: int, k: int) -> tuple[int, int]:
+        """Byte offset of the padded B in the workspace (Aᵀ at 0), and the size with it."""
+        b_at = -(-n * pitch(m) * 4 // 1024) * 1024
+        return b_at, b_at + n * pitch(k) * 4
 
     def workspace_bytes(self, launch: Launch, m: int, n: int, k: int) -> int:
-        return n * pitch(m) * 4
+        return self.layout(m, n, k)[1] if self.pad_b else n * pitch(m) * 4
 
     def steps(self, launch: Launch, call: Call, workspace: torch.Tensor) -> list[Step]:
-        m, n = call.m, call.n
+        m, n, k = call.m, call.n, call.k
         at = workspace.data_ptr()
         # The transpose reads its source as "N×K" rows: here A's M rows of N.
         grid = (-(-n // TILE), -(-pitch(m) // TILE), 1)
-        return [
-            Step(TRANSPOSE_FP32, grid, (call.a.data_ptr(), at, cl.i32(m), cl.i32(n), cl.i32(pitch(m)))),
-            Step(launch.kernel, launch.grid(m, call.k), (at, *call.gemm_args()[1:])),
-        ]
+        steps = [Step(TRANSPOSE_FP32, grid, (call.a.data_ptr(), at, cl.i32(m), cl.i32(n), cl.i32(pitch(m))))]
+        b = call.b.data_ptr()
+        if self.pad_b:
+            b_pad = at + self.layout(m, n, k)[0]
+            cols = pitch(k)
+            steps.append(Step(PAD_COPY, (-(-cols // PAD_COPY.block[0]), n, 1),
+                              (b, b_pad, *map(cl.i32, (n, k, k, n, cols)))))
+            b = b_pad
+        steps.append(Step(launch.kernel, launch.grid(m, k), (at, b, *call.gemm_args()[2:])))
+        return steps

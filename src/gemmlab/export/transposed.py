@@ -1,4 +1,4 @@
-"""`transposed.TransposedA` in C++: Aᵀ written into the workspace, then the kernel reads it.
+"""`transposed.TransposedA` in C++: Aᵀ (and a padded B) written into the workspace, then the kernel.
 
 Step for step as `TransposedA.steps` plans a call.
 """
@@ -13,10 +13,23 @@ from .source import Variants
 
 def body(launch: Launch, variants: Variants) -> list[str]:
     tile = transposed.TILE
+    host = launch.host
     lines = ["// TransposedA: the kernel reads Aᵀ (N rows of pitch(M) floats) from the workspace",
-             "const int m4 = (M + 3) / 4 * 4;  // pitch(M)",
-             "float* at = (float*)workspace((size_t)N * m4 * 4);", "if (!at) return;"]
+             "const int m4 = (M + 3) / 4 * 4;  // pitch(M)"]
+    if host.pad_b:
+        lines += ["// ... and B copied into rows of pitch(K) floats, after Aᵀ",
+                  "const int k4 = (K + 3) / 4 * 4;  // pitch(K)",
+                  "const size_t b_at = round_up((size_t)N * m4 * 4, 1024);",
+                  "char* base = workspace(b_at + (size_t)N * k4 * 4);", "if (!base) return;",
+                  "float* at = (float*)base;", "float* b = (float*)(base + b_at);"]
+    else:
+        lines += ["float* at = (float*)workspace((size_t)N * m4 * 4);", "if (!at) return;",
+                  "const float* b = B;"]
     lines += kernel_launch(transposed.TRANSPOSE_FP32, variants,
                            f"dim3(ceil_div(N, {tile}), ceil_div(m4, {tile}))", "A, at, M, N, m4", "transpose_a")
-    lines += main_launch(launch, variants, "at, B, C, M, N, K")
+    if host.pad_b:
+        width = transposed.PAD_COPY.block[0]
+        lines += kernel_launch(transposed.PAD_COPY, variants, f"dim3(ceil_div(k4, {width}), N)",
+                               "B, b, N, K, K, N, k4", "pad_b")
+    lines += main_launch(launch, variants, "at, b, C, M, N, K")
     return lines

@@ -67,12 +67,12 @@ def _float4_valid(knobs: Mapping[str, int]) -> bool:
 
 
 def _bigtile(index: int, knobs: Mapping[str, int]) -> Launch:
-    return registry._bigtile(4 if index == 0 else 1, 1, knobs["J_OUTER"], knobs["WARPS_M"], 2,
-                             knobs["BK"], knobs["STAGES"], 2 if knobs["WARPS_M"] == 2 else 1)
+    return registry._bigtile(index == 1, knobs["J_OUTER"], knobs["WARPS_M"], 2, knobs["BK"], knobs["STAGES"],
+                             2 if knobs["WARPS_M"] == 2 else 1)
 
 
 SPACES: dict[str, Space] = {
-    # bigtile: launch 0 16-byte copies, 1 4-byte copies (any shape). MIN_BLOCKS follows the warps:
+    # bigtile: launch 0 B as it lies, 1 B's padded copy (any shape). MIN_BLOCKS follows the warps:
     # two 128-thread blocks or one 256-thread block per SM. A_T stays 1: A as it lies (A_T 0) lost
     # at every setting tried (16_bigtile.md).
     "bigtile": Space("bigtile", (("J_OUTER", (1, 0)), ("WARPS_M", (2, 4)), ("BK", (16, 8)), ("STAGES", (4, 3))),

@@ -20,7 +20,8 @@
 // A warp owns a 64×64 block of C (lanes 8 down × 4 across); the block has
 // WARPS_M × WARPS_N warps. Knobs: WARPS_M, WARPS_N, BK (4, 8, 16 or 32),
 // STAGES, MIN_BLOCKS, VEC (4: 16-byte copies, needs N % 4 == 0, K % 4 == 0
-// and aligned pointers; 1: 4-byte copies, any shape and alignment).
+// and aligned pointers; 1: 4-byte copies, any shape and alignment), A_T (A
+// as Aᵀ from a pre-pass), PAD_B (B from a padded copy), UNROLL_K, J_OUTER.
 #include "common.cuh"
 
 #ifndef WARPS_M
@@ -47,6 +48,11 @@
 #ifndef J_OUTER
 #define J_OUTER 0  // A_T: the FMAs of one index column by column (1) or row by row (0)
 #endif
+#ifndef PAD_B
+#define PAD_B 0  // 1: B arrives in rows of pitch(K) floats (the host's padded copy), for any K
+#endif
+// B's row length in floats: K, or K rounded up to a multiple of 4 in the padded copy.
+#define LDB(K) (PAD_B ? ((K) + 3) / 4 * 4 : (K))
 #ifndef A_T
 #define A_T 0  // 1: A arrives as Aᵀ (N rows of pitch(M) floats), made by the host's pre-pass
 #endif
@@ -99,13 +105,13 @@ struct Copier {
         ca = tid % CHUNKS;
         rb = tid / (BN / 4);
         a = A + (size_t)(row0 + ra) * N + 4 * ca;
-        b = B + (size_t)rb * K + col0 + cb;
+        b = B + (size_t)rb * LDB(K) + col0 + cb;
         a_dst = a_at(ra, ca);
         b_dst = rb * BN + cb;
         a_rows_in = 0;
 #pragma unroll
         for (int l = 0; l < A_COPIES; ++l) a_rows_in |= unsigned(row0 + ra + l * A_ROWS_APART < M) << l;
-        b_col_in = col0 + cb < K;
+        b_col_in = col0 + cb < LDB(K);  // the padded copy's extra columns are zeros
     }
     // Copy reduction step t of A (BM×BK) and B (BK×BN) into one stage; zeros outside.
     __device__ __forceinline__ void step(float* As, float* Bs, const float* A, const float* B, int N,
@@ -121,7 +127,7 @@ struct Copier {
 #pragma unroll
         for (int l = 0; l < B_COPIES; ++l) {
             const bool in = b_col_in && n0 + rb + l * B_ROWS_APART < N;
-            const float* src = b + (size_t)(n0 + l * B_ROWS_APART) * K;
+            const float* src = b + (size_t)(n0 + l * B_ROWS_APART) * LDB(K);
             cp_async16(&Bs[b_dst + l * B_ROWS_APART * BN], in ? src : B, in);
         }
     }
@@ -263,7 +269,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(GEMM_A
     }
     cp_async_wait<0>();  // nothing may still be writing shared memory when the block exits
 
-    const bool vec_c = VEC == 4 || (K % 4 == 0 && reinterpret_cast<size_t>(C) % 16 == 0);
+    // float4 stores where C's rows allow them (the 16-byte path without PAD_B guarantees it).
+    const bool vec_c = (VEC == 4 && !PAD_B) || (K % 4 == 0 && reinterpret_cast<size_t>(C) % 16 == 0);
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
         const int row = row0 + wr + my_row(lane, i);
