@@ -260,8 +260,11 @@ def test_a_failed_candidate_never_wins_and_a_class_with_none_verified_has_no_win
     rec = _tune(FakeMeasure(fail=labels - {"warptile[BK=8,MIN_BLOCKS=1,EXACT_TILES=1]"}), rungs=["warptile"])
     assert rec["classes"]["large-tiled"]["winner"]["knobs"] == {"BK": 8, "MIN_BLOCKS": 1}
     assert rec["classes"]["large-odd"]["winner"] is None
-    failed = [c for c in rec["classes"]["large-odd"]["candidates"]]
-    assert all(c["verdict"] == "failed" and c["median_ms"] is None for c in failed)
+    # Every candidate there failed verification, or was rejected before it (a candidate that spills
+    # under one NVRTC may not under another: NVRTC 13.0 spills warptile's padded BK=16, 13.5 not).
+    tried = rec["classes"]["large-odd"]["candidates"]
+    assert all(c["verdict"] in ("failed", "rejected") and c["median_ms"] is None for c in tried)
+    assert any(c["verdict"] == "failed" for c in tried)
 
 
 def test_record_round_trip_and_install(tuned, tmp_path):

@@ -43,16 +43,16 @@ def exportable(impl: registry.Implementation) -> None:
 
 
 def gemmlab_commit() -> str:
-    """The checkout's commit (marked -dirty with local edits); outside a git checkout (a copy of
-    the tree on a GPU machine) $GEMMLAB_COMMIT if set, else ""."""
+    """$GEMMLAB_COMMIT where set (a copy of the tree on a GPU machine, whose own git state may be
+    stale), else the checkout's commit (marked -dirty with local edits), else ""."""
+    if os.environ.get("GEMMLAB_COMMIT"):
+        return os.environ["GEMMLAB_COMMIT"]
     try:
         out = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=12"],
                              cwd=Path(__file__).parent, capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
-        out = None
-    if out is not None and out.returncode == 0:
-        return out.stdout.strip()
-    return os.environ.get("GEMMLAB_COMMIT", "")
+        return ""
+    return out.stdout.strip() if out.returncode == 0 else ""
 
 
 def _collect(impl: registry.Implementation) -> Variants:
