@@ -249,12 +249,12 @@ def _bigtile_derive(d) -> dict:
             "step": d["BK"], "host": host}
 
 
-def _bigtile(pad_b: bool, j_outer: int = 1, warps_m: int = 2, warps_n: int = 2, bk: int = 16,
+def _bigtile(pad_b: bool, j_outer: int = 2, warps_m: int = 2, warps_n: int = 2, bk: int = 16,
              stages: int = 4, min_blocks: int = 2) -> Launch:
     """bigtile reading Aᵀ (a pre-pass) and B by 16-byte copies: B as it lies where K % 4 == 0 and
     B and C are aligned, else B's padded copy (a second pre-pass), for any shape."""
-    # J_OUTER 1 (the FMAs of one index column by column) was chosen on the H200 (scripts/tune.py,
-    # 2026-11-30); `gemmlab tune bigtile` searches the rest.
+    # J_OUTER 2 (the FMAs of one index column by column, down then up) was chosen on the H200
+    # (scripts/tune.py, 2026-11-30); `gemmlab tune bigtile` searches the rest.
     defines = {"WARPS_M": warps_m, "WARPS_N": warps_n, "BK": bk, "STAGES": stages,
                "MIN_BLOCKS": min_blocks, "VEC": 4, "A_T": 1, "J_OUTER": j_outer, "PAD_B": int(pad_b)}
     # With Aᵀ (ours, aligned) the 16-byte path needs only B's rows and C's to be aligned.

@@ -172,19 +172,38 @@ def _config(grid: tuple[int, ...], block: tuple[int, ...], smem: int,
     return config
 
 
-def launch(kernel, grid: tuple[int, ...], block: tuple[int, ...], smem: int, *args,
-           cluster: tuple[int, int, int] = (1, 1, 1)) -> None:
-    """Launch on torch's current stream; ``grid`` counts blocks, a multiple of ``cluster``."""
-    from cuda.bindings import driver
+@dataclass(frozen=True)
+class Prepared:
+    """One launch with everything worked out: its driver config (stream included) and its packed
+    parameters. Running it again costs one driver call; `CudaSolver` keeps these per call site."""
 
+    kernel: object
+    config: object
+    pointers: ctypes.Array
+    keep: list  # what `pointers` points into
+
+    def run(self) -> None:
+        from cuda.bindings import driver
+
+        _check(driver.cuLaunchKernelEx(self.config, self.kernel.handle, ctypes.addressof(self.pointers), 0),
+               f"launching {getattr(self.kernel, 'name', 'kernel')}")
+
+
+def prepare(kernel, grid: tuple[int, ...], block: tuple[int, ...], smem: int, *args,
+            cluster: tuple[int, int, int] = (1, 1, 1)) -> Prepared:
+    """A launch on torch's current stream, ready to run (`Prepared.run`) once or many times."""
     dev = current_device()
     if smem > DEFAULT_DYNAMIC_SMEM:
         _raise_smem_limit(kernel, smem, dev.device_id)
     config = _config(grid, block, smem, cluster)
     pointers, keep = pack(args)
-    _check(driver.cuLaunchKernelEx(config, kernel.handle, ctypes.addressof(pointers), 0),
-           f"launching {getattr(kernel, 'name', 'kernel')}")
-    del keep
+    return Prepared(kernel, config, pointers, keep)
+
+
+def launch(kernel, grid: tuple[int, ...], block: tuple[int, ...], smem: int, *args,
+           cluster: tuple[int, int, int] = (1, 1, 1)) -> None:
+    """Launch on torch's current stream; ``grid`` counts blocks, a multiple of ``cluster``."""
+    prepare(kernel, grid, block, smem, *args, cluster=cluster).run()
 
 
 _resident: dict[tuple, int] = {}

@@ -193,7 +193,15 @@ class Launch:
 
 
 class CudaSolver:
-    """Callable ``solve`` for one rung: select a launch, compile once, plan, launch."""
+    """Callable ``solve`` for one rung: select a launch, compile once, plan, launch.
+
+    A call with the same pointers, shape, device and stream as an earlier one runs the same
+    kernels with the same arguments (the choice depends on nothing else), so its prepared
+    launches are kept and replayed: at 1024³ the Python planning would otherwise take longer
+    than the kernels, and the GPU would wait on it.
+    """
+
+    PLANS = 64  # prepared calls kept; the oldest goes first
 
     def __init__(self, launches: tuple[Launch, ...]):
         if not launches or launches[-1].when is not None:
@@ -201,6 +209,7 @@ class CudaSolver:
         self.launches = launches
         self._loaded: dict[tuple, object] = {}
         self._workspace: dict[tuple[int, int], torch.Tensor] = {}
+        self._plans: dict[tuple, list[cl.Prepared]] = {}
 
     def select(self, a, b, c, m, n, k) -> Launch:
         return next(x for x in self.launches if x.applies(a, b, c, m, n, k))
@@ -220,19 +229,35 @@ class CudaSolver:
         key = (device.index or 0, torch.cuda.current_stream(device).cuda_stream)
         ws = self._workspace.get(key)
         if ws is None or ws.numel() < nbytes:
+            # Prepared calls may point into the old scratch: none of them may run again.
+            self._plans.clear()
             ws = self._workspace[key] = torch.empty(nbytes, dtype=torch.uint8, device=device)
         return ws
 
     def __call__(self, a, b, c, m, n, k) -> None:
+        key = (a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k, a.device.index,
+               torch.cuda.current_stream(a.device).cuda_stream)
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plan(a, b, c, m, n, k)
+            if len(self._plans) >= self.PLANS:
+                del self._plans[next(iter(self._plans))]
+            self._plans[key] = plan
+        for prepared in plan:
+            prepared.run()
+
+    def _plan(self, a, b, c, m, n, k) -> list[cl.Prepared]:
         spec = self.select(a, b, c, m, n, k)
         workspace = self.workspace(spec.workspace_bytes(m, n, k), a.device)
+        plan = []
         for step in spec.steps(Call(a, b, c, m, n, k), workspace):
             kernel = self.load(step.kernel)
             grid = step.grid
             if spec.persistent and step.kernel == spec.kernel:
                 grid = self._resident_grid(kernel, step)
-            cl.launch(kernel, grid, step.kernel.block, step.kernel.smem, *step.args,
-                      cluster=step.kernel.cluster)
+            plan.append(cl.prepare(kernel, grid, step.kernel.block, step.kernel.smem, *step.args,
+                                   cluster=step.kernel.cluster))
+        return plan
 
     @staticmethod
     def _resident_grid(kernel, step: Step) -> tuple[int, int, int]:

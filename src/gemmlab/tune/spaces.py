@@ -75,7 +75,7 @@ SPACES: dict[str, Space] = {
     # bigtile: launch 0 B as it lies, 1 B's padded copy (any shape). MIN_BLOCKS follows the warps:
     # two 128-thread blocks or one 256-thread block per SM. A_T stays 1: A as it lies (A_T 0) lost
     # at every setting tried (16_bigtile.md).
-    "bigtile": Space("bigtile", (("J_OUTER", (1, 0)), ("WARPS_M", (2, 4)), ("BK", (16, 8)), ("STAGES", (4, 3))),
+    "bigtile": Space("bigtile", (("J_OUTER", (2, 1, 0)), ("WARPS_M", (2, 4)), ("BK", (16, 8)), ("STAGES", (4, 3))),
                      _bigtile, (0, 1)),
     # warptile: launch 0 whole tiles, 1 float4 bounds-checked, 2 the same on padded copies.
     "warptile": Space("warptile", (("BK", (16, 8)), ("MIN_BLOCKS", (2, 1))), _warptile, (0, 1, 2)),

@@ -46,7 +46,8 @@
 #define UNROLL_K BK  // A_T: how far the reduction loop of one step is unrolled (the loop's code size)
 #endif
 #ifndef J_OUTER
-#define J_OUTER 0  // A_T: the FMAs of one index column by column (1) or row by row (0)
+#define J_OUTER 0  // A_T: the order of one index's FMAs: row by row (0), column by column (1),
+                   // column by column down and up (2), by float4 groups of columns (3)
 #endif
 #ifndef PAD_B
 #define PAD_B 0  // 1: B arrives in rows of pitch(K) floats (the host's padded copy), for any K
@@ -223,11 +224,27 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(GEMM_A
 #pragma unroll UNROLL_K
         for (int k = 0; k < BK; ++k) {
             if (k + 1 < BK) fetch((k + 1) % 2, k + 1);
-            if (J_OUTER) {
+            if (J_OUTER == 1) {
 #pragma unroll
                 for (int j = 0; j < 16; ++j)
 #pragma unroll
                     for (int i = 0; i < 8; ++i) acc[i][j] = fmaf(a[k % 2][i], b[k % 2][j], acc[i][j]);
+            } else if (J_OUTER == 2) {  // column by column, down then up: each turn reuses a[i]
+#pragma unroll
+                for (int j = 0; j < 16; ++j)
+#pragma unroll
+                    for (int x = 0; x < 8; ++x) {
+                        const int i = j % 2 ? 7 - x : x;
+                        acc[i][j] = fmaf(a[k % 2][i], b[k % 2][j], acc[i][j]);
+                    }
+            } else if (J_OUTER == 3) {  // by float4 of columns: 4 FMAs in a row share a[i]
+#pragma unroll
+                for (int g = 0; g < 4; ++g)
+#pragma unroll
+                    for (int i = 0; i < 8; ++i)
+#pragma unroll
+                        for (int jj = 0; jj < 4; ++jj)
+                            acc[i][4 * g + jj] = fmaf(a[k % 2][i], b[k % 2][4 * g + jj], acc[i][4 * g + jj]);
             } else {
 #pragma unroll
                 for (int i = 0; i < 8; ++i)
