@@ -691,12 +691,7 @@ def export_cmd(
 
     impl = usage.names([name])[0]
     path = output or Path(f"{impl.name}.cu")
-    if path.is_dir():
-        raise UsageError(f"{path} is a folder; give a file name with -o")
-    if path.exists() and not force:
-        raise UsageError(f"{path} exists; use --force to overwrite")
-    if not path.parent.is_dir():
-        raise UsageError(f"no such folder: {path.parent}")
+    usage.new_file(path, force)
     try:
         text = export_text(impl, path.name)
     except ExportError as exc:

@@ -43,14 +43,8 @@ def shapes(given: list[str] | None) -> list[tuple[int, int, int]]:
 
 
 def output(path: Path | None, force: bool) -> None:
-    if path is None:
-        return
-    if path.is_dir():
-        raise UsageError(f"{path} is a folder; give a file name with -o")
-    if path.exists() and not force:
-        raise UsageError(f"{path} exists; use --force to overwrite")
-    if not path.parent.is_dir():
-        raise UsageError(f"no such folder: {path.parent}")
+    if path is not None:
+        usage.new_file(path, force)
 
 
 def by_class(given: list[tuple[int, int, int]], sms: int) -> dict[ShapeClass, tuple[int, int, int]]:

@@ -91,3 +91,13 @@ def block_file(path: Path, tag: str) -> str:
     if begin not in text or end not in text[text.find(begin):]:
         raise UsageError(f"{path} has no {begin} … {end} block to rewrite")
     return text
+
+
+def new_file(path: Path, force: bool) -> None:
+    """A file a command is about to write: not a folder, not there unless --force, in a folder that is."""
+    if path.is_dir():
+        raise UsageError(f"{path} is a folder; give a file name with -o")
+    if path.exists() and not force:
+        raise UsageError(f"{path} exists; use --force to overwrite")
+    if not path.parent.is_dir():
+        raise UsageError(f"no such folder: {path.parent}")
