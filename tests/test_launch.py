@@ -12,6 +12,7 @@ import torch
 from gemmlab import registry
 from gemmlab.cuda import hopper
 from gemmlab.cuda.launch import TensorMap, pack
+from gemmlab.cuda.requires import VEC4
 from gemmlab.cuda.rung import Call
 
 
@@ -173,3 +174,18 @@ def test_transposed_host_writes_at_and_pads_b_only_when_asked():
             assert copy.args[:2] == (call.b.data_ptr(), b) and [int(x) for x in copy.args[2:]] == [n, k, k, n, k4]
             # Aᵀ and the padded B do not overlap, B is 16-byte aligned, both inside the workspace.
             assert b % 16 == 0 and b >= at + n * m4 * 4 and b + n * k4 * 4 <= at + workspace.numel()
+
+
+def test_bigtile_macros_decide_host_and_precondition():
+    """What follows from bigtile's macros is re-derived with them: the padded-B host only with
+    Aᵀ's, and the 16-byte precondition only where B is read as it lies."""
+    from gemmlab.cuda import transposed
+
+    fast, fallback = registry.get("bigtile").launches
+    assert fallback.with_defines({"PAD_B": 0}).when == fast.when
+    assert fast.with_defines({"PAD_B": 1}).when is None
+    assert fast.with_defines({"PAD_B": 1}).host == transposed.TransposedA(pad_b=True)
+    assert fast.with_defines({"A_T": 0}).host is None and fast.with_defines({"A_T": 0}).when == VEC4
+    with pytest.raises(ValueError, match="PAD_B needs A_T"):
+        fallback.with_defines({"A_T": 0})
+    assert fast.with_defines({"WARPS_M": 4}).block == (256, 1) and fast.with_defines({"WARPS_M": 4}).tile == (256, 128)

@@ -22,11 +22,13 @@ from rich.table import Table
 
 from . import __version__, registry, runtime
 from .bench.results import LATEST
+from .bench.stats import SMALL_ITERS, SMALL_WORK
 from .blame import blame
 from .exits import Exit
 from .judge.cases import Case, fresh_seed, standard_cases
 from .judge.runner import Judgement, judge
 from .tune import default as tuned_default
+from .tune.search import MIN_ITERS
 from .tune.spaces import SPACES
 from .ui import helpfmt, machine, usage
 from .ui.errors import CannotRun, UsageError, guarded
@@ -48,6 +50,9 @@ def progress_bar(con: Console | None = None):
 
     return bar, update
 
+
+#: The timing rule for small shapes, in words (bench.stats.timed_calls decides it).
+_SMALL_RULE = f"at least {SMALL_ITERS} below {round(SMALL_WORK ** (1 / 3))}³"
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
                   context_settings={"help_option_names": ["-h", "--help"]},
@@ -553,8 +558,7 @@ def sweep_table(record: dict) -> tuple[Table, Tally]:
 def sweep(
     names: Names = None,
     out: Annotated[Path, typer.Option(help="results folder (DEVICE/sweep-DATE.json goes under it)")] = Path("results"),
-    iters: Annotated[int, typer.Option(min=1, help="timed calls per implementation and shape (at least 50 "
-                                                  "below 2048³)")] = 10,
+    iters: Annotated[int, typer.Option(min=1, help=f"timed calls per implementation and shape ({_SMALL_RULE})")] = 10,
     as_json: AsJson = False,
 ) -> None:
     """TFLOP/s against size (squares 256…8192, odd variants of the performance shape; GPU)."""
@@ -612,8 +616,7 @@ def tune_cmd(
         help="tune at this shape, for its shape class (repeatable, one per class; default: one "
              "representative shape for each of the nine classes)")] = None,
     warmup: Annotated[int, typer.Option(min=0, help="untimed calls of each candidate first")] = 5,
-    iters: Annotated[int, typer.Option(min=20, help="timed calls per candidate (at least 50 below "
-                                                    "2048³)")] = 20,
+    iters: Annotated[int, typer.Option(min=MIN_ITERS, help=f"timed calls per candidate ({_SMALL_RULE})")] = MIN_ITERS,
     seed: Seed = None,
     out: Annotated[Path, typer.Option(help="results folder (tune/GPU/DATE.json goes under it)")] = Path("results"),
     output: Annotated[Path | None, typer.Option("-o", "--output", metavar="FILE",

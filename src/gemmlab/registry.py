@@ -243,10 +243,18 @@ def _bigtile_smem(d) -> int:
 
 
 def _bigtile_derive(d) -> dict:
-    """A warp per 64×64 block of C, WARPS_M × WARPS_N of them per block; A_T: Aᵀ by a pre-pass."""
+    """A warp per 64×64 block of C, WARPS_M × WARPS_N of them per block; A_T: Aᵀ by a pre-pass,
+    PAD_B: B's padded copy too (any shape). The 16-byte path without PAD_B needs K % 4 == 0 and
+    aligned rows: of B and C with Aᵀ (ours, aligned), of A too without."""
+    if d.get("PAD_B") and not d.get("A_T"):
+        raise ValueError("bigtile: PAD_B needs A_T (the Aᵀ host is the one that pads B)")
     host = TransposedA(pad_b=bool(d.get("PAD_B"))) if d.get("A_T") else None
+    if d.get("PAD_B") or d.get("VEC") == 1:
+        when = None
+    else:
+        when = Requires(k=4, align=16, operands="BC") if d.get("A_T") else VEC4
     return {"block": (32 * d["WARPS_M"] * d["WARPS_N"], 1), "tile": (64 * d["WARPS_M"], 64 * d["WARPS_N"]),
-            "step": d["BK"], "host": host}
+            "step": d["BK"], "host": host, "when": when}
 
 
 def _bigtile(pad_b: bool, j_outer: int = 2, warps_m: int = 2, warps_n: int = 2, bk: int = 16,
@@ -257,10 +265,8 @@ def _bigtile(pad_b: bool, j_outer: int = 2, warps_m: int = 2, warps_n: int = 2, 
     # (scripts/tune.py, 2026-11-30); `gemmlab tune bigtile` searches the rest.
     defines = {"WARPS_M": warps_m, "WARPS_N": warps_n, "BK": bk, "STAGES": stages,
                "MIN_BLOCKS": min_blocks, "VEC": 4, "A_T": 1, "J_OUTER": j_outer, "PAD_B": int(pad_b)}
-    # With Aᵀ (ours, aligned) the 16-byte path needs only B's rows and C's to be aligned.
-    when = None if pad_b else Requires(k=4, align=16, operands="BC")
-    return Launch("16_bigtile.cu", "bigtile", when=when, min_cc=(8, 0), smem=_bigtile_smem,
-                  derive=_bigtile_derive, defines=defines, **_bigtile_derive(defines))
+    return Launch("16_bigtile.cu", "bigtile", min_cc=(8, 0), smem=_bigtile_smem, derive=_bigtile_derive,
+                  defines=defines, **_bigtile_derive(defines))
 
 
 def _cu(stem: str) -> tuple[str, ...]:
@@ -437,7 +443,7 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
     Implementation(
         "bigtile", CUDA, 20, FP32, (8, 0),
         "strict FP32: 8×16 outputs per thread, Aᵀ and B by a 4-stage cp.async pipeline",
-        _md("16_bigtile"), _cu("16_bigtile"),
+        _md("16_bigtile"), ("kernels/cuda/16_bigtile.cu", "kernels/cuda/hopper_prepass.cu", "kernels/cuda/pad.cu"),
         launches=(_bigtile(pad_b=False), _bigtile(pad_b=True)),
     ),
 )

@@ -216,10 +216,11 @@ class CudaSolver:
 
     def load(self, kernel: Kernel):
         arch = device_arch()
-        loaded = self._loaded.get((kernel.key, arch))
+        key = (kernel.key, arch, torch.cuda.current_device())  # a loaded kernel belongs to one device
+        loaded = self._loaded.get(key)
         if loaded is None:
             loaded = cl.get_kernel(kernel.compile(arch), kernel.entry, kernel.smem)
-            self._loaded[(kernel.key, arch)] = loaded
+            self._loaded[key] = loaded
         return loaded
 
     def workspace(self, nbytes: int, device: torch.device) -> torch.Tensor | None:
@@ -235,8 +236,9 @@ class CudaSolver:
         return ws
 
     def __call__(self, a, b, c, m, n, k) -> None:
-        key = (a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k, a.device.index,
-               torch.cuda.current_stream(a.device).cuda_stream)
+        # The device and stream a launch goes to are torch's current ones (cuda/launch.py).
+        key = (a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k, torch.cuda.current_device(),
+               torch.cuda.current_stream().cuda_stream)
         plan = self._plans.get(key)
         if plan is None:
             plan = self._plan(a, b, c, m, n, k)

@@ -13,7 +13,7 @@ For each shape class (one representative shape each), in order:
    cuBLAS FP32 at atol = rtol = 1e-4 (0 elements outside); else *failed*;
 4. **time** (GPU): the verified candidates interleaved call by call with
    cuBLAS FP32 (`bench.run.time_interleaved`, CUDA events, inputs
-   U[-10, 10)), median of at least 20 calls, 50 below 2048³; SM clock and
+   U[-10, 10)), median of at least MIN_ITERS calls (more below 2048³: bench.stats.timed_calls); SM clock and
    power sampled meanwhile; what the timed calls wrote is judged again;
 5. **decide** (`decide`): the lowest median wins; equal medians go to the
    candidate tried first.

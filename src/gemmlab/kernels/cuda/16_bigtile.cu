@@ -64,6 +64,14 @@
 #define ROWS_PER_LINE (8 / CHUNKS)  // A rows per 128-byte line of shared memory
 #define A_STAGE (BM * BK)
 #define B_STAGE (BK * BN)
+// Knob combinations the copy loops cannot serve: every thread copies whole 16-byte
+// chunks, at least one of each tile per step (VEC 4); and a thread's A chunks (A as it
+// lies) are rows apart by a multiple of the swizzle's 8-row period, so they share its term.
+static_assert(VEC == 1 || (A_STAGE % (4 * THREADS) == 0 && B_STAGE % (4 * THREADS) == 0 &&
+                           A_STAGE >= 4 * THREADS && B_STAGE >= 4 * THREADS),
+              "BK too small for this many threads: some would copy nothing");
+static_assert(A_T || VEC == 1 || CHUNKS == 1 || (THREADS / CHUNKS) % 8 == 0,
+              "A's copies would land across the swizzle's period");
 
 // Where chunk c of A-tile row r lives: chunks XOR the row's line index, so that
 // 8 consecutive rows read at one chunk hit 8 different 16-byte bank groups.
@@ -152,7 +160,7 @@ struct Copier {
         for (int i = 0; i < B_STAGE / THREADS; ++i) {
             const int e = tid + i * THREADS, r = e / BN, c = e % BN;
             const bool in = n0 + r < N && col0 + c < K;
-            cp_async4(&Bs[r * BN + c], in ? &B[(size_t)(n0 + r) * K + col0 + c] : B, in);
+            cp_async4(&Bs[r * BN + c], in ? &B[(size_t)(n0 + r) * LDB(K) + col0 + c] : B, in);
         }
     }
 };
