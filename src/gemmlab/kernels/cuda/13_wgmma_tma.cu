@@ -32,11 +32,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     wgmma_tma(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ TmaDesc tma_b,
               float* __restrict__ C, int M, int N, int K) {
     extern __shared__ unsigned char raw[];
-    unsigned char* base = swizzle_aligned(raw);
-    float* As = reinterpret_cast<float*>(base);
-    float* Bs = reinterpret_cast<float*>(base + STAGES * A_BYTES);
-    uint64_t* full = reinterpret_cast<uint64_t*>(base + STAGES * STAGE_BYTES);
-    uint64_t* empty = full + STAGES;
+    const StageMemory<STAGES, A_BYTES, B_BYTES> mem(raw);
+    float *As = mem.a, *Bs = mem.b[0];
+    uint64_t *full = mem.full, *empty = mem.empty;
     const int tid = threadIdx.x, wg = tid / 128;
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
     const int steps = (N + BK - 1) / BK;
