@@ -3,25 +3,27 @@
 //
 // Warptile (rung 14) gives each thread 8×8 outputs: per reduction index it
 // issues 4 LDS.128 for 64 FFMA, and moves its A tile through registers. Here
-// each thread owns 8×16 outputs (rows 8 apart, 16 columns as four float4
-// groups 16 apart), so per reduction index it issues 6 LDS.128 for 128 FFMA,
-// and both tiles go global → shared by cp.async, STAGES − 1 steps ahead:
+// each thread owns 8×16 outputs, so per reduction index it issues 6 LDS.128
+// for 128 FFMA, and both tiles go global → shared by cp.async, STAGES − 1
+// steps ahead. The registry's launches run:
 //
-//  * A is kept as it lies (As[m][n], rows of BK floats): a thread reads, for
-//    each of its 8 rows, one float4 holding 4 consecutive reduction indices,
-//    so 8 LDS.128 serve 4 steps (2 per step, as a transposed A would). The
-//    eight rows a quarter-warp reads are consecutive; the 16-byte chunks of
-//    each row are XOR-swizzled by the row's position in its 128-byte line, so
-//    those 8 reads land in 8 different bank groups.
-//  * B is kept as it lies (Bs[n][k]): four float4 at columns 16 apart; the
+//  * A_T 1: A arrives as Aᵀ (N rows of pitch(M) floats), written by the host's
+//    pre-pass (cuda/transposed.py), so a thread's 8 values of A for one
+//    reduction index are two float4 of one row (rows 4r + {0..3, 32..35}),
+//    and the next index's fragments are loaded while this one's FMAs run.
+//  * B read as it lies (Bs[n][k]), or from the host's copy in rows of pitch(K)
+//    floats (PAD_B) where K % 4 != 0: four float4 at columns 16 apart; the
 //    four lanes of a row group read 64 contiguous bytes.
 //  * One barrier per step: the stage refilled at step t was last read at t − 1.
 //
+// Measured and kept as knobs, not run by any launch (16_bigtile.md): A_T 0, A
+// as it lies (As[m][n]) read as one float4 of 4 reduction indices per row, its
+// 16-byte chunks XOR-swizzled by the row's place in its 128-byte line; VEC 1,
+// 4-byte copies; UNROLL_K; J_OUTER 3.
+//
 // A warp owns a 64×64 block of C (lanes 8 down × 4 across); the block has
-// WARPS_M × WARPS_N warps. Knobs: WARPS_M, WARPS_N, BK (4, 8, 16 or 32),
-// STAGES, MIN_BLOCKS, VEC (4: 16-byte copies, needs N % 4 == 0, K % 4 == 0
-// and aligned pointers; 1: 4-byte copies, any shape and alignment), A_T (A
-// as Aᵀ from a pre-pass), PAD_B (B from a padded copy), UNROLL_K, J_OUTER.
+// WARPS_M × WARPS_N warps. Knobs: WARPS_M, WARPS_N, BK, STAGES, MIN_BLOCKS,
+// J_OUTER (the order of one index's FMAs), PAD_B, and the four above.
 #include "common.cuh"
 
 #ifndef WARPS_M
