@@ -19,7 +19,7 @@ from . import launch as cl
 from .rung import Call, Kernel, Launch, Step
 
 PAD_COPY = Kernel("pad.cu", "pad_copy", (256, 1))
-_ALIGN = 1024
+_ALIGN = 1024  # bytes: where each buffer in a workspace starts
 
 
 def pitch(x: int) -> int:
@@ -27,7 +27,8 @@ def pitch(x: int) -> int:
     return -(-x // 4) * 4
 
 
-def _up(nbytes: int) -> int:
+def up(nbytes: int) -> int:
+    """A byte count rounded up to the workspace alignment."""
     return -(-nbytes // _ALIGN) * _ALIGN
 
 
@@ -43,9 +44,9 @@ class PaddedOperands:
     @staticmethod
     def layout(m: int, n: int, k: int) -> tuple[int, int, int, int]:
         """Byte offsets of the padded B and C in the workspace (A at 0), and its size."""
-        b_at = _up(m * pitch(n) * 4)
-        c_at = b_at + _up(pitch(n) * pitch(k) * 4)
-        return 0, b_at, c_at, c_at + _up(m * pitch(k) * 4)
+        b_at = up(m * pitch(n) * 4)
+        c_at = b_at + up(pitch(n) * pitch(k) * 4)
+        return 0, b_at, c_at, c_at + up(m * pitch(k) * 4)
 
     def workspace_bytes(self, launch: Launch, m: int, n: int, k: int) -> int:
         return self.layout(m, n, k)[3]

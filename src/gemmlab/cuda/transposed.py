@@ -22,7 +22,7 @@ import torch
 
 from . import launch as cl
 from .hopper import TRANSPOSE_TILE as TILE  # the pre-pass file's square tile
-from .pad import PAD_COPY, pitch
+from .pad import PAD_COPY, pitch, up
 from .rung import Call, Kernel, Launch, Step
 
 TRANSPOSE_FP32 = Kernel("hopper_prepass.cu", "transpose_fp32", (256, 1))
@@ -44,7 +44,7 @@ class TransposedA:
     @staticmethod
     def layout(m: int, n: int, k: int) -> tuple[int, int]:
         """Byte offset of the padded B in the workspace (Aᵀ at 0), and the size with it."""
-        b_at = -(-n * pitch(m) * 4 // 1024) * 1024
+        b_at = up(n * pitch(m) * 4)
         return b_at, b_at + n * pitch(k) * 4
 
     def workspace_bytes(self, launch: Launch, m: int, n: int, k: int) -> int:

@@ -5,7 +5,7 @@ Step for step as `TransposedA.steps` plans a call.
 
 from __future__ import annotations
 
-from ..cuda import transposed
+from ..cuda import pad, transposed
 from ..cuda.rung import Launch
 from .host import kernel_launch, main_launch
 from .source import Variants
@@ -19,7 +19,7 @@ def body(launch: Launch, variants: Variants) -> list[str]:
     if host.pad_b:
         lines += ["// ... and B copied into rows of pitch(K) floats, after Aᵀ",
                   "const int k4 = (K + 3) / 4 * 4;  // pitch(K)",
-                  "const size_t b_at = round_up((size_t)N * m4 * 4, 1024);",
+                  f"const size_t b_at = round_up((size_t)N * m4 * 4, {pad._ALIGN});",
                   "char* base = workspace(b_at + (size_t)N * k4 * 4);", "if (!base) return;",
                   "float* at = (float*)base;", "float* b = (float*)(base + b_at);"]
     else:
