@@ -22,6 +22,7 @@ import torch
 
 from gemmlab import problem, registry, runtime
 from gemmlab.bench.run import time_interleaved
+from gemmlab.bench.stats import is_small, timed_calls
 from gemmlab.cuda.rung import CudaSolver
 from gemmlab.judge.cases import uniform
 from gemmlab.reference import error_figures, reference64, strict_fp32
@@ -55,7 +56,8 @@ def main() -> None:
     outs = {key: torch.empty(m, k, device="cuda") for key in solvers}
     with strict_fp32():  # for the torch.matmul baseline
         times, errors = time_interleaved({key: partial(f, outs[key]) for key, f in solvers.items()},
-                                         outs, warmup=5, iters=10, gpu=True)
+                                         outs, warmup=5, iters=timed_calls((m, n, k), 10), gpu=True,
+                                         queue_ahead=is_small((m, n, k)))
     for key, error in errors.items():  # a configuration that does not fit is dropped
         print(f"{key}: dropped, {error[:200]}")
     print(f"{args.name} at {m}x{n}x{k}" + (f" launch {args.launch}" if impl.launches else ""))

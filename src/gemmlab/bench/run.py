@@ -23,7 +23,7 @@ from .. import problem, registry
 from ..judge.cases import fresh_seed, uniform
 from ..reference import GATES, error_figures, poison_, reference32, reference64, verdict
 from . import device_info
-from .stats import summarize, tflops
+from .stats import QUEUE_AHEAD_CYCLES, is_small, summarize, tflops
 
 #: LeetGPU's performance inputs are uniform in [-10, 10).
 PERF_LOW, PERF_HIGH = -10.0, 10.0
@@ -47,13 +47,16 @@ def time_interleaved(
     gpu: bool,
     before_each: Callable[[], object] | None = None,
     progress: Callable[[str], None] | None = None,
+    queue_ahead: bool = False,
 ) -> tuple[dict[str, list[float]], dict[str, str]]:
     """(milliseconds per call, error per call that failed its warm-up).
 
     Each call is warmed up; one that raises is dropped, with its error. The
     outputs of the others are poisoned, so what is judged afterwards was
     written by the timed calls. Then every round calls each in turn, on a GPU
-    between its own pair of CUDA events, else with the host clock.
+    between its own pair of CUDA events, else with the host clock. With
+    ``queue_ahead`` (small shapes, `stats.is_small`) each GPU call is queued behind a
+    short spin, so that its events time the GPU's work and not the host's.
     """
     errors: dict[str, str] = {}
     for name, call in calls.items():
@@ -77,6 +80,8 @@ def time_interleaved(
             if before_each is not None:
                 before_each()
             if gpu:
+                if queue_ahead:
+                    torch.cuda._sleep(QUEUE_AHEAD_CYCLES)
                 start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                 start.record()
                 call()
@@ -208,7 +213,7 @@ def _time(entries: list[_Entry], a, b, shape, warmup: int, iters: int, flush_l2:
     times, errors = time_interleaved(
         {e.impl.name: partial(e.impl.solve, a, b, e.c, m, n, k) for e in entries},
         {e.impl.name: e.c for e in entries}, warmup, iters, gpu,
-        before_each=flush.zero_ if flush is not None else None, progress=say)
+        before_each=flush.zero_ if flush is not None else None, progress=say, queue_ahead=is_small(shape))
     for e in entries:
         e.error = errors.get(e.impl.name, "")
         e.times = times.get(e.impl.name, [])

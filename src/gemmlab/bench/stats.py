@@ -26,7 +26,19 @@ SMALL_WORK = 2048 ** 3
 SMALL_ITERS = 50
 
 
+def is_small(shape: tuple[int, int, int]) -> bool:
+    m, n, k = shape
+    return m * n * k < SMALL_WORK
+
+
 def timed_calls(shape: tuple[int, int, int], iters: int) -> int:
     """How many calls to time at this shape when `iters` are asked for."""
-    m, n, k = shape
-    return max(iters, SMALL_ITERS) if m * n * k < SMALL_WORK else iters
+    return max(iters, SMALL_ITERS) if is_small(shape) else iters
+
+
+#: At small shapes a call's host side (Python, argument checks, the launch itself) can take
+#: longer than its kernels: the GPU would then idle between the start event and the kernel,
+#: and the host's time be counted as the GPU's. So there, each timed call is queued behind a
+#: spin of about a millisecond on the GPU (`torch.cuda._sleep`), long enough for the host to
+#: enqueue the start event, the call and the end event before the GPU reaches them.
+QUEUE_AHEAD_CYCLES = 2_000_000

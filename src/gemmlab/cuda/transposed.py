@@ -12,6 +12,11 @@ With ``pad_b`` the plan also copies B into rows of pitch(K) floats (pad.cu's
 pad_copy; zeros in the padding, which only ever lands in columns of C that are
 not stored), so that the kernel's 16-byte copies serve any K: a K that is not a
 multiple of 4 costs one more streaming pass, not the 4-byte copies' issue slots.
+
+With ``handoff`` (17_streamk.cu) the kernel runs on a resident grid, MIN_BLOCKS
+blocks per SM, and takes two more arguments: scratch for the partial sums its
+blocks hand on (one slot per block, after the operands) and the hand-off flags
+(`handoff.flags`).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from dataclasses import dataclass
 
 import torch
 
+from . import handoff
 from . import launch as cl
 from .hopper import TRANSPOSE_TILE as TILE  # the pre-pass file's square tile
 from .pad import PAD_COPY, pitch, up
@@ -33,10 +39,16 @@ class TransposedA:
     """Host of a launch whose kernel reads Aᵀ (and, with ``pad_b``, a padded B) from the workspace."""
 
     pad_b: bool = False
+    handoff: bool = False
 
     @property
     def label(self) -> str:
         return "Aᵀ, padded B pre-passes" if self.pad_b else "Aᵀ pre-pass"
+
+    @staticmethod
+    def grid_blocks(launch: Launch) -> int:
+        """The resident grid of a hand-off launch: MIN_BLOCKS blocks on every SM."""
+        return cl.sm_count(torch.cuda.current_device()) * int(launch.defines["MIN_BLOCKS"])
 
     def kernels(self, launch: Launch) -> tuple[Kernel, ...]:
         return (TRANSPOSE_FP32, PAD_COPY) if self.pad_b else (TRANSPOSE_FP32,)
@@ -47,8 +59,13 @@ class TransposedA:
         b_at = up(n * pitch(m) * 4)
         return b_at, b_at + n * pitch(k) * 4
 
-    def workspace_bytes(self, launch: Launch, m: int, n: int, k: int) -> int:
+    def operand_bytes(self, m: int, n: int, k: int) -> int:
         return self.layout(m, n, k)[1] if self.pad_b else n * pitch(m) * 4
+
+    def workspace_bytes(self, launch: Launch, m: int, n: int, k: int) -> int:
+        if not self.handoff:
+            return self.operand_bytes(m, n, k)
+        return up(self.operand_bytes(m, n, k)) + self.grid_blocks(launch) * handoff.slot_bytes(launch.threads)
 
     def steps(self, launch: Launch, call: Call, workspace: torch.Tensor) -> list[Step]:
         m, n, k = call.m, call.n, call.k
@@ -63,5 +80,11 @@ class TransposedA:
             steps.append(Step(PAD_COPY, (-(-cols // PAD_COPY.block[0]), n, 1),
                               (b, b_pad, *map(cl.i32, (n, k, k, n, cols)))))
             b = b_pad
-        steps.append(Step(launch.kernel, launch.grid(m, k), (at, b, *call.gemm_args()[2:])))
+        if not self.handoff:
+            steps.append(Step(launch.kernel, launch.grid(m, k), (at, b, *call.gemm_args()[2:])))
+            return steps
+        blocks = self.grid_blocks(launch)
+        work = at + up(self.operand_bytes(m, n, k))
+        flags = handoff.flags(call.a.device, blocks).data_ptr()
+        steps.append(Step(launch.kernel, (blocks, 1, 1), (at, b, *call.gemm_args()[2:], work, flags)))
         return steps

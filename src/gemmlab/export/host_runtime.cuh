@@ -46,6 +46,19 @@ namespace gemmlab_host {
     return buffer;
 }
 
+// The hand-off flags of 17_streamk.cu (cuda/handoff.py): zeroed once, and zero again after
+// every call, since each flag raised is lowered by the block that waited on it.
+[[maybe_unused]] static unsigned* handoff_flags(int count) {
+    static unsigned* flags = nullptr;
+    if (!flags) {
+        unsigned* fresh = nullptr;
+        if (!ok(cudaMalloc(&fresh, count * sizeof(unsigned)), "cudaMalloc (hand-off flags)")) return nullptr;
+        if (!ok(cudaMemset(fresh, 0, count * sizeof(unsigned)), "cudaMemset (hand-off flags)")) return nullptr;
+        flags = fresh;
+    }
+    return flags;
+}
+
 // More than 48 KiB of dynamic shared memory needs an opt-in per kernel.
 template <typename Kernel>
 [[maybe_unused]] static bool allow_smem(Kernel kernel, int bytes, const char* label) {

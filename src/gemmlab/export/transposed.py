@@ -5,7 +5,7 @@ Step for step as `TransposedA.steps` plans a call.
 
 from __future__ import annotations
 
-from ..cuda import pad, transposed
+from ..cuda import handoff, pad, transposed
 from ..cuda.rung import Launch
 from .host import kernel_launch, main_launch
 from .source import Variants
@@ -20,16 +20,30 @@ def body(launch: Launch, variants: Variants) -> list[str]:
         lines += ["// ... and B copied into rows of pitch(K) floats, after Aᵀ",
                   "const int k4 = (K + 3) / 4 * 4;  // pitch(K)",
                   f"const size_t b_at = round_up((size_t)N * m4 * 4, {pad._ALIGN});",
-                  "char* base = workspace(b_at + (size_t)N * k4 * 4);", "if (!base) return;",
-                  "float* at = (float*)base;", "float* b = (float*)(base + b_at);"]
+                  "const size_t operands = b_at + (size_t)N * k4 * 4;"]
     else:
-        lines += ["float* at = (float*)workspace((size_t)N * m4 * 4);", "if (!at) return;",
-                  "const float* b = B;"]
+        lines += ["const size_t operands = (size_t)N * m4 * 4;"]
+    if host.handoff:
+        blocks = f"sm_count() * {int(launch.defines['MIN_BLOCKS'])}"
+        lines += [f"// streamk: a resident grid ({blocks} blocks), one hand-off slot per block after the operands",
+                  f"const int blocks = {blocks};",
+                  f"if (blocks > {handoff.FLAGS}) return;",
+                  f"const size_t work_at = round_up(operands, {pad._ALIGN});",
+                  f"char* base = workspace(work_at + (size_t)blocks * {handoff.slot_bytes(launch.threads)});",
+                  f"unsigned* flags = handoff_flags({handoff.FLAGS});",
+                  "if (!base || !flags) return;", "float* work = (float*)(base + work_at);"]
+    else:
+        lines += ["char* base = workspace(operands);", "if (!base) return;"]
+    lines += ["float* at = (float*)base;",
+              "float* b = (float*)(base + b_at);" if host.pad_b else "const float* b = B;"]
     lines += kernel_launch(transposed.TRANSPOSE_FP32, variants,
                            f"dim3(ceil_div(N, {tile}), ceil_div(m4, {tile}))", "A, at, M, N, m4", "transpose_a")
     if host.pad_b:
         width = transposed.PAD_COPY.block[0]
         lines += kernel_launch(transposed.PAD_COPY, variants, f"dim3(ceil_div(k4, {width}), N)",
                                "B, b, N, K, K, N, k4", "pad_b")
-    lines += main_launch(launch, variants, "at, b, C, M, N, K")
+    if host.handoff:
+        lines += kernel_launch(launch.kernel, variants, "dim3(blocks)", "at, b, C, M, N, K, work, flags", "main")
+    else:
+        lines += main_launch(launch, variants, "at, b, C, M, N, K")
     return lines

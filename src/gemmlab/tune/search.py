@@ -250,6 +250,7 @@ class GpuMeasure:
 
         from ..bench import device_info
         from ..bench.run import PERF_HIGH, PERF_LOW, time_interleaved
+        from ..bench.stats import is_small
         from ..judge.cases import uniform
         from ..reference import (
             Precision,
@@ -272,7 +273,8 @@ class GpuMeasure:
             solver = solver_of(cand)
             calls[key] = lambda s=solver, c=outs[key]: s(a, b, c, m, n, k)
         with strict_fp32(), device_info.ClockSampler(torch.cuda.current_device()) as sampler:
-            times, errors = time_interleaved(calls, outs, warmup, iters, gpu=True, progress=progress)
+            times, errors = time_interleaved(calls, outs, warmup, iters, gpu=True, progress=progress,
+                                             queue_ahead=is_small(shape))
         ref64, ref32 = reference64(a, b), reference32(a, b)
         for key, cand in live.items():
             if key in errors:
