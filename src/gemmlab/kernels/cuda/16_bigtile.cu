@@ -28,7 +28,7 @@
 #include "bigtile.cuh"
 
 // One block per 128×128 tile (by default), the whole reduction in one pass.
-extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(GEMM_ARGS) {
+extern "C" __global__ void KERNEL_BOUNDS bigtile(GEMM_ARGS) {
     extern __shared__ __align__(16) float smem[];
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
     float acc[8][16];

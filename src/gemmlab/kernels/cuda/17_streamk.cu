@@ -92,83 +92,66 @@ __device__ __forceinline__ void wait_flag(unsigned* flag) {
     __syncthreads();
 }
 
-// One piece of a block's work: steps [t0, t1) of a tile, where its accumulators start
-// (zeros, or a slot handed on) and where they go (C, or a slot for another block).
-struct Segment {
-    int tile, t0, t1;
-    int take_from;  // -1: start from zeros; else the slot (and flag) of the block before
-    bool hand_on;   // true: save to this block's slot and raise its flag, instead of storing
-    int add_from;   // split-K's last part: slots add_from … me − 1 are added before storing; else −1
-};
-
-// This block's segments in the order it runs them; false when there are no more. Written as
-// one function called in one loop, so that the kernel holds one copy of the product's code.
-__device__ __forceinline__ bool segment(int i, int me, int grid, int tiles, int steps, int N, Segment& s) {
-    s.take_from = -1, s.hand_on = false, s.add_from = -1;
-    if (tiles < grid) {  // split-K, or one block per tile
-        int split = grid / tiles;
-        if (split > steps / SPLIT_MIN_STEPS) split = steps / SPLIT_MIN_STEPS;
-        if (split < 1 || N > SPLIT_MAX_N) split = 1;
-        if (i > 0 || me >= tiles * split) return false;
-        const int part = me % split;  // the last part (highest index) sums
-        s.tile = me / split, s.t0 = steps * part / split, s.t1 = steps * (part + 1) / split;
-        s.hand_on = part + 1 < split;
-        if (!s.hand_on && split > 1) s.add_from = me - part;
-        return true;
-    }
-    const int waves = tiles / grid;
-    const int shared = tiles % grid ? tiles - (waves - 1) * grid : 0;  // G ≤ shared < 2G
-    if (shared) {
-        const long long line = (long long)shared * steps;
-        const long long r0 = line * me / grid, r1 = line * (me + 1) / grid;  // ≥ steps apart
-        const int head = r1 % steps != 0, tail = r0 % steps != 0;
-        const int first_whole = int((r0 + steps - 1) / steps), wholes = int(r1 / steps) - first_whole;
-        if (i < head) {  // the head of tile r1 / steps, first: the next block waits for it
-            s.tile = int(r1 / steps), s.t0 = 0, s.t1 = int(r1 % steps), s.hand_on = true;
-            return true;
-        }
-        i -= head;
-        if (i < wholes) {
-            s.tile = first_whole + i, s.t0 = 0, s.t1 = steps;
-            return true;
-        }
-        i -= wholes;
-        if (i < tail) {  // the tail of tile r0 / steps, last: its head is long done
-            s.tile = int(r0 / steps), s.t0 = int(r0 % steps), s.t1 = steps, s.take_from = me - 1;
-            return true;
-        }
-        i -= tail;
-    }
-    s.tile = shared + me + i * grid, s.t0 = 0, s.t1 = steps;
-    return s.tile < tiles;
-}
-
-extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+extern "C" __global__ void KERNEL_BOUNDS
     streamk(GEMM_ARGS, float* __restrict__ work, unsigned* __restrict__ flags) {
     extern __shared__ __align__(16) float smem[];
     const int tiles_n = (K + BN - 1) / BN, tiles = (M + BM - 1) / BM * tiles_n;
     const int steps = (N + BK - 1) / BK, grid = gridDim.x, me = blockIdx.x;
     float acc[8][16];
-    Segment s;
-    for (int i = 0; segment(i, me, grid, tiles, steps, N, s); ++i) {
-        const int row0 = s.tile / tiles_n * BM, col0 = s.tile % tiles_n * BN;
-        if (s.take_from >= 0) {
-            wait_flag(&flags[s.take_from]);
-            take<false>(acc, work, s.take_from);
-        } else {
+    // Steps [t0, t1) of a tile into acc; after it, shared memory may be refilled.
+    auto run = [&](int tile, int t0, int t1) {
+        product_steps(acc, smem, A, B, M, N, K, tile / tiles_n * BM, tile % tiles_n * BN, t0, t1);
+        __syncthreads();
+    };
+    auto store = [&](int tile) { store_tile(acc, C, M, K, tile / tiles_n * BM, tile % tiles_n * BN); };
+
+    if (tiles >= grid) {
+        const int waves = tiles / grid;
+        const int shared = tiles % grid ? tiles - (waves - 1) * grid : 0;  // G ≤ shared < 2G
+        if (shared) {
+            const long long line = (long long)shared * steps;
+            const long long r0 = line * me / grid, r1 = line * (me + 1) / grid;  // ≥ steps apart
+            if (r1 % steps) {  // the head of tile r1 / steps, first: the next block waits for it
+                zero(acc);
+                run(int(r1 / steps), 0, int(r1 % steps));
+                save(acc, work, me);
+                raise_flag(&flags[me]);
+            }
+            for (int tile = int((r0 + steps - 1) / steps); tile < int(r1 / steps); ++tile) {
+                zero(acc);
+                run(tile, 0, steps);
+                store(tile);
+            }
+            if (r0 % steps) {  // the tail of tile r0 / steps, last: its head is long done
+                wait_flag(&flags[me - 1]);
+                take<false>(acc, work, me - 1);
+                run(int(r0 / steps), int(r0 % steps), steps);
+                store(int(r0 / steps));
+            }
+        }
+        for (int tile = shared + me; tile < tiles; tile += grid) {
             zero(acc);
+            run(tile, 0, steps);
+            store(tile);
         }
-        product_steps(acc, smem, A, B, M, N, K, row0, col0, s.t0, s.t1);
-        __syncthreads();  // the next segment's copies may overwrite any stage
-        if (s.hand_on) {
-            save(acc, work, me);
-            raise_flag(&flags[me]);
-            continue;
-        }
-        for (int p = s.add_from; p >= 0 && p < me; ++p) {
-            wait_flag(&flags[p]);
-            take<true>(acc, work, p);
-        }
-        store_tile(acc, C, M, K, row0, col0);
+        return;
     }
+
+    int split = grid / tiles;
+    if (split > steps / SPLIT_MIN_STEPS) split = steps / SPLIT_MIN_STEPS;
+    if (split < 1 || N > SPLIT_MAX_N) split = 1;
+    if (me >= tiles * split) return;
+    const int tile = me / split, part = me % split;  // the last part (highest index) sums
+    zero(acc);
+    run(tile, steps * part / split, steps * (part + 1) / split);
+    if (part + 1 < split) {
+        save(acc, work, me);
+        raise_flag(&flags[me]);
+        return;
+    }
+    for (int p = me - part; p < me; ++p) {
+        wait_flag(&flags[p]);
+        take<true>(acc, work, p);
+    }
+    store(tile);
 }

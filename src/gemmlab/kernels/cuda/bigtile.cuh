@@ -20,6 +20,16 @@
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 2
 #endif
+#ifndef MAX_REGS
+#define MAX_REGS 0  // > 0: registers per thread fixed by __maxnreg__, in place of the launch bounds
+#endif
+// The kernels' register budget: ptxas's allocation (and with it the register-bank
+// conflicts between an FFMA's operands) follows it.
+#if MAX_REGS
+#define KERNEL_BOUNDS __maxnreg__(MAX_REGS)
+#else
+#define KERNEL_BOUNDS __launch_bounds__(THREADS, MIN_BLOCKS)
+#endif
 #ifndef VEC
 #define VEC 4
 #endif
