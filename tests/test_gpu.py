@@ -191,65 +191,38 @@ def test_a_replayed_call_reads_its_operands_afresh_and_survives_a_grown_workspac
     torch.testing.assert_close(c.double(), a.double() @ b.double(), rtol=tol, atol=tol)
 
 
-def _bigtile_like(streamk_launch):
-    """bigtile's kernel with the same macros as a streamk launch: the product it must equal."""
+def _unsplit(launch):
+    """bigtile's launch with the same macros as a splitk launch, but SPLIT 0: the chain it splits."""
     import dataclasses
 
     from gemmlab.cuda.rung import CudaSolver
 
-    d = streamk_launch.defines
-    launch = registry._bigtile(bool(d["PAD_B"]), d["J_OUTER"], d["WARPS_M"], d["WARPS_N"], d["BK"],
-                               d["STAGES"], d["MIN_BLOCKS"])
-    return CudaSolver((dataclasses.replace(launch, when=None),))  # the caller's shape fits it
+    defines = {key: v for key, v in launch.defines.items() if key != "SPLIT"}
+    return CudaSolver((dataclasses.replace(launch.with_defines({}), defines=defines,
+                                           **registry._bigtile_derive(defines), when=None),))
 
 
-def _handoff_shapes():
-    """Shapes whose tile count is not a multiple of the resident grid G (2 blocks per SM), so
-    that the last tiles' steps are shared and handed on: 1.4 G tiles, 3.4 G, odd sizes too."""
-    g = cl.sm_count(0) * 2
-    def rows(tiles, cols):  # M for `tiles` 128×128 tiles across `cols` columns
-        return -(-tiles // (cols // 128)) * 128
-    return [(rows(int(1.4 * g), 1024), 520, 1024), (rows(int(3.4 * g), 2048) - 3, 333, 2047),
-            (8192, 6144, 4096)]
-
-
-@pytest.mark.parametrize("shape", _handoff_shapes(), ids=lambda s: "x".join(map(str, s)))
-def test_streamk_equals_bigtile_bit_for_bit(shape):
-    """The hand-off keeps each output's FMAs in reduction order: streamk's C is bigtile's, bit for
-    bit, with the same knobs; and every hand-off flag is lowered again after the call."""
+@pytest.mark.parametrize("shape, split", [((1024, 1024, 1024), True), ((300, 2048, 200), True),
+                                          ((200, 4000, 300), False), ((1, 5, 3), False),
+                                          ((4096, 1024, 4096), False)], ids=str)
+def test_splitk_splits_short_reductions_deterministically(shape, split):
+    """Few tiles and N ≤ SPLIT_MAX_N: each tile's reduction is split into parts summed in a fixed
+    order: right against float64, identical on a second call, every flag lowered again. Otherwise
+    (long N, or tiles enough) it is bigtile, bit for bit."""
     from gemmlab.cuda import handoff
 
     m, n, k = shape
-    impl = registry.get("streamk")
-    a, b = uniform((m, n), 7, GPU), uniform((n, k), 8, GPU)
-    c, ref = poison_(torch.empty(m, k, device=GPU)), poison_(torch.empty(m, k, device=GPU))
-    launch = impl.dispatch(a, b, c, m, n, k)
-    impl.solve(a, b, c, m, n, k)
-    _bigtile_like(launch)(a, b, ref, m, n, k)
+    impl = registry.get("splitk")
+    a, b = uniform((m, n), 9, GPU), uniform((n, k), 10, GPU)
+    c1, c2 = poison_(torch.empty(m, k, device=GPU)), poison_(torch.empty(m, k, device=GPU))
+    launch = impl.dispatch(a, b, c1, m, n, k)
+    assert (launch.host.parts(launch, m, n, k) > 1) == split
+    impl.solve(a, b, c1, m, n, k)
+    impl.solve(a, b, c2, m, n, k)
+    ref = poison_(torch.empty(m, k, device=GPU))
+    _unsplit(launch)(a, b, ref, m, n, k)
     torch.cuda.synchronize()
-    assert unwritten(c) == 0
-    assert torch.equal(c, ref)
-    assert int(handoff.flags(GPU, 1).abs().sum()) == 0
-
-
-def test_streamk_splits_short_reductions_deterministically():
-    """Fewer tiles than blocks and N ≤ SPLIT_MAX_N: the reduction is split into parts summed in a
-    fixed order. Right against float64, identical on a second call, flags lowered; a long
-    reduction is not split (bigtile's result, bit for bit)."""
-    from gemmlab.cuda import handoff
-
-    impl = registry.get("streamk")
-    for (m, n, k), split in (((1024, 1024, 1024), True), ((200, 4000, 300), False), ((1, 5, 3), False)):
-        a, b = uniform((m, n), 9, GPU), uniform((n, k), 10, GPU)
-        c1, c2 = poison_(torch.empty(m, k, device=GPU)), poison_(torch.empty(m, k, device=GPU))
-        impl.solve(a, b, c1, m, n, k)
-        impl.solve(a, b, c2, m, n, k)
-        torch.cuda.synchronize()
-        assert unwritten(c1) == 0 and torch.equal(c1, c2)
-        torch.testing.assert_close(c1.double(), a.double() @ b.double(), rtol=1e-4, atol=1e-4)
-        assert int(handoff.flags(GPU, 1).abs().sum()) == 0
-        if not split:
-            ref = poison_(torch.empty(m, k, device=GPU))
-            _bigtile_like(impl.dispatch(a, b, c1, m, n, k))(a, b, ref, m, n, k)
-            torch.cuda.synchronize()
-            assert torch.equal(c1, ref)
+    assert unwritten(c1) == 0 and torch.equal(c1, c2)
+    torch.testing.assert_close(c1.double(), a.double() @ b.double(), rtol=1e-4, atol=1e-4)
+    assert int(handoff.flags(GPU, 0).abs().sum()) == 0
+    assert torch.equal(c1, ref) != split or m * k == 1

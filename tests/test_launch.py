@@ -189,3 +189,30 @@ def test_bigtile_macros_decide_host_and_precondition():
     with pytest.raises(ValueError, match="PAD_B needs A_T"):
         fallback.with_defines({"A_T": 0})
     assert fast.with_defines({"WARPS_M": 4}).block == (256, 1) and fast.with_defines({"WARPS_M": 4}).tile == (256, 128)
+
+
+def test_split_k_policy_fills_idle_slots_only_where_the_reduction_is_short():
+    """handoff.parts: enough parts to fill the slots, none under SPLIT_MIN_STEPS steps, and
+    none at all where N > SPLIT_MAX_N or the tiles already fill the GPU."""
+    from gemmlab.cuda import handoff
+
+    assert handoff.parts(tiles=64, steps=128, n=1024, slots=264) == 4  # 1024³ on an H200
+    assert handoff.parts(tiles=6, steps=256, n=2048, slots=264) == 16  # capped by steps / 16
+    assert handoff.parts(tiles=64, steps=512, n=4096, slots=264) == 1  # long reduction
+    assert handoff.parts(tiles=256, steps=256, n=2048, slots=264) == 1  # 2048³: tiles enough
+    assert handoff.parts(tiles=1, steps=1, n=5, slots=264) == 1
+    # The kernel's flags and slots are counted per part: the policy stays within them.
+    assert all(t * handoff.parts(t, 4096, 2048, 264) <= handoff.FLAGS for t in range(1, 300))
+
+
+def test_splitk_is_bigtile_with_split_and_bigtile_keeps_its_macros():
+    """splitk's launches are bigtile's file with SPLIT 1 and the split host; bigtile's own leave
+    SPLIT undefined, so their cubins are the ones they were measured with."""
+    from gemmlab.cuda import transposed
+
+    for plain, split in zip(registry.get("bigtile").launches, registry.get("splitk").launches, strict=True):
+        assert "SPLIT" not in plain.defines and split.defines["SPLIT"] == 1
+        assert split.source == plain.source and split.host == transposed.TransposedA(pad_b=plain.host.pad_b, split=True)
+        assert split.when == plain.when
+    with pytest.raises(ValueError, match="SPLIT needs A_T"):
+        registry.get("splitk").launches[0].with_defines({"A_T": 0, "PAD_B": 0})

@@ -79,15 +79,15 @@ def test_warptile_reads_shared_memory_16_bytes_at_a_time():
         assert m["FFMA"] >= 16 * m["LDS.128"]
 
 
-@pytest.mark.parametrize("name", ["bigtile", "streamk"])
+@pytest.mark.parametrize("name", ["bigtile", "splitk"])
 def test_bigtile_issues_128_ffma_per_six_16_byte_reads(name):
     """8×16 outputs per thread: 6 LDS.128 per 128 FFMA; both tiles by cp.async, nothing by LDG
-    (streamk's hand-off, outside the loop, is its only LDG: a slot taken over and a slot added,
-    32 loads each, and the flag's acquire load in each of its two waits)."""
+    (splitk's hand-off, after the loop, is its only LDG: a slot's 32 float4 and the flag's
+    acquire load, in the loop over the parts it adds)."""
     for which in (0, 1):
         m = mix(name, which)
         assert m["FFMA"] >= 21 * m["LDS.128"] > 0
-        assert m["LDGSTS"] > 0 and m["LDG"] <= (2 * 32 + 2 if name == "streamk" else 0) and m["HMMA"] == 0
+        assert m["LDGSTS"] > 0 and m["LDG"] <= (32 + 1 if name == "splitk" else 0) and m["HMMA"] == 0
 
 
 @pytest.mark.parametrize("which", [0, -1])

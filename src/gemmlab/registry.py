@@ -242,15 +242,15 @@ def _bigtile_smem(d) -> int:
     return d["STAGES"] * 64 * (d["WARPS_M"] + d["WARPS_N"]) * d["BK"] * 4
 
 
-def _bigtile_derive(d, handoff: bool = False) -> dict:
+def _bigtile_derive(d) -> dict:
     """A warp per 64×64 block of C, WARPS_M × WARPS_N of them per block; A_T: Aᵀ by a pre-pass,
     PAD_B: B's padded copy too (any shape). The 16-byte path without PAD_B needs K % 4 == 0 and
     aligned rows: of B and C with Aᵀ (ours, aligned), of A too without."""
     if d.get("PAD_B") and not d.get("A_T"):
         raise ValueError("bigtile: PAD_B needs A_T (the Aᵀ host is the one that pads B)")
-    if handoff and not d.get("A_T"):
-        raise ValueError("streamk: its host is the Aᵀ host, so A_T must be 1")
-    host = TransposedA(pad_b=bool(d.get("PAD_B")), handoff=handoff) if d.get("A_T") else None
+    if d.get("SPLIT") and not d.get("A_T"):
+        raise ValueError("bigtile: SPLIT needs A_T (the Aᵀ host is the one that splits)")
+    host = TransposedA(pad_b=bool(d.get("PAD_B")), split=bool(d.get("SPLIT"))) if d.get("A_T") else None
     if d.get("PAD_B") or d.get("VEC") == 1:
         when = None
     else:
@@ -260,30 +260,17 @@ def _bigtile_derive(d, handoff: bool = False) -> dict:
 
 
 def _bigtile(pad_b: bool, j_outer: int = 2, warps_m: int = 2, warps_n: int = 2, bk: int = 16,
-             stages: int = 4, min_blocks: int = 2) -> Launch:
+             stages: int = 4, min_blocks: int = 2, split: bool = False) -> Launch:
     """bigtile reading Aᵀ (a pre-pass) and B by 16-byte copies: B as it lies where K % 4 == 0 and
     B and C are aligned, else B's padded copy (a second pre-pass), for any shape."""
     # J_OUTER 2 (the FMAs of one index column by column, down then up) was chosen on the H200
     # (scripts/tune.py, 2026-11-30); `gemmlab tune bigtile` searches the rest.
     defines = {"WARPS_M": warps_m, "WARPS_N": warps_n, "BK": bk, "STAGES": stages,
                "MIN_BLOCKS": min_blocks, "VEC": 4, "A_T": 1, "J_OUTER": j_outer, "PAD_B": int(pad_b)}
+    if split:  # only then: SPLIT 0 is the macro's default, and bigtile's launches keep their cubins
+        defines["SPLIT"] = 1
     return Launch("16_bigtile.cu", "bigtile", min_cc=(8, 0), smem=_bigtile_smem, derive=_bigtile_derive,
                   defines=defines, **_bigtile_derive(defines))
-
-
-def _streamk_derive(d) -> dict:
-    """bigtile's geometry, on a resident grid with hand-off scratch (`TransposedA.handoff`)."""
-    return _bigtile_derive(d, handoff=True)
-
-
-def _streamk(pad_b: bool, j_outer: int = 2, warps_m: int = 2, warps_n: int = 2, bk: int = 8,
-             stages: int = 3, min_blocks: int = 2) -> Launch:
-    """bigtile's product (the tuner's large-shape winner, BK 8 and 3 stages) scheduled by
-    17_streamk.cu: the last tiles' steps shared out and handed on in reduction order."""
-    defines = {"WARPS_M": warps_m, "WARPS_N": warps_n, "BK": bk, "STAGES": stages,
-               "MIN_BLOCKS": min_blocks, "VEC": 4, "A_T": 1, "J_OUTER": j_outer, "PAD_B": int(pad_b)}
-    return Launch("17_streamk.cu", "streamk", min_cc=(8, 0), smem=_bigtile_smem, derive=_streamk_derive,
-                  defines=defines, **_streamk_derive(defines))
 
 
 def _cu(stem: str) -> tuple[str, ...]:
@@ -460,16 +447,15 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
     Implementation(
         "bigtile", CUDA, 20, FP32, (8, 0),
         "strict FP32: 8×16 outputs per thread, Aᵀ and B by a 4-stage cp.async pipeline",
-        _md("16_bigtile"), ("kernels/cuda/16_bigtile.cu", "kernels/cuda/bigtile.cuh",
-                            "kernels/cuda/hopper_prepass.cu", "kernels/cuda/pad.cu"),
+        _md("16_bigtile"), ("kernels/cuda/16_bigtile.cu", "kernels/cuda/hopper_prepass.cu", "kernels/cuda/pad.cu"),
         launches=(_bigtile(pad_b=False), _bigtile(pad_b=True)),
     ),
     Implementation(
-        "streamk", CUDA, 21, FP32, (8, 0),
-        "strict FP32: bigtile on a resident grid, the last wave's steps shared and handed on in order",
-        _md("17_streamk"), ("kernels/cuda/17_streamk.cu", "kernels/cuda/bigtile.cuh",
-                            "kernels/cuda/hopper_prepass.cu", "kernels/cuda/pad.cu"),
-        launches=(_streamk(pad_b=False), _streamk(pad_b=True)),
+        "splitk", CUDA, 21, FP32, (8, 0),
+        "strict FP32 (N ≤ 2048: split-K): bigtile with each tile's reduction split where tiles are few",
+        _md("16_bigtile_splitk"), ("kernels/cuda/16_bigtile.cu", "kernels/cuda/hopper_prepass.cu",
+                                   "kernels/cuda/pad.cu"),
+        launches=(_bigtile(pad_b=False, bk=8, stages=3, split=True), _bigtile(pad_b=True, bk=8, stages=3, split=True)),
     ),
 )
 

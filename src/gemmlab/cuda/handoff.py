@@ -1,35 +1,51 @@
-"""Scratch for kernels whose blocks hand work to each other (17_streamk.cu).
+"""Split-K for bigtile (its SPLIT knob, the `splitk` rung): how many parts, and the scratch.
 
-A block that passes on a tile's partial sums writes them into its slot of the
-call's workspace and raises its flag; the block that takes them waits for the
-flag and lowers it again. So the flags must be zero when a call starts and are
-zero again when it ends. They live apart from the workspace (which other
-launches overwrite with their own pre-pass outputs), in one zeroed buffer per
-device and stream, made once: calls on one stream run one after another, so
-they never share a flag at the same time.
+With fewer 128×128 tiles than the GPU holds blocks at once (1024³: 64 tiles for
+264 slots on an H200), most SMs would idle. Then each tile's reduction is split
+into P contiguous parts run at once (grid z); parts before the last save their
+sums to a slot of the workspace and raise a flag; the last part adds them in a
+fixed order and stores. Splitting reorders the reduction, so it is only done
+where the reduction is short (N ≤ SPLIT_MAX_N): there the FP32 sums cannot
+drift anywhere near LeetGPU's tolerance against `torch.matmul`. The flags live
+apart from the workspace (which other launches overwrite), in one zeroed buffer
+per device and stream, made once: each raised flag is lowered by the block that
+waited on it, so the buffer is zero again after every call.
 """
 
 from __future__ import annotations
 
 import torch
 
-#: Flags per buffer: at least the blocks of any grid that uses them (264 on an H200).
+#: The longest reduction that is split; longer ones keep one block per tile.
+SPLIT_MAX_N = 2048
+#: The fewest reduction steps (of BK) a part keeps: the pipeline must fill and drain.
+SPLIT_MIN_STEPS = 16
+#: Flags per buffer: at least the parts of any split grid (264 on an H200).
 FLAGS = 4096
+
+
+def parts(tiles: int, steps: int, n: int, slots: int) -> int:
+    """How many parts each tile's `steps` reduction steps are split into, for `slots` resident
+    blocks: enough to fill them, none shorter than SPLIT_MIN_STEPS; 1 where N is long."""
+    if n > SPLIT_MAX_N or tiles >= slots:
+        return 1
+    return max(1, min(slots // tiles, steps // SPLIT_MIN_STEPS))
+
+
+def slot_bytes(threads: int) -> int:
+    """One block's 128 accumulators per thread, as 16_bigtile.cu saves them."""
+    return threads * 128 * 4
+
 
 _flags: dict[tuple[int, int], torch.Tensor] = {}
 
 
-def flags(device: torch.device, blocks: int) -> torch.Tensor:
-    """The zeroed flags of torch's current stream on `device`, for a grid of `blocks`."""
-    if blocks > FLAGS:
-        raise ValueError(f"a grid of {blocks} blocks needs more than the {FLAGS} hand-off flags")
+def flags(device: torch.device, count: int) -> torch.Tensor:
+    """The zeroed flags of torch's current stream on `device`, for `count` parts."""
+    if count > FLAGS:
+        raise ValueError(f"{count} split-K parts need more than the {FLAGS} hand-off flags")
     key = (device.index or 0, torch.cuda.current_stream(device).cuda_stream)
     buf = _flags.get(key)
     if buf is None:
         buf = _flags[key] = torch.zeros(FLAGS, dtype=torch.int32, device=device)
     return buf
-
-
-def slot_bytes(threads: int) -> int:
-    """One block's 128 accumulators per thread, as 17_streamk.cu saves them."""
-    return threads * 128 * 4

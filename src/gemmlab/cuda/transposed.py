@@ -13,10 +13,10 @@ pad_copy; zeros in the padding, which only ever lands in columns of C that are
 not stored), so that the kernel's 16-byte copies serve any K: a K that is not a
 multiple of 4 costs one more streaming pass, not the 4-byte copies' issue slots.
 
-With ``handoff`` (17_streamk.cu) the kernel runs on a resident grid, MIN_BLOCKS
-blocks per SM, and takes two more arguments: scratch for the partial sums its
-blocks hand on (one slot per block, after the operands) and the hand-off flags
-(`handoff.flags`).
+With ``split`` (bigtile's SPLIT 1) the grid has a third dimension, the parts
+each tile's reduction is split into (`handoff.parts`, 1 where the shape has
+enough tiles), and the kernel takes two more arguments: scratch for the parts'
+sums (one slot per part, after the operands) and the hand-off flags.
 """
 
 from __future__ import annotations
@@ -39,16 +39,18 @@ class TransposedA:
     """Host of a launch whose kernel reads Aᵀ (and, with ``pad_b``, a padded B) from the workspace."""
 
     pad_b: bool = False
-    handoff: bool = False
+    split: bool = False
 
     @property
     def label(self) -> str:
         return "Aᵀ, padded B pre-passes" if self.pad_b else "Aᵀ pre-pass"
 
     @staticmethod
-    def grid_blocks(launch: Launch) -> int:
-        """The resident grid of a hand-off launch: MIN_BLOCKS blocks on every SM."""
-        return cl.sm_count(torch.cuda.current_device()) * int(launch.defines["MIN_BLOCKS"])
+    def parts(launch: Launch, m: int, n: int, k: int) -> int:
+        """Split-K parts per tile: the policy (`handoff.parts`) for MIN_BLOCKS blocks per SM."""
+        slots = cl.sm_count(torch.cuda.current_device()) * int(launch.defines["MIN_BLOCKS"])
+        across, down = launch.tiles(m, k)
+        return handoff.parts(across * down, -(-n // launch.step), n, slots)
 
     def kernels(self, launch: Launch) -> tuple[Kernel, ...]:
         return (TRANSPOSE_FP32, PAD_COPY) if self.pad_b else (TRANSPOSE_FP32,)
@@ -63,9 +65,11 @@ class TransposedA:
         return self.layout(m, n, k)[1] if self.pad_b else n * pitch(m) * 4
 
     def workspace_bytes(self, launch: Launch, m: int, n: int, k: int) -> int:
-        if not self.handoff:
+        if not self.split:
             return self.operand_bytes(m, n, k)
-        return up(self.operand_bytes(m, n, k)) + self.grid_blocks(launch) * handoff.slot_bytes(launch.threads)
+        across, down = launch.tiles(m, k)
+        slots = across * down * self.parts(launch, m, n, k)
+        return up(self.operand_bytes(m, n, k)) + slots * handoff.slot_bytes(launch.threads)
 
     def steps(self, launch: Launch, call: Call, workspace: torch.Tensor) -> list[Step]:
         m, n, k = call.m, call.n, call.k
@@ -80,11 +84,12 @@ class TransposedA:
             steps.append(Step(PAD_COPY, (-(-cols // PAD_COPY.block[0]), n, 1),
                               (b, b_pad, *map(cl.i32, (n, k, k, n, cols)))))
             b = b_pad
-        if not self.handoff:
+        if not self.split:
             steps.append(Step(launch.kernel, launch.grid(m, k), (at, b, *call.gemm_args()[2:])))
             return steps
-        blocks = self.grid_blocks(launch)
+        across, down, _ = launch.grid(m, k)
+        parts = self.parts(launch, m, n, k)
         work = at + up(self.operand_bytes(m, n, k))
-        flags = handoff.flags(call.a.device, blocks).data_ptr()
-        steps.append(Step(launch.kernel, (blocks, 1, 1), (at, b, *call.gemm_args()[2:], work, flags)))
+        flags = handoff.flags(call.a.device, across * down * parts if parts > 1 else 0).data_ptr()
+        steps.append(Step(launch.kernel, (across, down, parts), (at, b, *call.gemm_args()[2:], work, flags)))
         return steps

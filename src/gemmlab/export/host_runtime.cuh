@@ -46,14 +46,14 @@ namespace gemmlab_host {
     return buffer;
 }
 
-// The hand-off flags of 17_streamk.cu (cuda/handoff.py): zeroed once, and zero again after
-// every call, since each flag raised is lowered by the block that waited on it.
+// The split-K flags of bigtile's SPLIT 1 (cuda/handoff.py): zeroed once, and zero again
+// after every call, since each flag raised is lowered by the block that waited on it.
 [[maybe_unused]] static unsigned* handoff_flags(int count) {
     static unsigned* flags = nullptr;
     if (!flags) {
         unsigned* fresh = nullptr;
-        if (!ok(cudaMalloc(&fresh, count * sizeof(unsigned)), "cudaMalloc (hand-off flags)")) return nullptr;
-        if (!ok(cudaMemset(fresh, 0, count * sizeof(unsigned)), "cudaMemset (hand-off flags)")) return nullptr;
+        if (!ok(cudaMalloc(&fresh, count * sizeof(unsigned)), "cudaMalloc (split-K flags)")) return nullptr;
+        if (!ok(cudaMemset(fresh, 0, count * sizeof(unsigned)), "cudaMemset (split-K flags)")) return nullptr;
         flags = fresh;
     }
     return flags;

@@ -5,10 +5,7 @@ exported file holds them all at once. So:
 
 * the headers a source includes are inlined once, at the top, in include
   order (``#pragma once`` kept by inlining each only once); nothing in them
-  depends on a kernel's macros. A header *without* a once-only pragma is part
-  of the kernels that include it (bigtile.cuh: knobs and the tile product,
-  shared by two kernel files) and is inlined where it is included, inside
-  each variant, so that it sees that variant's macros;
+  depends on a kernel's macros;
 * each (source, macros) pair becomes a *variant*: the source's text inside
   ``namespace vN``, its macros ``#define``d before and every macro it reads or
   defines ``#undef``ed after, so the next variant starts clean; its
@@ -55,29 +52,12 @@ def read(name: str) -> str:
     return source_path(name).read_text()
 
 
-def is_part(name: str) -> bool:
-    """A header that belongs to the kernels including it: no once-only pragma, macros of its own."""
-    return not _PRAGMA_ONCE.search(read(name))
-
-
 def _headers(text: str, seen: list[str]) -> None:
     """Append the headers `text` includes to `seen`, each after the headers it includes."""
     for name in _INCLUDE.findall(text):
-        if is_part(name):
-            _headers(read(name), seen)
-        elif name not in seen:
+        if name not in seen:
             _headers(read(name), seen)
             seen.append(name)
-
-
-def _inline_parts(text: str) -> str:
-    """The text with each kernel-part header's include replaced by the header itself."""
-    def part(m: re.Match) -> str:
-        name = m.group(1)
-        if not is_part(name):
-            return m.group(0)
-        return f"// ---- {name}, inlined ----\n{_inline_parts(read(name)).strip()}\n// ---- end of {name} ----"
-    return _INCLUDE.sub(part, text)
 
 
 def headers(sources: list[str]) -> list[str]:
@@ -150,7 +130,7 @@ def _trapping_kernels(text: str) -> str:
 
 def variant_text(variant: Variant, header_macros: set[str]) -> str:
     """``namespace vN { #define … <source> #undef … }``."""
-    text = _inline_parts(read(variant.source))
+    text = read(variant.source)
     body = _kernel_text(text, variant.source)
     defines = "\n".join(f"#define {k} {v}" for k, v in variant.defines)
     names = sorted((macros_defined(text) | {k for k, _ in variant.defines}) - header_macros)

@@ -23,13 +23,20 @@ def body(launch: Launch, variants: Variants) -> list[str]:
                   "const size_t operands = b_at + (size_t)N * k4 * 4;"]
     else:
         lines += ["const size_t operands = (size_t)N * m4 * 4;"]
-    if host.handoff:
-        blocks = f"sm_count() * {int(launch.defines['MIN_BLOCKS'])}"
-        lines += [f"// streamk: a resident grid ({blocks} blocks), one hand-off slot per block after the operands",
-                  f"const int blocks = {blocks};",
-                  f"if (blocks > {handoff.FLAGS}) return;",
+    if host.split:
+        rows, cols = launch.tile
+        slots = f"sm_count() * {int(launch.defines['MIN_BLOCKS'])}"
+        lines += [f"// split-K (handoff.parts): parts per tile where the tiles do not fill the {slots} slots",
+                  f"const int tiles = ceil_div(K, {cols}) * ceil_div(M, {rows}), steps = ceil_div(N, {launch.step});",
+                  "int parts = 1;",
+                  f"if (N <= {handoff.SPLIT_MAX_N} && tiles < {slots}) {{",
+                  f"    parts = {slots} / tiles;",
+                  f"    if (parts > steps / {handoff.SPLIT_MIN_STEPS}) parts = steps / {handoff.SPLIT_MIN_STEPS};",
+                  "    if (parts < 1) parts = 1;",
+                  "}",
+                  f"if (parts > 1 && (size_t)tiles * parts > {handoff.FLAGS}) return;",
                   f"const size_t work_at = round_up(operands, {pad._ALIGN});",
-                  f"char* base = workspace(work_at + (size_t)blocks * {handoff.slot_bytes(launch.threads)});",
+                  f"char* base = workspace(work_at + (size_t)tiles * parts * {handoff.slot_bytes(launch.threads)});",
                   f"unsigned* flags = handoff_flags({handoff.FLAGS});",
                   "if (!base || !flags) return;", "float* work = (float*)(base + work_at);"]
     else:
@@ -42,8 +49,10 @@ def body(launch: Launch, variants: Variants) -> list[str]:
         width = transposed.PAD_COPY.block[0]
         lines += kernel_launch(transposed.PAD_COPY, variants, f"dim3(ceil_div(k4, {width}), N)",
                                "B, b, N, K, K, N, k4", "pad_b")
-    if host.handoff:
-        lines += kernel_launch(launch.kernel, variants, "dim3(blocks)", "at, b, C, M, N, K, work, flags", "main")
+    if host.split:
+        rows, cols = launch.tile
+        grid = f"dim3(ceil_div(K, {cols}), ceil_div(M, {rows}), parts)"
+        lines += kernel_launch(launch.kernel, variants, grid, "at, b, C, M, N, K, work, flags", "main")
     else:
         lines += main_launch(launch, variants, "at, b, C, M, N, K")
     return lines

@@ -71,8 +71,8 @@ def _bigtile(index: int, knobs: Mapping[str, int]) -> Launch:
                              2 if knobs["WARPS_M"] == 2 else 1)
 
 
-def _streamk(index: int, knobs: Mapping[str, int]) -> Launch:
-    return registry._streamk(index == 1, bk=knobs["BK"], stages=knobs["STAGES"])
+def _splitk(index: int, knobs: Mapping[str, int]) -> Launch:
+    return registry._bigtile(index == 1, bk=knobs["BK"], stages=knobs["STAGES"], split=True)
 
 
 SPACES: dict[str, Space] = {
@@ -81,8 +81,9 @@ SPACES: dict[str, Space] = {
     # at every setting tried (16_bigtile.md).
     "bigtile": Space("bigtile", (("J_OUTER", (2, 1, 0)), ("WARPS_M", (2, 4)), ("BK", (16, 8)), ("STAGES", (4, 3))),
                      _bigtile, (0, 1)),
-    # streamk: bigtile's product (J_OUTER 2, 2×2 warps, the winners above) on a resident grid.
-    "streamk": Space("streamk", (("BK", (8, 16)), ("STAGES", (3, 4))), _streamk, (0, 1)),
+    # splitk: bigtile with SPLIT 1 (J_OUTER 2, 2×2 warps: the winners above); its parts per tile
+    # are the host's policy (cuda/handoff.py), not a knob.
+    "splitk": Space("splitk", (("BK", (8, 16)), ("STAGES", (3, 4))), _splitk, (0, 1)),
     # warptile: launch 0 whole tiles, 1 float4 bounds-checked, 2 the same on padded copies.
     "warptile": Space("warptile", (("BK", (16, 8)), ("MIN_BLOCKS", (2, 1))), _warptile, (0, 1, 2)),
     # float4: launch 0 whole tiles, 1 bounds-checked; 2 is the scalar tiling2d fallback.

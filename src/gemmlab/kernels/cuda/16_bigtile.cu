@@ -23,16 +23,386 @@
 //
 // A warp owns a 64×64 block of C (lanes 8 down × 4 across); the block has
 // WARPS_M × WARPS_N warps. Knobs: WARPS_M, WARPS_N, BK, STAGES, MIN_BLOCKS,
-// J_OUTER (the order of one index's FMAs), PAD_B, and the four above.
+// J_OUTER (the order of one index's FMAs), PAD_B, SPLIT (split-K: the `splitk`
+// rung, 16_bigtile_splitk.md), and the four above. With SPLIT 0 the source
+// compiles to the same cubin as before SPLIT existed: ptxas's register
+// allocation, and with it the speed, moves with any change to the loop's code.
+#include "common.cuh"
 
-#include "bigtile.cuh"
+#ifndef WARPS_M
+#define WARPS_M 2
+#endif
+#ifndef WARPS_N
+#define WARPS_N 2
+#endif
+#ifndef BK
+#define BK 16
+#endif
+#ifndef STAGES
+#define STAGES 4
+#endif
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 2
+#endif
+#ifndef VEC
+#define VEC 4
+#endif
+#ifndef UNROLL_K
+#define UNROLL_K BK  // A_T: how far the reduction loop of one step is unrolled (the loop's code size)
+#endif
+#ifndef J_OUTER
+#define J_OUTER 0  // A_T: the order of one index's FMAs: row by row (0), column by column (1),
+                   // column by column down and up (2), by float4 groups of columns (3)
+#endif
+#ifndef PAD_B
+#define PAD_B 0  // 1: B arrives in rows of pitch(K) floats (the host's padded copy), for any K
+#endif
+// B's row length in floats: K, or K rounded up to a multiple of 4 in the padded copy.
+#define LDB(K) (PAD_B ? ((K) + 3) / 4 * 4 : (K))
+#ifndef A_T
+#define A_T 0  // 1: A arrives as Aᵀ (N rows of pitch(M) floats), made by the host's pre-pass
+#endif
+#define BM (64 * WARPS_M)
+#define BN (64 * WARPS_N)
+#define THREADS (32 * WARPS_M * WARPS_N)
+#define CHUNKS (BK / 4)          // 16-byte chunks per row of the A tile
+#define ROWS_PER_LINE (8 / CHUNKS)  // A rows per 128-byte line of shared memory
+#define A_STAGE (BM * BK)
+#define B_STAGE (BK * BN)
+// Knob combinations the copy loops cannot serve: every thread copies whole 16-byte
+// chunks, at least one of each tile per step (VEC 4); and a thread's A chunks (A as it
+// lies) are rows apart by a multiple of the swizzle's 8-row period, so they share its term.
+static_assert(VEC == 1 || (A_STAGE % (4 * THREADS) == 0 && B_STAGE % (4 * THREADS) == 0 &&
+                           A_STAGE >= 4 * THREADS && B_STAGE >= 4 * THREADS),
+              "BK too small for this many threads: some would copy nothing");
+static_assert(A_T || VEC == 1 || CHUNKS == 1 || (THREADS / CHUNKS) % 8 == 0,
+              "A's copies would land across the swizzle's period");
 
-// One block per 128×128 tile (by default), the whole reduction in one pass.
-extern "C" __global__ void KERNEL_BOUNDS bigtile(GEMM_ARGS) {
+// Where chunk c of A-tile row r lives: chunks XOR the row's line index, so that
+// 8 consecutive rows read at one chunk hit 8 different 16-byte bank groups.
+// Rows 8 apart (a thread's rows) and THREADS / CHUNKS apart (a thread's copies)
+// share the XOR term, which is what lets both use one base offset plus constants.
+__device__ __forceinline__ int swz(int r) { return (r / ROWS_PER_LINE) % CHUNKS; }
+__device__ __forceinline__ int a_at(int r, int c) { return r * BK + 4 * (c ^ swz(r)); }
+
+#if A_T
+// Aᵀ's rows are M floats padded to a multiple of 4: the pre-pass's layout.
+#define LDM(M) (((M) + 3) / 4 * 4)
+// Step t's A tile from Aᵀ: BK rows of BM floats, 16-byte copies (Aᵀ is ours: aligned).
+__device__ __forceinline__ void copy_at(float* As, const float* At, int M, int N, int row0, int t, int tid) {
+    const int n0 = t * BK, ld = LDM(M);
+#pragma unroll
+    for (int l = 0; l < A_STAGE / 4 / THREADS; ++l) {
+        const int e = tid + l * THREADS, r = e / (BM / 4), c = (e % (BM / 4)) * 4;
+        const bool in = n0 + r < N && row0 + c < ld;
+        cp_async16(&As[r * BM + c], in ? &At[(size_t)(n0 + r) * ld + row0 + c] : At, in);
+    }
+}
+#endif
+
+#if VEC == 4
+#define A_COPIES (A_STAGE / 4 / THREADS)
+#define B_COPIES (B_STAGE / 4 / THREADS)
+#define A_ROWS_APART (THREADS / CHUNKS)    // rows between a thread's A copies
+#define B_ROWS_APART (4 * THREADS / BN)    // rows between a thread's B copies
+// This thread's share of every step's copies, worked out once: where its first
+// A and B chunks are at step 0 and where they go in a stage; later chunks and
+// steps are constant strides from there.
+struct Copier {
+    const float* a;  // A[row0 + ra][4·ca]
+    const float* b;  // B[rb][col0 + cb]
+    int a_dst, b_dst, ca, rb;
+    unsigned a_rows_in;  // bit l: A copy l's row is inside M
+    bool b_col_in;
+    __device__ Copier(const float* A, const float* B, int M, int N, int K, int row0, int col0, int tid) {
+        const int ra = tid / CHUNKS, cb = (tid % (BN / 4)) * 4;
+        ca = tid % CHUNKS;
+        rb = tid / (BN / 4);
+        a = A + (size_t)(row0 + ra) * N + 4 * ca;
+        b = B + (size_t)rb * LDB(K) + col0 + cb;
+        a_dst = a_at(ra, ca);
+        b_dst = rb * BN + cb;
+        a_rows_in = 0;
+#pragma unroll
+        for (int l = 0; l < A_COPIES; ++l) a_rows_in |= unsigned(row0 + ra + l * A_ROWS_APART < M) << l;
+        b_col_in = col0 + cb < LDB(K);  // the padded copy's extra columns are zeros
+    }
+    // Copy reduction step t of A (BM×BK) and B (BK×BN) into one stage; zeros outside.
+    __device__ __forceinline__ void step(float* As, float* Bs, const float* A, const float* B, int N,
+                                         int K, int t) const {
+        const int n0 = t * BK;
+        const bool a_col_in = n0 + 4 * ca < N;
+#pragma unroll
+        for (int l = 0; l < (A_T ? 0 : A_COPIES); ++l) {
+            const bool in = a_col_in && (a_rows_in >> l & 1);
+            const float* src = a + n0 + (size_t)l * A_ROWS_APART * N;
+            cp_async16(&As[a_dst + l * A_ROWS_APART * BK], in ? src : A, in);
+        }
+#pragma unroll
+        for (int l = 0; l < B_COPIES; ++l) {
+            const bool in = b_col_in && n0 + rb + l * B_ROWS_APART < N;
+            const float* src = b + (size_t)(n0 + l * B_ROWS_APART) * LDB(K);
+            cp_async16(&Bs[b_dst + l * B_ROWS_APART * BN], in ? src : B, in);
+        }
+    }
+};
+#else
+// 4-byte copies: any shape, any alignment; one float per copy.
+struct Copier {
+    int row0, col0, tid, M;
+    __device__ Copier(const float*, const float*, int M_, int, int, int r0, int c0, int t)
+        : row0(r0), col0(c0), tid(t), M(M_) {}
+    __device__ __forceinline__ void step(float* As, float* Bs, const float* A, const float* B, int N,
+                                         int K, int t) const {
+        const int n0 = t * BK;
+#pragma unroll 4
+        for (int i = 0; i < (A_T ? 0 : A_STAGE / THREADS); ++i) {
+            const int e = tid + i * THREADS, r = e / BK, c = e % BK;
+            const bool in = row0 + r < M && n0 + c < N;
+            cp_async4(&As[a_at(r, c / 4) + c % 4], in ? &A[(size_t)(row0 + r) * N + n0 + c] : A, in);
+        }
+#pragma unroll 4
+        for (int i = 0; i < B_STAGE / THREADS; ++i) {
+            const int e = tid + i * THREADS, r = e / BN, c = e % BN;
+            const bool in = n0 + r < N && col0 + c < K;
+            cp_async4(&Bs[r * BN + c], in ? &B[(size_t)(n0 + r) * LDB(K) + col0 + c] : B, in);
+        }
+    }
+};
+#endif
+
+// This thread's row i (i < 8) of its warp's 64: with A as it lies, rows 8 apart (8
+// consecutive rows per quarter-warp, the swizzle's unit); with Aᵀ, two runs of 4
+// (a float4 of Aᵀ's row), 32 apart, so a warp reads 8 consecutive float4.
+__device__ __forceinline__ int my_row(int lane, int i) {
+    return A_T ? (lane / 4) * 4 + (i / 4) * 32 + i % 4 : lane / 4 + 8 * i;
+}
+
+#ifndef SPLIT
+#define SPLIT 0  // 1: split-K, part blockIdx.z of gridDim.z (the host's policy: cuda/handoff.py)
+#endif
+
+#if SPLIT
+// Split-K for shapes with fewer tiles than the GPU has slots: part z of a tile runs steps
+// [z·S/P, (z+1)·S/P) of its reduction; parts before the last save their sums to a slot
+// of scratch and raise a flag; the last part waits for each flag in turn, adds that slot
+// and stores the tile. Deterministic (a fixed order of adds); a flag is lowered by the
+// block that waited on it, so the host's zeroed flags are zero again after the call. A
+// part waits only on parts of lower z, which blocks are dispatched before it.
+
+// Slot `slot` of scratch: float4 e of thread t at [e][t] (coalesced); L2 only (.cg),
+// since the reader runs on another SM.
+__device__ __forceinline__ float4* slot_at(float* work, int slot) {
+    return reinterpret_cast<float4*>(work + (size_t)slot * THREADS * 128) + threadIdx.x;
+}
+__device__ __forceinline__ void hand_on(const float (&acc)[8][16], float* work, unsigned* flags, int slot) {
+    float4* p = slot_at(work, slot);
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+            __stcg(p + (4 * i + j) * THREADS,
+                   make_float4(acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]));
+    __syncthreads();  // every thread's sums are written; then one release store of the flag
+    if (threadIdx.x == 0) {
+        __threadfence();
+        asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flags + slot), "r"(1u) : "memory");
+    }
+}
+__device__ __forceinline__ void take_in(float (&acc)[8][16], float* work, unsigned* flags, int slot) {
+    if (threadIdx.x == 0) {  // one thread waits (acquire) and lowers the flag for the next call
+        unsigned up = 0;
+        do {
+            asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(up) : "l"(flags + slot) : "memory");
+        } while (up == 0);
+        flags[slot] = 0;
+    }
+    __syncthreads();  // what thread 0 saw, the block sees
+    const float4* p = slot_at(work, slot);
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const float4 v = __ldcg(p + (4 * i + j) * THREADS);
+            acc[i][4 * j] += v.x, acc[i][4 * j + 1] += v.y, acc[i][4 * j + 2] += v.z, acc[i][4 * j + 3] += v.w;
+        }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+    bigtile(GEMM_ARGS, float* __restrict__ work, unsigned* __restrict__ flags) {
+#else
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(GEMM_ARGS) {
+#endif
     extern __shared__ __align__(16) float smem[];
+    float* As = smem;                     // STAGES × BM×BK (A_T: BK×BM)
+    float* Bs = smem + STAGES * A_STAGE;  // STAGES × BK×BN
+    const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+    // This thread's rows: wr + my_row(lane, i) (i < 8); its columns: wc + 16j + (0..3) (j < 4).
+    const int wr = (warp / WARPS_N) * 64;
+    const int wc = (warp % WARPS_N) * 64 + (lane % 4) * 4;
+#if SPLIT
+    // This part's steps: [first, steps) of the tile's ceil(N / BK).
+    const int all = (N + BK - 1) / BK, first = all * blockIdx.z / gridDim.z;
+    const int steps = all * (blockIdx.z + 1) / gridDim.z;
+#define FIRST_STEP first
+#else
+    const int steps = (N + BK - 1) / BK;
+#define FIRST_STEP 0
+#endif
+    const Copier copier(A, B, M, N, K, row0, col0, tid);
     float acc[8][16];
-    zero(acc);
-    product_steps(acc, smem, A, B, M, N, K, row0, col0, 0, (N + BK - 1) / BK);
-    store_tile(acc, C, M, K, row0, col0);
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+#pragma unroll
+        for (int j = 0; j < 16; ++j) acc[i][j] = 0.0f;
+
+#if SPLIT
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (first + s < steps) {
+            copier.step(As + s * A_STAGE, Bs + s * B_STAGE, A, B, N, K, first + s);
+#if A_T
+            copy_at(As + s * A_STAGE, A, M, N, row0, first + s, tid);
+#endif
+        }
+        cp_async_commit();
+    }
+#else
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < steps) {
+            copier.step(As + s * A_STAGE, Bs + s * B_STAGE, A, B, N, K, s);
+#if A_T
+            copy_at(As + s * A_STAGE, A, M, N, row0, s, tid);
+#endif
+        }
+        cp_async_commit();
+    }
+#endif
+    int read = 0, write = STAGES - 1;  // the stages step t reads and step t + STAGES − 1 fills
+    for (int t = FIRST_STEP; t < steps; ++t) {
+        cp_async_wait<STAGES - 2>();  // step t's group has landed (for this thread) ...
+        __syncthreads();              // ... and for every thread; step t − 1's stage is free
+        if (t + STAGES - 1 < steps) {
+            copier.step(As + write * A_STAGE, Bs + write * B_STAGE, A, B, N, K, t + STAGES - 1);
+#if A_T
+            copy_at(As + write * A_STAGE, A, M, N, row0, t + STAGES - 1, tid);
+#endif
+        }
+        cp_async_commit();  // an empty group near the end keeps the wait count right
+        const float* bs = Bs + read * B_STAGE + wc;
+#if A_T
+        // Both tiles in rows of one reduction index: per index 2 + 4 LDS.128, and the
+        // next index's fragments are loaded while this one's 128 FMAs run.
+        const float* as = As + read * A_STAGE + wr + (lane / 4) * 4;
+        float a[2][8], b[2][16];
+        auto fetch = [&](int buf, int k) {
+            const float4 x0 = *reinterpret_cast<const float4*>(&as[k * BM]);
+            const float4 x1 = *reinterpret_cast<const float4*>(&as[k * BM + 32]);
+            a[buf][0] = x0.x, a[buf][1] = x0.y, a[buf][2] = x0.z, a[buf][3] = x0.w;
+            a[buf][4] = x1.x, a[buf][5] = x1.y, a[buf][6] = x1.z, a[buf][7] = x1.w;
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                const float4 v = *reinterpret_cast<const float4*>(&bs[k * BN + 16 * j]);
+                b[buf][4 * j] = v.x, b[buf][4 * j + 1] = v.y, b[buf][4 * j + 2] = v.z, b[buf][4 * j + 3] = v.w;
+            }
+        };
+        fetch(0, 0);
+#pragma unroll UNROLL_K
+        for (int k = 0; k < BK; ++k) {
+            if (k + 1 < BK) fetch((k + 1) % 2, k + 1);
+            if (J_OUTER == 1) {
+#pragma unroll
+                for (int j = 0; j < 16; ++j)
+#pragma unroll
+                    for (int i = 0; i < 8; ++i) acc[i][j] = fmaf(a[k % 2][i], b[k % 2][j], acc[i][j]);
+            } else if (J_OUTER == 2) {  // column by column, down then up: each turn reuses a[i]
+#pragma unroll
+                for (int j = 0; j < 16; ++j)
+#pragma unroll
+                    for (int x = 0; x < 8; ++x) {
+                        const int i = j % 2 ? 7 - x : x;
+                        acc[i][j] = fmaf(a[k % 2][i], b[k % 2][j], acc[i][j]);
+                    }
+            } else if (J_OUTER == 3) {  // by float4 of columns: 4 FMAs in a row share a[i]
+#pragma unroll
+                for (int g = 0; g < 4; ++g)
+#pragma unroll
+                    for (int i = 0; i < 8; ++i)
+#pragma unroll
+                        for (int jj = 0; jj < 4; ++jj)
+                            acc[i][4 * g + jj] = fmaf(a[k % 2][i], b[k % 2][4 * g + jj], acc[i][4 * g + jj]);
+            } else {
+#pragma unroll
+                for (int i = 0; i < 8; ++i)
+#pragma unroll
+                    for (int j = 0; j < 16; ++j) acc[i][j] = fmaf(a[k % 2][i], b[k % 2][j], acc[i][j]);
+            }
+        }
+#else
+        // row wr + lane/4 + 8i, chunk q: a_read + 8i·BK + 4·(q ^ a_swz)
+        const int a_first = wr + lane / 4;
+        const float* as = As + read * A_STAGE + a_first * BK;
+        const int a_swz = swz(a_first);
+#pragma unroll
+        for (int q = 0; q < CHUNKS; ++q) {
+            float a[8][4];  // a[i][kk]: row i, reduction index 4q + kk of this step
+            const float* aq = as + 4 * (q ^ a_swz);
+#pragma unroll
+            for (int i = 0; i < 8; ++i) {
+                const float4 v = *reinterpret_cast<const float4*>(&aq[8 * i * BK]);
+                a[i][0] = v.x, a[i][1] = v.y, a[i][2] = v.z, a[i][3] = v.w;
+            }
+#pragma unroll
+            for (int kk = 0; kk < 4; ++kk) {
+                float b[16];
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    const float4 v = *reinterpret_cast<const float4*>(&bs[(4 * q + kk) * BN + 16 * j]);
+                    b[4 * j] = v.x, b[4 * j + 1] = v.y, b[4 * j + 2] = v.z, b[4 * j + 3] = v.w;
+                }
+#pragma unroll
+                for (int i = 0; i < 8; ++i)
+#pragma unroll
+                    for (int j = 0; j < 16; ++j) acc[i][j] = fmaf(a[i][kk], b[j], acc[i][j]);
+            }
+        }
+#endif
+        read = read + 1 == STAGES ? 0 : read + 1;
+        write = write + 1 == STAGES ? 0 : write + 1;
+    }
+    cp_async_wait<0>();  // nothing may still be writing shared memory when the block exits
+#if SPLIT
+    if (gridDim.z > 1) {  // parts of tile (x, y): slots tile·P … tile·P + P − 1
+        const int slot0 = (blockIdx.y * gridDim.x + blockIdx.x) * gridDim.z;
+        if (blockIdx.z + 1 < gridDim.z) {
+            hand_on(acc, work, flags, slot0 + blockIdx.z);
+            return;
+        }
+        for (int p = 0; p + 1 < (int)gridDim.z; ++p) take_in(acc, work, flags, slot0 + p);
+    }
+#endif
+
+    // float4 stores where C's rows allow them (the 16-byte path without PAD_B guarantees it).
+    const bool vec_c = (VEC == 4 && !PAD_B) || (K % 4 == 0 && reinterpret_cast<size_t>(C) % 16 == 0);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+        const int row = row0 + wr + my_row(lane, i);
+        if (row >= M) continue;
+        float* out = &C[(size_t)row * K];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const int col = col0 + wc + 16 * j;
+            if (vec_c) {
+                if (col < K)  // K % 4 == 0: all four are in
+                    *reinterpret_cast<float4*>(&out[col]) = make_float4(
+                        acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]);
+            } else {
+#pragma unroll
+                for (int x = 0; x < 4; ++x)
+                    if (col + x < K) out[col + x] = acc[i][4 * j + x];
+            }
+        }
+    }
 }
