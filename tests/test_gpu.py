@@ -198,8 +198,8 @@ def _unsplit(launch):
     from gemmlab.cuda.rung import CudaSolver
 
     defines = {key: v for key, v in launch.defines.items() if key != "SPLIT"}
-    return CudaSolver((dataclasses.replace(launch.with_defines({}), defines=defines,
-                                           **registry._bigtile_derive(defines), when=None),))
+    derived = registry._bigtile_derive(defines) | {"when": None}  # the caller's shape fits it
+    return CudaSolver((dataclasses.replace(launch, defines=defines, **derived),))
 
 
 @pytest.mark.parametrize("shape, split", [((1024, 1024, 1024), True), ((300, 2048, 200), True),
