@@ -178,12 +178,6 @@ __device__ __forceinline__ int my_row(int lane, int i) {
     return A_T ? (lane / 4) * 4 + (i / 4) * 32 + i % 4 : lane / 4 + 8 * i;
 }
 
-#ifndef COPY_AT
-#define COPY_AT 0  // A_T: the reduction index of a step before whose FMAs the next copies are issued
-#endif
-static_assert(COPY_AT == 0 || (A_T && COPY_AT < BK && UNROLL_K == BK),
-              "COPY_AT places the copies inside the unrolled loop of Aᵀ's path");
-
 #ifndef SPLIT
 #define SPLIT 0  // 1: split-K, part blockIdx.z of gridDim.z (the host's policy: cuda/handoff.py)
 #endif
@@ -290,7 +284,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(GEMM_A
     for (int t = FIRST_STEP; t < steps; ++t) {
         cp_async_wait<STAGES - 2>();  // step t's group has landed (for this thread) ...
         __syncthreads();              // ... and for every thread; step t − 1's stage is free
-#if COPY_AT == 0
         if (t + STAGES - 1 < steps) {
             copier.step(As + write * A_STAGE, Bs + write * B_STAGE, A, B, N, K, t + STAGES - 1);
 #if A_T
@@ -298,7 +291,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(GEMM_A
 #endif
         }
         cp_async_commit();  // an empty group near the end keeps the wait count right
-#endif
         const float* bs = Bs + read * B_STAGE + wc;
 #if A_T
         // Both tiles in rows of one reduction index: per index 2 + 4 LDS.128, and the
@@ -320,15 +312,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(GEMM_A
 #pragma unroll UNROLL_K
         for (int k = 0; k < BK; ++k) {
             if (k + 1 < BK) fetch((k + 1) % 2, k + 1);
-#if COPY_AT
-            if (k == COPY_AT) {  // the copies above, issued among this step's FMAs instead
-                if (t + STAGES - 1 < steps) {
-                    copier.step(As + write * A_STAGE, Bs + write * B_STAGE, A, B, N, K, t + STAGES - 1);
-                    copy_at(As + write * A_STAGE, A, M, N, row0, t + STAGES - 1, tid);
-                }
-                cp_async_commit();
-            }
-#endif
             if (J_OUTER == 1) {
 #pragma unroll
                 for (int j = 0; j < 16; ++j)
