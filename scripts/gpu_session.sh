@@ -30,7 +30,7 @@ for step in "$@"; do
     sanitize) run sanitize 900 gemmlab check --sanitize ;;
     pytest-all) run pytest-all 900 python3 -m pytest -q tests ;;
     tune) run tune 400 bash scripts/tune_h200.sh ;;
-    tune-default) run tune-default 500 gemmlab tune ${TUNE_RUNGS:-bigtile warptile float4} --install --out "$LOGS/results"
+    tune-default) run tune-default 500 gemmlab tune ${TUNE_RUNGS:-bigtile splitk warptile float4} --install --out "$LOGS/results"
                   cp src/gemmlab/tuned/*.json "$OUT/" ;;
     new) run new 400 gemmlab check ${NEW_RUNGS:-mma-tf32 wgmma-tma wgmma-ws torch-tf32} --seed 2026 ;;
     new-tests) run new-tests 400 python3 -m pytest -q tests/test_properties.py tests/test_gpu.py \

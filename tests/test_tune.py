@@ -168,6 +168,15 @@ def test_a_candidate_that_spills_is_rejected_at_compile_time():
     (bad,), (good,) = spilling, clean
     assert bad.verdict == "rejected" and "spills" in bad.reason and bad.spills > 0
     assert good.verdict == "" and good.spills == 0 and good.registers > 0
+    # The record names the build it timed: a digest of the main kernel's cubin.
+    assert good.cubin == search.cubin_digest(good.built.kernel.compile(HOPPER_ARCH).cubin)
+    assert len(good.cubin) == 16 and good.to_dict()["cubin"] == good.cubin
+
+
+def test_build_check_compares_builds_only_on_a_gpu(monkeypatch):
+    """Without a GPU, `default` does not claim its build matches (or not) the timed one."""
+    monkeypatch.setattr(default, "_gpu", lambda: (None, None))
+    assert default.build_check().startswith(("no GPU here", "no tune record"))
 
 
 def test_a_candidate_that_does_not_compile_is_rejected_with_the_compilers_line(monkeypatch):

@@ -130,6 +130,7 @@ def facts_table(impl: registry.Implementation) -> Table:
         facts.add_row("FLOP per global byte per tile", f"{impl.intensity:.1f}")
     if impl.name == tuned_default.NAME:
         facts.add_row("tune record", tuned_default.plan()[1])
+        facts.add_row("builds", tuned_default.build_check())
     for launch in impl.launches:
         facts.add_row(f"kernel {impl.launch_label(launch)}",
                       f"block {launch.block}, tile {launch.tile}; "

@@ -137,6 +137,31 @@ def _winners(record: dict | None) -> list[dict]:
     return [e["winner"] for e in record["classes"].values() if e.get("winner")]
 
 
+def build_check() -> str:
+    """Whether this machine builds each winner's kernel into the cubin the record timed.
+
+    The same source and macros do not always compile to the same SASS, and the timing moves
+    with it (`search.cubin_digest`): a winner built differently may not run at its recorded
+    speed. Only meaningful on the record's GPU (another compiler build differs anyway)."""
+    found, _ = plan()
+    if found is None:
+        return "no tune record"
+    name, _ = _gpu()
+    if name is None:
+        return "no GPU here: builds are compared on the record's GPU"
+    from ..cuda.compiler import device_arch
+    from .search import cubin_digest
+
+    winners = [w for w in _winners(found) if w.get("cubin")]
+    if not winners:
+        return "the record names no cubins (made before they were recorded)"
+    differ = sorted({w["kernel"] for w in winners
+                     if cubin_digest(rebuild(w).kernel.compile(device_arch()).cubin) != w["cubin"]})
+    if not differ:
+        return f"every winner builds into the cubin the record timed ({len(winners)} classes)"
+    return "built differently from the timed cubin, so timings may differ: " + "; ".join(differ)
+
+
 def implementation(ladder: Sequence):
     """The `default` entry of the registry, after every rung of `ladder` (registry.IMPLEMENTATIONS)."""
     from .. import registry

@@ -8,10 +8,14 @@ Schema (``"kind": "tune"``, ``"schema": 1``)::
      "rungs": [names searched], "warmup", "tie_break",
      "classes": {CLASS_KEY: {"shape": [M, N, K], "iters", "seed", "cublas_ms",
                              "candidates": [{"rung", "launch", "knobs", "kernel", "verdict",
-                                             "reason", "registers", "spills", "median_ms",
-                                             "ratio_vs_cublas"}, …],
-                             "winner": {"rung", "launch", "knobs", "kernel", "median_ms",
+                                             "reason", "registers", "spills", "cubin",
+                                             "median_ms", "ratio_vs_cublas"}, …],
+                             "winner": {"rung", "launch", "knobs", "kernel", "cubin", "median_ms",
                                         "ratio_vs_cublas"} | null}}}
+
+``cubin`` (records from 2026-11-30 on) is a digest of the main kernel as compiled and
+timed (`search.cubin_digest`): ptxas does not always build the same source the same
+way, and `default.build_check` tells whether today's build is the one that was timed.
 
 ``verdict`` is ``rejected`` (did not compile, spilled, or its precondition does
 not hold at the shape: no GPU time), ``failed`` (a wrong result, or it raised),

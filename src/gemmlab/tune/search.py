@@ -26,6 +26,7 @@ same timings give the same record.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -63,6 +64,7 @@ class Candidate:
     reason: str = ""
     registers: int | None = None
     spills: int | None = None
+    cubin: str | None = None  # sha-256 prefix of the main kernel's cubin, as compiled and timed
     times_ms: list[float] = field(default_factory=list, repr=False)
     median_ms: float | None = None
     ratio_vs_cublas: float | None = None
@@ -82,12 +84,12 @@ class Candidate:
     def to_dict(self) -> dict:
         return {"rung": self.rung, "launch": self.launch, "knobs": dict(self.knobs), "kernel": self.kernel,
                 "verdict": self.verdict, "reason": self.reason, "registers": self.registers,
-                "spills": self.spills, "median_ms": self.median_ms,
+                "spills": self.spills, "cubin": self.cubin, "median_ms": self.median_ms,
                 "ratio_vs_cublas": self.ratio_vs_cublas}
 
     def winner(self) -> dict:
         return {k: v for k, v in self.to_dict().items()
-                if k in ("rung", "launch", "knobs", "kernel", "median_ms", "ratio_vs_cublas")}
+                if k in ("rung", "launch", "knobs", "kernel", "cubin", "median_ms", "ratio_vs_cublas")}
 
 
 def launch_at(rung: str, shape: tuple[int, int, int]) -> int:
@@ -121,6 +123,13 @@ def plan(rungs: list[str], shape: tuple[int, int, int]) -> tuple[list[Candidate]
     return out, notes
 
 
+def cubin_digest(cubin: bytes) -> str:
+    """What identifies a build: the same source and macros can compile to different SASS (ptxas
+    on the H200's machine gave one bigtile configuration 241 registers in one process and 224 in
+    another, 8.32 against 8.66 ms), so a record says which build it timed."""
+    return hashlib.sha256(cubin).hexdigest()[:16]
+
+
 def compile_check(cands: list[Candidate], arch: str, progress: Callable[[str], None] | None = None) -> None:
     """Compile each undecided candidate's kernels; reject those that fail or whose kernel spills."""
     for cand in cands:
@@ -130,9 +139,12 @@ def compile_check(cands: list[Candidate], arch: str, progress: Callable[[str], N
             progress(f"compiling {cand.kernel}")
         try:
             for kernel in cand.built.kernels():
-                res = kernel.compile(arch).resources.get(kernel.entry)
-                if kernel == cand.built.kernel and res is not None:
-                    cand.registers, cand.spills = res.registers, res.spills
+                module = kernel.compile(arch)
+                res = module.resources.get(kernel.entry)
+                if kernel == cand.built.kernel:
+                    cand.cubin = cubin_digest(module.cubin)
+                    if res is not None:
+                        cand.registers, cand.spills = res.registers, res.spills
                 if res is not None and res.spills:
                     cand.reject("rejected", f"{kernel.label} spills: {res.spill_stores} bytes stored, "
                                             f"{res.spill_loads} bytes loaded")
