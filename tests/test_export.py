@@ -140,6 +140,26 @@ def _run_host_program(source: str, tmp_path: Path) -> list[str]:
     return subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split()
 
 
+def test_the_exported_split_k_policy_is_the_python_one(tmp_path):
+    """split_parts (host_runtime.cuh) against handoff.parts over a grid of shapes and GPU sizes."""
+    import gemmlab.export
+    from gemmlab.cuda import handoff
+
+    runtime = (Path(gemmlab.export.__file__).parent / "host_runtime.cuh").read_text()
+    cases = [(t, s, n, slots) for t in (1, 3, 64, 100, 131, 132, 264, 300) for s in (1, 15, 16, 64, 128, 256)
+             for n in (5, 1024, 2048, 2049) for slots in (132, 264)]
+    calls = "".join(f'    std::printf("%d\\n", gemmlab_host::split_parts({t}, {s}, {n}, {slots}, '
+                    f'{handoff.SPLIT_MAX_N}, {handoff.SPLIT_MIN_STEPS}));\n' for t, s, n, slots in cases)
+    path = tmp_path / "policy.cu"
+    path.write_text("#include <cuda_runtime.h>\n#include <cstdio>\n"
+                    'namespace gemmlab_host { static const char* const RUNG = "test"; }\n'
+                    f"{runtime}\nint main() {{\n{calls}    return 0;\n}}\n")
+    exe = tmp_path / "policy"
+    subprocess.run([nvcc(), "-std=c++17", "-o", str(exe), str(path)], check=True, capture_output=True)
+    got = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split()
+    assert [int(x) for x in got] == [handoff.parts(t, s, n, slots) for t, s, n, slots in cases]
+
+
 class Pointer:
     def __init__(self, address: int):
         self.address = address

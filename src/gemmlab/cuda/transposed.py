@@ -68,7 +68,8 @@ class TransposedA:
         if not self.split:
             return self.operand_bytes(m, n, k)
         across, down = launch.tiles(m, k)
-        slots = across * down * self.parts(launch, m, n, k)
+        parts = self.parts(launch, m, n, k)
+        slots = across * down * parts if parts > 1 else 0  # unsplit: no sums handed on
         return up(self.operand_bytes(m, n, k)) + slots * handoff.slot_bytes(launch.threads)
 
     def steps(self, launch: Launch, call: Call, workspace: torch.Tensor) -> list[Step]:

@@ -28,15 +28,15 @@ def body(launch: Launch, variants: Variants) -> list[str]:
         slots = f"sm_count() * {int(launch.defines['MIN_BLOCKS'])}"
         lines += [f"// split-K (handoff.parts): parts per tile where the tiles do not fill the {slots} slots",
                   f"const int tiles = ceil_div(K, {cols}) * ceil_div(M, {rows}), steps = ceil_div(N, {launch.step});",
-                  "int parts = 1;",
-                  f"if (N <= {handoff.SPLIT_MAX_N} && tiles < {slots}) {{",
-                  f"    parts = {slots} / tiles;",
-                  f"    if (parts > steps / {handoff.SPLIT_MIN_STEPS}) parts = steps / {handoff.SPLIT_MIN_STEPS};",
-                  "    if (parts < 1) parts = 1;",
+                  f"const int parts = split_parts(tiles, steps, N, {slots}, {handoff.SPLIT_MAX_N}, "
+                  f"{handoff.SPLIT_MIN_STEPS});",
+                  "const int slots = parts > 1 ? tiles * parts : 0;  // unsplit: no sums handed on",
+                  f"if (slots > {handoff.FLAGS}) {{",
+                  f'    std::fprintf(stderr, "gemmlab %s: %d split-K parts need more than {handoff.FLAGS} flags\\n", RUNG, slots);',
+                  "    return;",
                   "}",
-                  f"if (parts > 1 && (size_t)tiles * parts > {handoff.FLAGS}) return;",
                   f"const size_t work_at = round_up(operands, {pad._ALIGN});",
-                  f"char* base = workspace(work_at + (size_t)tiles * parts * {handoff.slot_bytes(launch.threads)});",
+                  f"char* base = workspace(work_at + (size_t)slots * {handoff.slot_bytes(launch.threads)});",
                   f"unsigned* flags = handoff_flags({handoff.FLAGS});",
                   "if (!base || !flags) return;", "float* work = (float*)(base + work_at);"]
     else:
