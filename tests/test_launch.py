@@ -201,8 +201,28 @@ def test_split_k_policy_fills_idle_slots_only_where_the_reduction_is_short():
     assert handoff.parts(tiles=64, steps=512, n=4096, slots=264) == 1  # long reduction
     assert handoff.parts(tiles=256, steps=256, n=2048, slots=264) == 1  # 2048³: tiles enough
     assert handoff.parts(tiles=1, steps=1, n=5, slots=264) == 1
-    # The kernel's flags and slots are counted per part: the policy stays within them.
-    assert all(t * handoff.parts(t, 4096, 2048, 264) <= handoff.FLAGS for t in range(1, 300))
+    assert handoff.parts(tiles=0, steps=128, n=1024, slots=264) == 1  # no tiles: nothing to split
+    # A flag per saved part: the policy stays within them on any GPU up to FLAGS slots.
+    for slots in (132, 264, 1000, handoff.FLAGS):
+        for t in range(1, slots + 5):
+            parts = handoff.parts(t, 4096, 2048, slots)
+            assert parts == 1 or t * parts <= min(slots, handoff.FLAGS)
+
+
+def test_splitk_scratch_holds_the_saved_parts_only_when_it_splits(monkeypatch):
+    """The workspace is the operands, plus one 64 KB slot per part only where a shape is split."""
+    from gemmlab.cuda import launch as cl
+    from gemmlab.cuda import pad
+
+    monkeypatch.setattr(cl, "sm_count", lambda index: 132)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    fast = registry.get("splitk").launches[0]
+    host = fast.host
+    for (m, n, k), parts in (((8192, 6144, 4096), 1), ((1024, 1024, 1024), 4), ((300, 2048, 200), 16)):
+        assert host.parts(fast, m, n, k) == parts
+        saved = (-(-m // 128)) * (-(-k // 128)) * parts if parts > 1 else 0
+        expect = pad.up(host.operand_bytes(m, n, k)) + saved * 128 * 128 * 4
+        assert fast.workspace_bytes(m, n, k) == expect
 
 
 def test_splitk_is_bigtile_with_split_and_bigtile_keeps_its_macros():

@@ -173,10 +173,29 @@ def test_a_candidate_that_spills_is_rejected_at_compile_time():
     assert len(good.cubin) == 16 and good.to_dict()["cubin"] == good.cubin
 
 
-def test_build_check_compares_builds_only_on_a_gpu(monkeypatch):
-    """Without a GPU, `default` does not claim its build matches (or not) the timed one."""
+def test_build_check_compares_builds_only_on_the_records_gpu_and_compiler(monkeypatch):
+    """`default` says whether this machine builds each winner into the cubin the record timed:
+    not without a GPU, not with another NVRTC or arch, and else by the digests."""
+    from gemmlab.cuda import compiler
+
+    found, _ = default.plan()
+    assert found is not None  # the H200 record ships with gemmlab
     monkeypatch.setattr(default, "_gpu", lambda: (None, None))
-    assert default.build_check().startswith(("no GPU here", "no tune record"))
+    assert default.build_check().startswith("no GPU here")
+    monkeypatch.setattr(default, "_gpu", lambda: ("NVIDIA H200", found["gpu"]["sm_count"]))
+    monkeypatch.setattr(compiler, "device_arch", lambda: found["arch"])
+    monkeypatch.setattr(compiler, "nvrtc_version", lambda: "0.1")
+    assert default.build_check().startswith("not comparable: the record was built for sm_90a by NVRTC")
+    monkeypatch.setattr(compiler, "nvrtc_version", lambda: found["versions"]["nvrtc"])
+    winners = {w["kernel"]: w["cubin"] for w in default._winners(found)}
+    monkeypatch.setattr(search, "cubin_digest", lambda cubin: "x" * 16)
+    text = default.build_check()
+    assert text.startswith("built differently") and all(k in text for k in winners)
+    monkeypatch.setattr(search, "cubin_digest", lambda cubin: next(iter(winners.values())))
+    if len(set(winners.values())) == 1:
+        assert default.build_check().startswith("every winner builds")
+    else:
+        assert "built differently" in default.build_check()
 
 
 def test_a_candidate_that_does_not_compile_is_rejected_with_the_compilers_line(monkeypatch):

@@ -10,6 +10,14 @@ drift anywhere near LeetGPU's tolerance against `torch.matmul`. The flags live
 apart from the workspace (which other launches overwrite), in one zeroed buffer
 per device and stream, made once: each raised flag is lowered by the block that
 waited on it, so the buffer is zero again after every call.
+
+The last part waits for the others (it spins on their flags). That relies on the
+parts of lower z, which never wait, being dispatched before it, as CUDA dispatches
+a grid's blocks, and on all parts being resident at once (tiles × parts ≤ the
+GPU's slots, by this policy). A counter with which the last part to *finish* sums
+all parts, in a fixed order and without waiting, would drop that reliance; it was
+not made because any edit to the kernel rebuilds the SPLIT cubin that `default`
+runs at the large shapes, which then needs re-measuring (16_bigtile.md).
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ FLAGS = 4096
 def parts(tiles: int, steps: int, n: int, slots: int) -> int:
     """How many parts each tile's `steps` reduction steps are split into, for `slots` resident
     blocks: enough to fill them, none shorter than SPLIT_MIN_STEPS; 1 where N is long."""
-    if n > SPLIT_MAX_N or tiles >= slots:
+    if n > SPLIT_MAX_N or tiles < 1 or tiles >= slots:
         return 1
     return max(1, min(slots // tiles, steps // SPLIT_MIN_STEPS))
 
@@ -44,8 +52,9 @@ def flags(device: torch.device, count: int) -> torch.Tensor:
     """The zeroed flags of torch's current stream on `device`, for `count` parts."""
     if count > FLAGS:
         raise ValueError(f"{count} split-K parts need more than the {FLAGS} hand-off flags")
-    key = (device.index or 0, torch.cuda.current_stream(device).cuda_stream)
+    index = torch.cuda.current_device() if device.index is None else device.index
+    key = (index, torch.cuda.current_stream(index).cuda_stream)
     buf = _flags.get(key)
     if buf is None:
-        buf = _flags[key] = torch.zeros(FLAGS, dtype=torch.int32, device=device)
+        buf = _flags[key] = torch.zeros(FLAGS, dtype=torch.int32, device=torch.device("cuda", index))
     return buf

@@ -43,7 +43,8 @@ class TransposedA:
 
     @property
     def label(self) -> str:
-        return "Aᵀ, padded B pre-passes" if self.pad_b else "Aᵀ pre-pass"
+        text = "Aᵀ, padded B pre-passes" if self.pad_b else "Aᵀ pre-pass"
+        return text + (", split-K" if self.split else "")
 
     @staticmethod
     def parts(launch: Launch, m: int, n: int, k: int) -> int:
@@ -69,8 +70,8 @@ class TransposedA:
             return self.operand_bytes(m, n, k)
         across, down = launch.tiles(m, k)
         parts = self.parts(launch, m, n, k)
-        slots = across * down * parts if parts > 1 else 0  # unsplit: no sums handed on
-        return up(self.operand_bytes(m, n, k)) + slots * handoff.slot_bytes(launch.threads)
+        saved = across * down * parts if parts > 1 else 0  # sums saved for the last part; unsplit none
+        return up(self.operand_bytes(m, n, k)) + saved * handoff.slot_bytes(launch.threads)
 
     def steps(self, launch: Launch, call: Call, workspace: torch.Tensor) -> list[Step]:
         m, n, k = call.m, call.n, call.k

@@ -50,14 +50,15 @@ namespace gemmlab_host {
 // rule (a test runs both over a grid of inputs): fill the slots, keep min_steps steps per
 // part, and do not split reductions longer than max_n or shapes whose tiles fill the GPU.
 [[maybe_unused]] static int split_parts(int tiles, int steps, int n, int slots, int max_n, int min_steps) {
-    if (n > max_n || tiles >= slots) return 1;
+    if (n > max_n || tiles < 1 || tiles >= slots) return 1;
     int parts = slots / tiles;
     if (parts > steps / min_steps) parts = steps / min_steps;
     return parts < 1 ? 1 : parts;
 }
 
 // The split-K flags of bigtile's SPLIT 1 (cuda/handoff.py): zeroed once, and zero again
-// after every call, since each flag raised is lowered by the block that waited on it.
+// after every call, since each flag raised is lowered by the block that waited on it. One
+// buffer for the file: an exported solve runs on the default stream of the current device.
 [[maybe_unused]] static unsigned* handoff_flags(int count) {
     static unsigned* flags = nullptr;
     if (!flags) {

@@ -30,13 +30,13 @@ def body(launch: Launch, variants: Variants) -> list[str]:
                   f"const int tiles = ceil_div(K, {cols}) * ceil_div(M, {rows}), steps = ceil_div(N, {launch.step});",
                   f"const int parts = split_parts(tiles, steps, N, {slots}, {handoff.SPLIT_MAX_N}, "
                   f"{handoff.SPLIT_MIN_STEPS});",
-                  "const int slots = parts > 1 ? tiles * parts : 0;  // unsplit: no sums handed on",
-                  f"if (slots > {handoff.FLAGS}) {{",
-                  f'    std::fprintf(stderr, "gemmlab %s: %d split-K parts need more than {handoff.FLAGS} flags\\n", RUNG, slots);',
+                  "const int saved = parts > 1 ? tiles * parts : 0;  // sums saved for the last part",
+                  f"if (saved > {handoff.FLAGS}) {{",
+                  f'    std::fprintf(stderr, "gemmlab %s: %d split-K parts need more than {handoff.FLAGS} flags\\n", RUNG, saved);',
                   "    return;",
                   "}",
                   f"const size_t work_at = round_up(operands, {pad._ALIGN});",
-                  f"char* base = workspace(work_at + (size_t)slots * {handoff.slot_bytes(launch.threads)});",
+                  f"char* base = workspace(work_at + (size_t)saved * {handoff.slot_bytes(launch.threads)});",
                   f"unsigned* flags = handoff_flags({handoff.FLAGS});",
                   "if (!base || !flags) return;", "float* work = (float*)(base + work_at);"]
     else:

@@ -149,14 +149,19 @@ def build_check() -> str:
     name, _ = _gpu()
     if name is None:
         return "no GPU here: builds are compared on the record's GPU"
-    from ..cuda.compiler import device_arch
+    from ..cuda.compiler import device_arch, nvrtc_version
     from .search import cubin_digest
 
     winners = [w for w in _winners(found) if w.get("cubin")]
     if not winners:
         return "the record names no cubins (made before they were recorded)"
+    arch, nvrtc = device_arch(), nvrtc_version()
+    made = (found.get("arch"), found.get("versions", {}).get("nvrtc"))
+    if made != (arch, nvrtc):
+        return (f"not comparable: the record was built for {made[0]} by NVRTC {made[1]}, "
+                f"this machine builds for {arch} with NVRTC {nvrtc}")
     differ = sorted({w["kernel"] for w in winners
-                     if cubin_digest(rebuild(w).kernel.compile(device_arch()).cubin) != w["cubin"]})
+                     if cubin_digest(rebuild(w).kernel.compile(arch).cubin) != w["cubin"]})
     if not differ:
         return f"every winner builds into the cubin the record timed ({len(winners)} classes)"
     return "built differently from the timed cubin, so timings may differ: " + "; ".join(differ)

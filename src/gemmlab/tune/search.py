@@ -124,9 +124,9 @@ def plan(rungs: list[str], shape: tuple[int, int, int]) -> tuple[list[Candidate]
 
 
 def cubin_digest(cubin: bytes) -> str:
-    """What identifies a build: the same source and macros can compile to different SASS (ptxas
-    on the H200's machine gave one bigtile configuration 241 registers in one process and 224 in
-    another, 8.32 against 8.66 ms), so a record says which build it timed."""
+    """What identifies a build: the same source and macros did not always compile to the same SASS
+    on the H200's machine (16_bigtile.md, "the build is a lottery"), so a record says which build
+    it timed."""
     return hashlib.sha256(cubin).hexdigest()[:16]
 
 
