@@ -10,8 +10,10 @@ rows padded to a multiple of 4 floats (rounded, or as it is for 3xTF32, which
 splits A itself).
 
 Then the descriptors are encoded (cached by address and shape) and the main
-kernel runs with ``(tma_a, tma_b…, C, M, N, K)``. The 3xTF32 plan ends with a
-strict-FP32 kernel that does nothing unless the split found ±Inf or NaN in B.
+kernel runs with ``(tma_a, tma_b…, C, M, N, K)``, and for 3xTF32 the flag, which
+its consumers raise where A holds ±Inf or NaN. The 3xTF32 plan ends with a
+strict-FP32 kernel that does nothing unless the flag was raised (by the split of
+B or by the main kernel).
 """
 
 from __future__ import annotations
@@ -117,7 +119,8 @@ class TmaOperands:
         share = cols // launch.kernel.cluster[0]
         maps = [matrix_map(a, m, n, a_pitch, rows, STEP, SWIZZLE_BYTES)]
         maps += [matrix_map(base + at, k, n, ld * 4, share, STEP, SWIZZLE_BYTES) for at in b_at]
-        steps.append(Step(launch.kernel, launch.grid(m, k), (*maps, *call.gemm_args()[2:])))
+        flag = (base,) if self.b == "split" else ()
+        steps.append(Step(launch.kernel, launch.grid(m, k), (*maps, *call.gemm_args()[2:], *flag)))
         if self.b == "split":
             tiles16 = -(-m // 16) * -(-k // 16)
             steps.append(Step(SPECIAL, (min(tiles16, SPECIAL_BLOCKS), 1, 1), (base, *call.gemm_args())))

@@ -14,10 +14,21 @@
 // accumulation truncates, and chained over N = 8192 that error would exceed
 // plain FP32's.
 //
-// Specials: where a is ±Inf or NaN, its lo is 0 and its hi is replaced by 0 in
-// the hi_a·lo_b term, so only hi_a·hi_b carries it. A special in B would need
-// the same on the other side; there the pre-pass raises a flag and the host's
-// last step recomputes C in plain FP32.
+// Specials: where the split meets ±Inf or NaN, a correction term can be
+// 0 · ±Inf = NaN where the true product is ±Inf. So a special value raises a
+// flag instead: the pre-pass raises it for B, the consumers for A (they see
+// every element of A as they split it), and the host's last step recomputes C
+// in strict FP32 when it is set.
+//
+// Each step is issued in two halves (reduction 0–15 and 16–31), each its own
+// wgmma group with its own fragment registers, so that the split of one half
+// runs while the tensor cores work on the other. AHEAD 1: the next step's
+// first half is split before this step's promotion, while this step's second
+// half runs; between two steps only the promotion remains (AHEAD 0: after it,
+// as first written). The first product of a step starts the fresh tile with
+// scale-d 0, so the tile is never zeroed. Register budget: 64 accumulators,
+// 64 of the fresh tile and 2 × 16 fragments fit the 168 that ptxas allows
+// under these launch bounds (setmaxnreg raises the hardware's limit, not ptxas's).
 #include "hopper.cuh"
 
 #ifndef STAGES
@@ -26,6 +37,9 @@
 #ifndef GROUP_M
 #define GROUP_M 8
 #endif
+#ifndef AHEAD
+#define AHEAD 1
+#endif
 #define BM 128
 #define BN 128
 #define BK 32
@@ -33,28 +47,107 @@
 #define A_BYTES (BM * BK * 4)
 #define B_BYTES (BN * BK * 4)
 #define STAGE_BYTES (A_BYTES + 2 * B_BYTES)
+#define SPECIAL_EXPONENT 0x7f800000u
 
-// This thread's A fragments for one stage, split: TMA wrote each 128-byte row r
-// with 16-byte chunk j at chunk j ^ (r % 8), and this thread's rows have r % 8 == g.
-__device__ __forceinline__ void split_a(unsigned (&hi)[16], unsigned (&hi_c)[16], unsigned (&lo)[16],
-                                        const float* row, int g, int q) {
+// This thread's A fragments for half `h` of one stage, split: TMA wrote each
+// 128-byte row r with 16-byte chunk j at chunk j ^ (r % 8), and this thread's
+// rows have r % 8 == g. `worst` keeps the largest exponent field seen: all
+// ones means ±Inf or NaN.
+__device__ __forceinline__ void split_a(unsigned (&hi)[8], unsigned (&lo)[8], unsigned& worst,
+                                        const float* row, int g, int q, int h) {
 #pragma unroll
-    for (int kk = 0; kk < BK / 8; ++kk) {
+    for (int j = 0; j < 2; ++j) {
+        const int kk = 2 * h + j;
         const int c0 = (((2 * kk) ^ g) << 2) + q, c1 = (((2 * kk + 1) ^ g) << 2) + q;
         const float x[4] = {row[c0], row[8 * BK + c0], row[c1], row[8 * BK + c1]};
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-            const float h = tf32_hi(x[e]);
-            hi[4 * kk + e] = __float_as_uint(h);
-            hi_c[4 * kk + e] = finite_bits(x[e]) ? __float_as_uint(h) : 0u;
-            lo[4 * kk + e] = __float_as_uint(tf32_lo(x[e], h));
+            const float h_ = tf32_hi(x[e]);
+            hi[4 * j + e] = __float_as_uint(h_);
+            lo[4 * j + e] = tf32_bits(x[e] - h_);  // exact for finite x; NaN otherwise, and flagged
+            worst = max(worst, __float_as_uint(x[e]) & SPECIAL_EXPONENT);
         }
     }
 }
 
+// One consumer warpgroup: rows 64·half… of the tile, over a flat sequence of
+// (tile, step) pairs, so that the step ahead may belong to the next tile.
+struct Consumer {
+    const float *As, *His, *Los;
+    uint64_t *full, *empty;
+    float* C;
+    int M, K, tiles, tiles_m, tiles_n, steps;
+    int half, g, q, warp, thread;
+    int tile, t = 0, it = 0;  // where the sequence is; `it` counts steps over all tiles
+    unsigned worst = 0;
+
+    __device__ __forceinline__ const float* rows(int s) const {
+        return As + s * (A_BYTES / 4) + (64 * half + 16 * warp + g) * BK;
+    }
+    __device__ __forceinline__ void prepare_first(unsigned (&hi)[8], unsigned (&lo)[8], int at) {
+        const int s = at % STAGES;
+        mbar_wait(&full[s], (at / STAGES) & 1);
+        split_a(hi, lo, worst, rows(s), g, q, 0);
+    }
+    // Half h of a step's three products into the fresh tile, small terms first.
+    template <int H>
+    __device__ __forceinline__ void issue(float (&part)[BN / 2], const unsigned (&hi)[8],
+                                          const unsigned (&lo)[8], int s) {
+        const uint64_t dh = desc_k_major_sw128(His + s * (B_BYTES / 4)) + 4 * H;
+        const uint64_t dl = desc_k_major_sw128(Los + s * (B_BYTES / 4)) + 4 * H;
+        wgmma_fence();
+        if (H == 0) {
+            wgmma_tf32_ra<BN, 0>(part, &lo[0], dh);
+        } else {
+            wgmma_tf32_ra<BN>(part, &lo[0], dh);
+        }
+        wgmma_tf32_ra<BN>(part, &lo[4], dh + 2);
+        wgmma_tf32_ra<BN>(part, &hi[0], dl);
+        wgmma_tf32_ra<BN>(part, &hi[4], dl + 2);
+        wgmma_tf32_ra<BN>(part, &hi[0], dh);
+        wgmma_tf32_ra<BN>(part, &hi[4], dh + 2);
+        wgmma_commit();
+    }
+    // Step `it`: first-half fragments (hi0, lo0) were split before; leaves the
+    // next step's there. Returns false after the last step of the sequence.
+    __device__ __forceinline__ bool step(float (&acc)[BN / 2], float (&part)[BN / 2], unsigned (&hi0)[8],
+                                         unsigned (&lo0)[8], unsigned (&hi1)[8], unsigned (&lo1)[8],
+                                         int stride) {
+        const int s = it % STAGES;
+        issue<0>(part, hi0, lo0, s);
+        split_a(hi1, lo1, worst, rows(s), g, q, 1);  // the previous step's second half is complete
+        issue<1>(part, hi1, lo1, s);
+        const bool tile_done = t + 1 == steps;
+        const int next_tile = tile_done ? tile + stride : tile;
+        const bool more = next_tile < tiles;
+        if (AHEAD) {
+            wgmma_wait<1>();  // the first half's products are done with (hi0, lo0)
+            if (more) prepare_first(hi0, lo0, it + 1);
+        }
+        wgmma_wait<0>();
+        fence_registers(part);
+        if (thread == 0) mbar_arrive(&empty[s]);
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i) acc[i] += part[i];  // promotion, in IEEE FP32
+        if (tile_done) {
+            int tm, tn;
+            tile_coords(tile, tiles_m, tiles_n, GROUP_M, tm, tn);
+            store_tile(acc, C, M, K, tm * BM + 64 * half, tn * BN, thread);
+#pragma unroll
+            for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
+        }
+        if (!AHEAD && more) prepare_first(hi0, lo0, it + 1);
+        tile = next_tile;
+        t = tile_done ? 0 : t + 1;
+        ++it;
+        return more;
+    }
+};
+
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     wgmma_3xtf32(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ TmaDesc tma_hi,
-                 const __grid_constant__ TmaDesc tma_lo, float* __restrict__ C, int M, int N, int K) {
+                 const __grid_constant__ TmaDesc tma_lo, float* __restrict__ C, int M, int N, int K,
+                 int* special) {
     extern __shared__ unsigned char raw[];
     unsigned char* base = swizzle_aligned(raw);
     float* As = reinterpret_cast<float*>(base);
@@ -98,37 +191,16 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     }
 
     regs_claim<232>();
-    const int half = wg - 1, lane = tid % 32, g = lane / 4, q = lane % 4, warp = (tid % 128) / 32;
+    if (blockIdx.x >= tiles) return;
+    const int lane = tid % 32;
+    Consumer c{As, His, Los, full, empty, C, M, K, tiles, tiles_m, tiles_n, steps,
+               wg - 1, lane / 4, lane % 4, (tid % 128) / 32, tid % 128, static_cast<int>(blockIdx.x)};
     float acc[BN / 2], part[BN / 2];
-    unsigned hi[16], hi_c[16], lo[16];
-    int it = 0;
-    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        int tm, tn;
-        tile_coords(tile, tiles_m, tiles_n, GROUP_M, tm, tn);
 #pragma unroll
-        for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
-        for (int t = 0; t < steps; ++t, ++it) {
-            const int s = it % STAGES;
-            mbar_wait(&full[s], (it / STAGES) & 1);
-            split_a(hi, hi_c, lo, As + s * (A_BYTES / 4) + (64 * half + 16 * warp + g) * BK, g, q);
-            const uint64_t dh = desc_k_major_sw128(His + s * (B_BYTES / 4));
-            const uint64_t dl = desc_k_major_sw128(Los + s * (B_BYTES / 4));
-#pragma unroll
-            for (int i = 0; i < BN / 2; ++i) part[i] = 0.0f;
-            wgmma_fence();
-#pragma unroll
-            for (int kk = 0; kk < BK / 8; ++kk) wgmma_tf32_ra<BN>(part, &lo[4 * kk], dh + 2 * kk);
-#pragma unroll
-            for (int kk = 0; kk < BK / 8; ++kk) wgmma_tf32_ra<BN>(part, &hi_c[4 * kk], dl + 2 * kk);
-#pragma unroll
-            for (int kk = 0; kk < BK / 8; ++kk) wgmma_tf32_ra<BN>(part, &hi[4 * kk], dh + 2 * kk);
-            wgmma_commit();
-            wgmma_wait<0>();
-            fence_registers(part);
-            if (tid % 128 == 0) mbar_arrive(&empty[s]);
-#pragma unroll
-            for (int i = 0; i < BN / 2; ++i) acc[i] += part[i];  // promotion, in IEEE FP32
-        }
-        store_tile(acc, C, M, K, tm * BM + 64 * half, tn * BN, tid % 128);
+    for (int i = 0; i < BN / 2; ++i) acc[i] = part[i] = 0.0f;
+    unsigned hi0[8], lo0[8], hi1[8], lo1[8];  // the two halves of a step, each its own wgmma group
+    c.prepare_first(hi0, lo0, 0);
+    while (c.step(acc, part, hi0, lo0, hi1, lo1, gridDim.x)) {
     }
+    if (c.worst == SPECIAL_EXPONENT) *special = 1;  // ±Inf or NaN in A: the host's fallback recomputes C
 }

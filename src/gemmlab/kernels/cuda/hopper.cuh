@@ -203,13 +203,23 @@ __device__ __forceinline__ void wgmma_tf32<256>(float (&d)[128], uint64_t a, uin
 
 // D += A·B with A from registers: per warp a 16×8 slice, 4 values per thread
 // at (g, q), (g + 8, q), (g, q + 4), (g + 8, q + 4), g = lane / 4, q = lane % 4.
-template <int N>
+// SCALE_D 0 makes it D = A·B: a fresh tile without zeroing its registers first.
+template <int N, int SCALE_D = 1>
 __device__ __forceinline__ void wgmma_tf32_ra(float (&d)[N / 2], const unsigned* a, uint64_t b);
 
 template <>
 __device__ __forceinline__ void wgmma_tf32_ra<128>(float (&d)[64], const unsigned* a, uint64_t b) {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {" WGMMA_D64_TEXT "}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+        : WGMMA_D64_OPS
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+}
+
+template <>
+__device__ __forceinline__ void wgmma_tf32_ra<128, 0>(float (&d)[64], const unsigned* a, uint64_t b) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 0, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {" WGMMA_D64_TEXT "}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
         : WGMMA_D64_OPS
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
