@@ -226,3 +226,45 @@ def test_splitk_splits_short_reductions_deterministically(shape, split):
     torch.testing.assert_close(c1.double(), a.double() @ b.double(), rtol=1e-4, atol=1e-4)
     assert int(handoff.flags(GPU, 0).abs().sum()) == 0
     assert torch.equal(c1, ref) != split
+
+
+def _shares_last_wave(launch, m, n, k, blocks):
+    """The test's restatement of hopper.cuh's Schedule rule: whole tiles leave a partial last
+    wave, and every block would get at least Schedule::MIN_STEPS (8) of its steps."""
+    across, down = launch.tiles(m, k)
+    tiles, steps = across * down, -(-n // launch.step)
+    partial = tiles % blocks
+    return tiles > blocks and partial > 0 and partial * steps >= 8 * blocks
+
+
+@pytest.mark.parametrize("name", ["wgmma-ws", "wgmma-3xtf32"])
+@pytest.mark.parametrize("shape", [(2048, 1000, 2048), (2047, 333, 2049), (1500, 4099, 2500), (512, 512, 512),
+                                   (4096, 1000, 4096), (3000, 2049, 3001), (8192, 6144, 4096)], ids=str)
+def test_stream_k_shares_the_last_wave_deterministically(name, shape):
+    """Where whole tiles leave a partial last wave, its tiles' steps are shared by all blocks, and
+    the block holding a tile's first step adds the others' sums in block order: right against
+    float64, the same bits on a second call, every flag lowered again; and where the schedule
+    splits nothing, the same bits as the kernel built with STREAM_K 0."""
+    import dataclasses
+
+    from gemmlab.cuda import handoff
+    from gemmlab.cuda.rung import CudaSolver
+    from gemmlab.reference import GATES, error_figures, reference64
+
+    m, n, k = shape
+    impl = registry.get(name)
+    a, b = uniform((m, n), 11, GPU), uniform((n, k), 12, GPU)
+    c1, c2, whole = (poison_(torch.empty(m, k, device=GPU)) for _ in range(3))
+    launch = impl.dispatch(a, b, c1, m, n, k)
+    assert launch.defines["STREAM_K"] == 1
+    impl.solve(a, b, c1, m, n, k)
+    impl.solve(a, b, c2, m, n, k)
+    plain = dataclasses.replace(launch.with_defines({"STREAM_K": 0}), when=None)
+    CudaSolver((plain,))(a, b, whole, m, n, k)
+    torch.cuda.synchronize()
+    assert unwritten(c1) == 0 and torch.equal(c1, c2)
+    assert error_figures(c1, reference64(a, b)).norm_max <= GATES[impl.precision]
+    assert int(handoff.flags(GPU, 0).abs().sum()) == 0
+    blocks = min(cl.sm_count(GPU.index or 0), launch.tiles(m, k)[0] * launch.tiles(m, k)[1])
+    # Shared tiles are summed in another order than one block's chain: some bits differ.
+    assert torch.equal(c1, whole) != _shares_last_wave(launch, m, n, k, blocks)

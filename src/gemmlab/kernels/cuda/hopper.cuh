@@ -278,3 +278,105 @@ template <int REGS>
 __device__ __forceinline__ void regs_claim() {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REGS));
 }
+
+// ---- The persistent grid's schedule, walked alike by a block's producer and consumers.
+// Whole tiles first: block b of P takes tiles b, b + P, … while every block has
+// one (the full waves). With stream-K, the last partial wave's tiles are not left
+// to a few blocks while the others idle: their reduction steps, flattened tile by
+// tile, are cut into P near-equal ranges, one per block. Each piece of a tile is a
+// segment. A tile cut between blocks is finished by the block holding its step 0,
+// for which that segment comes last in its range; the others hold their segment of
+// it first in theirs, save their sums to their slot and raise their flag, so the
+// finishing block never waits on a block that is itself waiting (all P resident).
+struct Schedule {
+    // ints suffice: the stream-K steps are fewer than P tiles' (P ≤ 132 here, 256 steps
+    // at most), and start_of's product P × that stays below 2³¹.
+    int tiles, steps, blocks, whole_tiles;
+    int units, u, u_end;  // stream-K steps in all, and this block's range [u, u_end) of them
+    int tile, begin, end;  // the current segment: steps [begin, end) of `tile`
+    static constexpr int MIN_STEPS = 8;
+
+    __device__ __forceinline__ Schedule(int tiles_, int steps_, bool stream_k, int block, int blocks_)
+        : tiles(tiles_), steps(steps_), blocks(blocks_) {
+        // Stream-K only where each block's range gets MIN_STEPS steps or more: never
+        // empty (a finishing block waits on every block whose range starts inside its
+        // tile), and long enough to fill the pipeline.
+        const int partial = tiles % blocks;
+        const bool split = stream_k && tiles > blocks && partial * steps >= MIN_STEPS * blocks;
+        whole_tiles = split ? tiles - partial : tiles;
+        units = (tiles - whole_tiles) * steps;
+        u = start_of(block);
+        u_end = start_of(block + 1);
+        tile = block - blocks;  // one stride before the first whole tile
+        next();
+    }
+    __device__ __forceinline__ int start_of(int block) const { return units * block / blocks; }
+    __device__ __forceinline__ bool has_next() const {
+        return (tile < whole_tiles && tile + blocks < whole_tiles) || u < u_end;
+    }
+    // Moves to the next segment; false (and `tile` past the end) when none is left.
+    __device__ __forceinline__ bool next() {
+        if (tile < whole_tiles && tile + blocks < whole_tiles) {
+            tile += blocks, begin = 0, end = steps;
+            return true;
+        }
+        if (u >= u_end) {
+            tile = tiles;
+            return false;
+        }
+        tile = whole_tiles + u / steps;
+        begin = u % steps;
+        end = min(steps, begin + (u_end - u));
+        u += end - begin;
+        return true;
+    }
+    __device__ __forceinline__ bool valid() const { return tile < tiles; }
+    __device__ __forceinline__ bool whole() const { return begin == 0 && end == steps; }
+    // The last block holding a segment of this tile; blocks block + 1 … it hold the rest.
+    __device__ __forceinline__ int last_helper(int block) const {
+        const int tile_end = (tile - whole_tiles + 1) * steps;
+        int b = block;
+        while (b + 1 < blocks && start_of(b + 1) < tile_end) ++b;
+        return b;
+    }
+};
+
+// Consumer warpgroups only (the producer has left): named barrier 1.
+__device__ __forceinline__ void consumers_sync(int threads) {
+    asm volatile("bar.sync 1, %0;\n" ::"r"(threads) : "memory");
+}
+
+// A stream-K segment's sums, R per consumer thread, in slot `slot`: float4 j of
+// consumer thread t at [j][t] (coalesced), through L2 only (.cg), since the
+// reader runs on another SM. Then one release store raises the slot's flag.
+template <int R, int THREADS_C>
+__device__ __forceinline__ void save_sums(const float (&acc)[R], float* slots, unsigned* flags, int slot,
+                                          int t) {
+    float4* p = reinterpret_cast<float4*>(slots + (size_t)slot * R * THREADS_C) + t;
+#pragma unroll
+    for (int j = 0; j < R / 4; ++j)
+        __stcg(p + j * THREADS_C, make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]));
+    __threadfence();
+    consumers_sync(THREADS_C);
+    if (t == 0) asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flags + slot), "r"(1u) : "memory");
+}
+// Waits for slot `slot`'s flag (one thread, acquire; it lowers the flag for the
+// next call) and adds the slot's sums to the accumulators.
+template <int R, int THREADS_C>
+__device__ __forceinline__ void add_sums(float (&acc)[R], const float* slots, unsigned* flags, int slot,
+                                         int t) {
+    if (t == 0) {
+        unsigned up = 0;
+        do {
+            asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(up) : "l"(flags + slot) : "memory");
+        } while (up == 0);
+        flags[slot] = 0;
+    }
+    consumers_sync(THREADS_C);  // what thread 0 saw, every consumer sees
+    const float4* p = reinterpret_cast<const float4*>(slots + (size_t)slot * R * THREADS_C) + t;
+#pragma unroll
+    for (int j = 0; j < R / 4; ++j) {
+        const float4 v = __ldcg(p + j * THREADS_C);
+        acc[4 * j] += v.x, acc[4 * j + 1] += v.y, acc[4 * j + 2] += v.z, acc[4 * j + 3] += v.w;
+    }
+}
