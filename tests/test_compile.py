@@ -47,10 +47,7 @@ def test_compiles_for_hopper_without_spills(kernel, static_smem):
     assert 0 < res.registers <= 65536 // kernel.threads, res
     assert res.smem_bytes == static_smem, res
     assert res.smem_bytes + kernel.smem <= MAX_SMEM
-    # One barrier for a block's shared memory; the stream-K hand-off syncs the consumer
-    # warpgroups alone on a second (named barrier 1).
-    named = 1 if int(dict(kernel.defines).get("STREAM_K", 0)) else 0
-    assert res.barriers == (0 if res.smem_bytes + kernel.smem == 0 else 1 + named)
+    assert res.barriers == (0 if res.smem_bytes + kernel.smem == 0 else 1)
     assert module.cubin[:4] == b"\x7fELF"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 
 import numpy as np
 import pytest
@@ -76,14 +77,7 @@ PLANS = [  # rung, launch, the kernels its plan runs in order
 
 
 @pytest.mark.parametrize("name,which,kinds", PLANS, ids=lambda x: str(x))
-def test_wgmma_host_plans_prepasses_and_descriptors(fake_maps, monkeypatch, name, which, kinds):
-    from gemmlab.cuda import handoff
-    from gemmlab.cuda import launch as cl
-
-    monkeypatch.setattr(cl, "sm_count", lambda index: 132)  # the persistent grid asks the GPU
-    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
-    hand_off = torch.zeros(handoff.FLAGS, dtype=torch.int32)
-    monkeypatch.setattr(handoff, "flags", lambda device, count: hand_off)
+def test_wgmma_host_plans_prepasses_and_descriptors(fake_maps, name, which, kinds):
     launch = registry.get(name).launches[which]
     m, n, k = 300, 257, 301
     ld = hopper.pitch(n)
@@ -91,9 +85,9 @@ def test_wgmma_host_plans_prepasses_and_descriptors(fake_maps, monkeypatch, name
     copies_a = "round_rows_tf32" in kinds or "pad_rows" in kinds
     planes = 2 if "transpose_split_tf32" in kinds else 1
     workspace = torch.empty(launch.workspace_bytes(m, n, k), dtype=torch.uint8)
-    slots = launch.host.shared_slots(launch)
-    rows, cols = launch.tile
-    assert workspace.numel() >= planes * k * ld * 4 + (m * ld * 4 if copies_a else 0) + slots * rows * cols * 4
+    assert workspace.numel() >= planes * k * ld * 4 + (m * ld * 4 if copies_a else 0)
+    if launch.persistent:
+        launch = dataclasses.replace(launch, persistent=False)  # its grid asks the GPU
     steps = launch.steps(call, workspace)
     assert [s.kernel.entry for s in steps] == kinds
     for s in steps:
@@ -111,17 +105,11 @@ def test_wgmma_host_plans_prepasses_and_descriptors(fake_maps, monkeypatch, name
     regions = sorted([b[0] for b in b_maps] + ([a_map[0]] if copies_a else []))
     assert all(b - a >= k * ld * 4 for a, b in zip(regions, regions[1:], strict=False)), "overlap"
     main = next(s for s in steps if s.kernel.entry == launch.entry)
-    args = list(main.args)
-    if "STREAM_K" in launch.defines:  # then the stream-K slots, after every other region, and the flags
-        *args, slots_at, flags = args
-        assert slots == 132 and flags == hand_off.data_ptr()
-        ends = [b[0] + k * ld * 4 for b in b_maps] + ([a_map[0] + m * ld * 4] if copies_a else [])
-        assert slots_at >= max(ends) and slots_at + slots * rows * cols * 4 <= hi
+    gemm = main.args[:-1] if planes == 2 else main.args
+    assert gemm[-4] == call.c.data_ptr() and [int(x) for x in gemm[-3:]] == [m, n, k]
     if planes == 2:  # 3xTF32's flag, at the workspace's start: the main kernel raises it for A
-        *args, flag = args
         special = next(s for s in steps if s.kernel.entry == "special_fp32")
-        assert flag == special.args[0] == workspace.data_ptr()
-    assert args[-4] == call.c.data_ptr() and [int(x) for x in args[-3:]] == [m, n, k]
+        assert main.args[-1] == special.args[0] == workspace.data_ptr()
 
 
 @pytest.mark.parametrize("name", ["wgmma-ws", "wgmma-3xtf32"])

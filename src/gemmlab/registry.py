@@ -228,14 +228,13 @@ def _warp_specialised(source: str, tile: tuple[int, int], defines: dict, b: str,
 
 
 def _wgmma_ws(stages: int = 4, a_in_place: bool = True) -> Launch:
-    defines = {"STAGES": stages, "A_FROM_REGS": 1, "INFLIGHT": 0, "CLUSTER": 1, "STREAM_K": 1}
+    defines = {"STAGES": stages, "A_FROM_REGS": 1, "INFLIGHT": 0, "CLUSTER": 1}
     return _warp_specialised("14_wgmma_ws.cu", _HOPPER_TILE, defines, "round", a_in_place)
 
 
 def _wgmma_3xtf32(stages: int = 4, a_in_place: bool = True) -> Launch:
     # A 128×128 tile: with Bᵀ's two planes a stage is 48 KB, so the pipeline stays 4 deep.
-    return _warp_specialised("15_wgmma_3xtf32.cu", (128, 128), {"STAGES": stages, "STREAM_K": 1}, "split",
-                             a_in_place)
+    return _warp_specialised("15_wgmma_3xtf32.cu", (128, 128), {"STAGES": stages}, "split", a_in_place)
 
 
 def _bigtile_smem(d) -> int:

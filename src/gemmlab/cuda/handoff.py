@@ -1,5 +1,4 @@
-"""Split-K for bigtile (its SPLIT knob, the `splitk` rung): how many parts, and the scratch;
-and the hand-off flags, which the wgmma rungs' stream-K tiles use too (hopper.cuh, Schedule).
+"""Split-K for bigtile (its SPLIT knob, the `splitk` rung): how many parts, and the scratch.
 
 With fewer 128×128 tiles than the GPU holds blocks at once (1024³: 64 tiles for
 264 slots on an H200), most SMs would idle. Then each tile's reduction is split

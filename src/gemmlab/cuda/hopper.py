@@ -11,10 +11,7 @@ splits A itself).
 
 Then the descriptors are encoded (cached by address and shape) and the main
 kernel runs with ``(tma_a, tma_b…, C, M, N, K)``, and for 3xTF32 the flag, which
-its consumers raise where A holds ±Inf or NaN. A kernel with a STREAM_K macro
-also gets its stream-K slots (one tile of sums per block, at the workspace's end)
-and the hand-off flags (`handoff.flags`); the kernel decides per shape whether
-its last partial wave is shared (hopper.cuh, `Schedule`). The 3xTF32 plan ends with a
+its consumers raise where A holds ±Inf or NaN. The 3xTF32 plan ends with a
 strict-FP32 kernel that does nothing unless the flag was raised (by the split of
 B or by the main kernel).
 """
@@ -26,7 +23,6 @@ from typing import Literal
 
 import torch
 
-from . import handoff
 from . import launch as cl
 from .rung import Call, Kernel, Launch, Step
 from .tma import matrix_map
@@ -84,35 +80,24 @@ class TmaOperands:
         out = (TRANSPOSE,) if self.b == "round" else (CLEAR_FLAG, TRANSPOSE_SPLIT, SPECIAL)
         return out + {"in place": (), "round": (ROUND_ROWS,), "pad": (PAD_ROWS,)}[self.a]
 
-    @staticmethod
-    def shared_slots(launch: Launch) -> int:
-        """Stream-K slots: one per block of the persistent grid (at most one per SM), for a
-        kernel with STREAM_K set; reserved whatever the shape, since the kernel decides."""
-        if not (launch.persistent and int(launch.defines.get("STREAM_K", 0))):
-            return 0
-        return cl.sm_count(torch.cuda.current_device())
-
-    def _layout(self, launch: Launch, m: int, n: int, k: int) -> tuple[int, list[int], int, int]:
-        """Offsets in the workspace: the flag, the B planes, the A copy, the stream-K slots,
-        and the total."""
+    def _layout(self, m: int, n: int, k: int) -> tuple[int, list[int], int]:
+        """Offsets in the workspace: the flag, the B planes, the A copy, and the total."""
         plane = _up(k * pitch(n) * 4)
         planes = 1 if self.b == "round" else 2
         flag = _ALIGN if self.b == "split" else 0
         b_at = [flag + i * plane for i in range(planes)]
         a_at = flag + planes * plane
-        slots_at = a_at + (_up(m * pitch(n) * 4) if self.a != "in place" else 0)
-        rows, cols = launch.tile
-        total = slots_at + self.shared_slots(launch) * rows * cols * 4
-        return a_at, b_at, slots_at, total
+        total = a_at + (_up(m * pitch(n) * 4) if self.a != "in place" else 0)
+        return a_at, b_at, total
 
     def workspace_bytes(self, launch: Launch, m: int, n: int, k: int) -> int:
-        return self._layout(launch, m, n, k)[3]
+        return self._layout(m, n, k)[2]
 
     def steps(self, launch: Launch, call: Call, workspace: torch.Tensor) -> list[Step]:
         m, n, k = call.m, call.n, call.k
         ld = pitch(n)
         base = workspace.data_ptr()
-        a_at, b_at, slots_at, _ = self._layout(launch, m, n, k)
+        a_at, b_at, _ = self._layout(m, n, k)
         tt = TRANSPOSE_TILE
         grid = (-(-k // tt), -(-ld // tt), 1)
         sizes = (cl.i32(n), cl.i32(k), cl.i32(ld))
@@ -134,11 +119,8 @@ class TmaOperands:
         share = cols // launch.kernel.cluster[0]
         maps = [matrix_map(a, m, n, a_pitch, rows, STEP, SWIZZLE_BYTES)]
         maps += [matrix_map(base + at, k, n, ld * 4, share, STEP, SWIZZLE_BYTES) for at in b_at]
-        extra = (base,) if self.b == "split" else ()
-        if "STREAM_K" in launch.defines:
-            slots = self.shared_slots(launch)
-            extra += (base + slots_at, handoff.flags(call.a.device, slots).data_ptr()) if slots else (0, 0)
-        steps.append(Step(launch.kernel, launch.grid(m, k), (*maps, *call.gemm_args()[2:], *extra)))
+        flag = (base,) if self.b == "split" else ()
+        steps.append(Step(launch.kernel, launch.grid(m, k), (*maps, *call.gemm_args()[2:], *flag)))
         if self.b == "split":
             tiles16 = -(-m // 16) * -(-k // 16)
             steps.append(Step(SPECIAL, (min(tiles16, SPECIAL_BLOCKS), 1, 1), (base, *call.gemm_args())))

@@ -4,7 +4,7 @@ Written from the host object's own fields and hopper's constants (the pre-pass
 kernels, the transpose tile, the reduction step, the swizzle, the workspace
 alignment), step for step as `TmaOperands.steps` plans a call:
 
-1. the workspace, laid out as `TmaOperands._layout` (and the hand-off flags for stream-K);
+1. the workspace, laid out as `TmaOperands._layout`;
 2. Bᵀ rounded to TF32, or cleared flag then split into the 3xTF32 planes;
 3. A in place, or a rounded / padded copy in rows of ``pitch(N)`` floats;
 4. the descriptors of A and of each B plane (box: the tile's rows of A, the
@@ -14,7 +14,7 @@ alignment), step for step as `TmaOperands.steps` plans a call:
 
 from __future__ import annotations
 
-from ..cuda import handoff, hopper
+from ..cuda import hopper
 from ..cuda.rung import Launch
 from .host import dim3, kernel_launch, main_launch
 from .source import Variants
@@ -24,29 +24,20 @@ SWIZZLE = {0: "CU_TENSOR_MAP_SWIZZLE_NONE", 32: "CU_TENSOR_MAP_SWIZZLE_32B",
            64: "CU_TENSOR_MAP_SWIZZLE_64B", 128: "CU_TENSOR_MAP_SWIZZLE_128B"}
 
 
-def layout_lines(launch: Launch) -> list[str]:
-    """C++ that sets ``ld``, ``b_at[]``, ``a_at``, ``slots_at`` and ``total`` as
-    `TmaOperands._layout` does (stream-K slots: one tile per SM where the kernel has STREAM_K)."""
-    host: hopper.TmaOperands = launch.host  # type: ignore[assignment]
+def layout_lines(host: hopper.TmaOperands) -> list[str]:
+    """C++ that sets ``ld``, ``b_at[]``, ``a_at`` and ``total`` as `TmaOperands._layout` does."""
     align = hopper._ALIGN
     planes = 1 if host.b == "round" else 2
     flag = align if host.b == "split" else 0
     a_copy = f"round_up((size_t)M * ld * 4, {align})" if host.a != "in place" else "0"
-    rows, cols = launch.tile
-    slots = "sm_count()" if _stream_k(launch) else "0"
     return [
         "const int ld = (N + 3) / 4 * 4;  // pitch(N): rows of a multiple of 4 floats",
         f"const size_t plane = round_up((size_t)K * ld * 4, {align});",
         f"size_t b_at[{planes}];",
         f"for (int i = 0; i < {planes}; ++i) b_at[i] = {flag} + i * plane;",
         f"const size_t a_at = {flag} + {planes} * plane;",
-        f"const size_t slots_at = a_at + {a_copy};",
-        f"const size_t total = slots_at + (size_t){slots} * {rows * cols * 4};",
+        f"const size_t total = a_at + {a_copy};",
     ]
-
-
-def _stream_k(launch: Launch) -> bool:
-    return launch.persistent and bool(int(launch.defines.get("STREAM_K", 0)))
 
 
 def _b_steps(host: hopper.TmaOperands, variants: Variants) -> list[str]:
@@ -85,16 +76,12 @@ def _maps(launch: Launch, planes: int) -> list[str]:
 def body(launch: Launch, variants: Variants) -> list[str]:
     host: hopper.TmaOperands = launch.host  # type: ignore[assignment]
     planes = 1 if host.b == "round" else 2
-    lines = [f"// {type(host).__name__}(a={host.a!r}, b={host.b!r})", *layout_lines(launch),
+    lines = [f"// {type(host).__name__}(a={host.a!r}, b={host.b!r})", *layout_lines(host),
              "char* base = workspace(total);", "if (!base) return;"]
-    if _stream_k(launch):
-        lines += [f"unsigned* flags = handoff_flags({handoff.FLAGS});  // stream-K hand-off", "if (!flags) return;"]
     lines += _b_steps(host, variants) + _a_steps(host, variants) + _maps(launch, planes)
     maps = ", ".join(f"maps[{i}]" for i in range(1 + planes))
-    extra = ", (int*)base" if host.b == "split" else ""  # 3xTF32: its consumers flag ±Inf/NaN in A
-    if "STREAM_K" in launch.defines:
-        extra += ", (float*)(base + slots_at), flags" if _stream_k(launch) else ", nullptr, nullptr"
-    lines += main_launch(launch, variants, f"{maps}, C, M, N, K{extra}")
+    flag = ", (int*)base" if host.b == "split" else ""  # 3xTF32: its consumers flag ±Inf/NaN in A
+    lines += main_launch(launch, variants, f"{maps}, C, M, N, K{flag}")
     if host.b == "split":
         blocks = f"dim3(std::min(ceil_div(M, 16) * ceil_div(K, 16), {hopper.SPECIAL_BLOCKS}))"
         lines += kernel_launch(hopper.SPECIAL, variants, blocks, "(const int*)base, A, B, C, M, N, K",

@@ -26,9 +26,7 @@
 //
 // Block (or pair) b takes tiles b, b + the grid, …, in groups of GROUP_M tile
 // rows, so that the blocks working at one time share rows of A and columns of
-// B in L2. STREAM_K 1: the last partial wave's tiles are shared by all blocks
-// (or pairs) step by step instead (hopper.cuh, Schedule); a pair's two blocks
-// hand their halves on through their own slots.
+// B in L2.
 #include "hopper.cuh"
 
 #ifndef STAGES
@@ -45,9 +43,6 @@
 #endif
 #ifndef CLUSTER
 #define CLUSTER 1
-#endif
-#ifndef STREAM_K
-#define STREAM_K 0
 #endif
 #define BM 128
 #define BN 256
@@ -120,7 +115,7 @@ struct Consumer {
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     wgmma_ws(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ TmaDesc tma_b,
-             float* __restrict__ C, int M, int N, int K, float* slots, unsigned* flags) {
+             float* __restrict__ C, int M, int N, int K) {
     extern __shared__ unsigned char raw[];
     const StageMemory<STAGES, A_BYTES, B_BYTES> mem(raw);
     float *As = mem.a, *Bs = mem.b[0];
@@ -128,8 +123,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     const int tid = threadIdx.x, wg = tid / 128;
     // A cluster works on CLUSTER vertically adjacent tiles: "groups" of tile rows.
     const int tiles_m = (M + BM * CLUSTER - 1) / (BM * CLUSTER), tiles_n = (K + BN - 1) / BN;
-    const int me = blockIdx.x / CLUSTER;
-    const Schedule sched(tiles_m * tiles_n, (N + BK - 1) / BK, STREAM_K, me, gridDim.x / CLUSTER);
+    const int tiles = tiles_m * tiles_n, steps = (N + BK - 1) / BK;
+    const int first = blockIdx.x / CLUSTER, stride = gridDim.x / CLUSTER;
     const int rank = CLUSTER == 1 ? 0 : cluster_rank();
 
     if (tid == 0) {
@@ -151,11 +146,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         regs_release<40>();
         if (tid != 0) return;
         int it = 0;
-        for (Schedule at = sched; at.valid(); at.next()) {
+        for (int tile = first; tile < tiles; tile += stride) {
             int tm, tn;
-            tile_coords(at.tile, tiles_m, tiles_n, GROUP_M, tm, tn);
+            tile_coords(tile, tiles_m, tiles_n, GROUP_M, tm, tn);
             tm = tm * CLUSTER + rank;
-            for (int t = at.begin; t < at.end; ++t, ++it) {
+            for (int t = 0; t < steps; ++t, ++it) {
                 const int s = it % STAGES;
                 const unsigned free_parity = ((it / STAGES) & 1) ^ 1;  // a fresh stage counts as free
 #if CLUSTER == 1
@@ -179,28 +174,21 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     }
 
     regs_claim<232>();
-    const int lane = tid % 32, t256 = tid - 128;
+    const int lane = tid % 32;
     Consumer c{As, Bs, full, empty, wg - 1, lane / 4, lane % 4, (tid % 128) / 32};
     float d[BN / 2];
     unsigned af0[16], af1[16];  // two sets: an in-flight wgmma may still read the other
-    for (Schedule at = sched; at.valid(); at.next()) {
+    for (int tile = first; tile < tiles; tile += stride) {
+        int tm, tn;
+        tile_coords(tile, tiles_m, tiles_n, GROUP_M, tm, tn);
+        tm = tm * CLUSTER + rank;
 #pragma unroll
         for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
-        for (int t = at.begin; t < at.end; t += 2) {
+        for (int t = 0; t < steps; t += 2) {
             c.step(d, af0);
-            if (t + 1 < at.end) c.step(d, af1);
+            if (t + 1 < steps) c.step(d, af1);
         }
         c.drain(d);
-        if (at.begin > 0) {  // a share of a tile another block finishes: hand the sums on
-            save_sums<BN / 2, 256>(d, slots, flags, me * CLUSTER + rank, t256);
-            continue;
-        }
-        if (!at.whole())  // the tile's first steps: add the other blocks' sums, in block order
-            for (int b = me + 1, last = at.last_helper(me); b <= last; ++b)
-                add_sums<BN / 2, 256>(d, slots, flags, b * CLUSTER + rank, t256);
-        int tm, tn;
-        tile_coords(at.tile, tiles_m, tiles_n, GROUP_M, tm, tn);
-        tm = tm * CLUSTER + rank;
         store_tile(d, C, M, K, tm * BM + 64 * c.half, tn * BN, tid % 128);
     }
 #if CLUSTER > 1

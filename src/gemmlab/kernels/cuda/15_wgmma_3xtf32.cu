@@ -40,12 +40,6 @@
 #ifndef AHEAD
 #define AHEAD 1
 #endif
-#ifndef PROMOTE
-#define PROMOTE 1  // steps summed in the fresh tile before it is added to the accumulator
-#endif
-#ifndef STREAM_K
-#define STREAM_K 1  // the last partial wave's tiles shared by all blocks (hopper.cuh Schedule)
-#endif
 #define BM 128
 #define BN 128
 #define BK 32
@@ -76,18 +70,15 @@ __device__ __forceinline__ void split_a(unsigned (&hi)[8], unsigned (&lo)[8], un
     }
 }
 
-// One consumer warpgroup: rows 64·half… of the tile, over the schedule's
-// segments step by step, so that the step ahead may belong to the next segment.
+// One consumer warpgroup: rows 64·half… of the tile, over a flat sequence of
+// (tile, step) pairs, so that the step ahead may belong to the next tile.
 struct Consumer {
     const float *As, *His, *Los;
     uint64_t *full, *empty;
     float* C;
-    float* slots;
-    unsigned* flags;
-    int M, K, tiles_m, tiles_n;
+    int M, K, tiles, tiles_m, tiles_n, steps;
     int half, g, q, warp, thread;
-    Schedule sched;
-    int t, it = 0;  // the step within the segment; `it` counts steps over all segments
+    int tile, t = 0, it = 0;  // where the sequence is; `it` counts steps over all tiles
     unsigned worst = 0;
 
     __device__ __forceinline__ const float* rows(int s) const {
@@ -101,11 +92,11 @@ struct Consumer {
     // Half h of a step's three products into the fresh tile, small terms first.
     template <int H>
     __device__ __forceinline__ void issue(float (&part)[BN / 2], const unsigned (&hi)[8],
-                                          const unsigned (&lo)[8], int s, bool fresh) {
+                                          const unsigned (&lo)[8], int s) {
         const uint64_t dh = desc_k_major_sw128(His + s * (B_BYTES / 4)) + 4 * H;
         const uint64_t dl = desc_k_major_sw128(Los + s * (B_BYTES / 4)) + 4 * H;
         wgmma_fence();
-        if (H == 0 && fresh) {
+        if (H == 0) {
             wgmma_tf32_ra<BN, 0>(part, &lo[0], dh);
         } else {
             wgmma_tf32_ra<BN>(part, &lo[0], dh);
@@ -117,32 +108,18 @@ struct Consumer {
         wgmma_tf32_ra<BN>(part, &hi[4], dh + 2);
         wgmma_commit();
     }
-    // The end of a segment: store the tile, or finish it with the other blocks'
-    // sums, or save this block's sums for the block that finishes it.
-    __device__ __forceinline__ void close(float (&acc)[BN / 2]) {
-        const int me = blockIdx.x, t256 = 128 * half + thread;
-        if (sched.begin == 0) {
-            const int last = sched.whole() ? me : sched.last_helper(me);
-            for (int b = me + 1; b <= last; ++b) add_sums<BN / 2, 256>(acc, slots, flags, b, t256);
-            int tm, tn;
-            tile_coords(sched.tile, tiles_m, tiles_n, GROUP_M, tm, tn);
-            store_tile(acc, C, M, K, tm * BM + 64 * half, tn * BN, thread);
-        } else {
-            save_sums<BN / 2, 256>(acc, slots, flags, me, t256);
-        }
-#pragma unroll
-        for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
-    }
-    // Step `it` with its first half's fragments in (hi0, lo0); leaves the next
-    // step's there. Returns false after this block's last step.
+    // Step `it`: first-half fragments (hi0, lo0) were split before; leaves the
+    // next step's there. Returns false after the last step of the sequence.
     __device__ __forceinline__ bool step(float (&acc)[BN / 2], float (&part)[BN / 2], unsigned (&hi0)[8],
-                                         unsigned (&lo0)[8], unsigned (&hi1)[8], unsigned (&lo1)[8]) {
+                                         unsigned (&lo0)[8], unsigned (&hi1)[8], unsigned (&lo1)[8],
+                                         int stride) {
         const int s = it % STAGES;
-        issue<0>(part, hi0, lo0, s, (t - sched.begin) % PROMOTE == 0);
+        issue<0>(part, hi0, lo0, s);
         split_a(hi1, lo1, worst, rows(s), g, q, 1);  // the previous step's second half is complete
-        issue<1>(part, hi1, lo1, s, false);
-        const bool closes = t + 1 == sched.end;
-        const bool more = !closes || sched.has_next();
+        issue<1>(part, hi1, lo1, s);
+        const bool tile_done = t + 1 == steps;
+        const int next_tile = tile_done ? tile + stride : tile;
+        const bool more = next_tile < tiles;
         if (AHEAD) {
             wgmma_wait<1>();  // the first half's products are done with (hi0, lo0)
             if (more) prepare_first(hi0, lo0, it + 1);
@@ -150,18 +127,18 @@ struct Consumer {
         wgmma_wait<0>();
         fence_registers(part);
         if (thread == 0) mbar_arrive(&empty[s]);
-        if (closes || (t + 1 - sched.begin) % PROMOTE == 0) {
 #pragma unroll
-            for (int i = 0; i < BN / 2; ++i) acc[i] += part[i];  // promotion, in IEEE FP32
-        }
-        if (closes) {
-            close(acc);
-            sched.next();
-            t = sched.begin;
-        } else {
-            ++t;
+        for (int i = 0; i < BN / 2; ++i) acc[i] += part[i];  // promotion, in IEEE FP32
+        if (tile_done) {
+            int tm, tn;
+            tile_coords(tile, tiles_m, tiles_n, GROUP_M, tm, tn);
+            store_tile(acc, C, M, K, tm * BM + 64 * half, tn * BN, thread);
+#pragma unroll
+            for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
         }
         if (!AHEAD && more) prepare_first(hi0, lo0, it + 1);
+        tile = next_tile;
+        t = tile_done ? 0 : t + 1;
         ++it;
         return more;
     }
@@ -170,7 +147,7 @@ struct Consumer {
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     wgmma_3xtf32(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ TmaDesc tma_hi,
                  const __grid_constant__ TmaDesc tma_lo, float* __restrict__ C, int M, int N, int K,
-                 int* special, float* slots, unsigned* flags) {
+                 int* special) {
     extern __shared__ unsigned char raw[];
     unsigned char* base = swizzle_aligned(raw);
     float* As = reinterpret_cast<float*>(base);
@@ -179,8 +156,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     uint64_t* full = reinterpret_cast<uint64_t*>(base + STAGES * STAGE_BYTES);
     uint64_t* empty = full + STAGES;
     const int tid = threadIdx.x, wg = tid / 128;
-    const int tiles_m = (M + BM - 1) / BM, tiles_n = (K + BN - 1) / BN;
-    const Schedule sched(tiles_m * tiles_n, (N + BK - 1) / BK, STREAM_K, blockIdx.x, gridDim.x);
+    const int tiles_m = (M + BM - 1) / BM, tiles_n = (K + BN - 1) / BN, tiles = tiles_m * tiles_n;
+    const int steps = (N + BK - 1) / BK;
 
     if (tid == 0) {
         tma_prefetch_desc(&tma_a);
@@ -198,10 +175,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         regs_release<40>();
         if (tid != 0) return;
         int it = 0;
-        for (Schedule at = sched; at.valid(); at.next()) {
+        for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
             int tm, tn;
-            tile_coords(at.tile, tiles_m, tiles_n, GROUP_M, tm, tn);
-            for (int t = at.begin; t < at.end; ++t, ++it) {
+            tile_coords(tile, tiles_m, tiles_n, GROUP_M, tm, tn);
+            for (int t = 0; t < steps; ++t, ++it) {
                 const int s = it % STAGES;
                 mbar_wait(&empty[s], ((it / STAGES) & 1) ^ 1);  // a fresh stage counts as free
                 mbar_arrive_expect(&full[s], STAGE_BYTES);
@@ -214,16 +191,16 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     }
 
     regs_claim<232>();
-    if (!sched.valid()) return;
+    if (blockIdx.x >= tiles) return;
     const int lane = tid % 32;
-    Consumer c{As, His, Los, full, empty, C, slots, flags, M, K, tiles_m, tiles_n,
-               wg - 1, lane / 4, lane % 4, (tid % 128) / 32, tid % 128, sched, sched.begin};
+    Consumer c{As, His, Los, full, empty, C, M, K, tiles, tiles_m, tiles_n, steps,
+               wg - 1, lane / 4, lane % 4, (tid % 128) / 32, tid % 128, static_cast<int>(blockIdx.x)};
     float acc[BN / 2], part[BN / 2];
 #pragma unroll
     for (int i = 0; i < BN / 2; ++i) acc[i] = part[i] = 0.0f;
     unsigned hi0[8], lo0[8], hi1[8], lo1[8];  // the two halves of a step, each its own wgmma group
     c.prepare_first(hi0, lo0, 0);
-    while (c.step(acc, part, hi0, lo0, hi1, lo1)) {
+    while (c.step(acc, part, hi0, lo0, hi1, lo1, gridDim.x)) {
     }
     if (c.worst == SPECIAL_EXPONENT) *special = 1;  // ±Inf or NaN in A: the host's fallback recomputes C
 }
