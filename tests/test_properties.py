@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from gemmlab import registry, runtime
 from gemmlab.judge.cases import Case
 from gemmlab.judge.runner import run_case
-from gemmlab.reference import poison_
+from gemmlab.reference import Precision, poison_
 
 DEVICE = runtime.default_device()
 RUNNABLE = [i for i in registry.IMPLEMENTATIONS if i.can_run_on(DEVICE)[0]]
@@ -62,3 +62,24 @@ def test_nan_inf_and_overflow_propagate_as_ieee_says(impl, in_b):
     assert torch.equal(torch.isinf(c), inf)
     assert torch.equal(torch.sign(c[inf]), torch.sign(ref32[inf]))
     assert inf[50, 30], "the planted overflow should give Inf"
+
+
+@pytest.mark.parametrize("impl", [i for i in RUNNABLE if i.precision != Precision.TF32], ids=lambda i: i.name)
+def test_the_largest_finite_value_stays_finite(impl):
+    """A = FLT_MAX somewhere: rounding it to TF32 goes past FLT_MAX, so a 3xTF32 split must not
+    hand the tensor cores ±Inf for it (rung 19 flags it and recomputes in strict FP32). The FP32
+    classes keep every element finite where the exact product is (TF32 may not: its own largest
+    value is below FLT_MAX)."""
+    g = torch.Generator(device=DEVICE).manual_seed(3)
+    m, n, k = 40, 64, 48
+    a = torch.rand(m, n, generator=g, device=DEVICE) * 2 - 1
+    b = torch.rand(n, k, generator=g, device=DEVICE) - 0.5
+    a[7, 9] = torch.finfo(torch.float32).max
+    c = poison_(torch.empty(m, k, device=DEVICE))
+    impl.solve(a, b, c, m, n, k)
+    if DEVICE.type == "cuda":
+        torch.cuda.synchronize()
+    ref = (a.double() @ b.double()).float()
+    assert bool(torch.isfinite(ref).all())
+    assert bool(torch.isfinite(c).all()), "an element overflowed where the exact product is finite"
+    assert float(((c - ref).abs() / ref.abs().max()).max()) <= 2e-5

@@ -17,8 +17,9 @@
 // Specials: where the split meets ±Inf or NaN, a correction term can be
 // 0 · ±Inf = NaN where the true product is ±Inf. So a special value raises a
 // flag instead: the pre-pass raises it for B, the consumers for A (they see
-// every element of A as they split it), and the host's last step recomputes C
-// in strict FP32 when it is set.
+// every element of A as they split it; a finite value that rounds past FLT_MAX
+// raises it too), and the host's last step recomputes C in strict FP32 when it
+// is set.
 //
 // Each step is issued in two halves (reduction 0–15 and 16–31), each its own
 // wgmma group with its own fragment registers, so that the split of one half
@@ -49,10 +50,18 @@
 #define STAGE_BYTES (A_BYTES + 2 * B_BYTES)
 #define SPECIAL_EXPONENT 0x7f800000u
 
+// Rounding to TF32 on the bits: the half-ulp added to the magnitude, then the
+// low 13 bits dropped. For finite x that does not round past FLT_MAX this is
+// exactly cvt.rna (to nearest, ties away), in two integer operations where
+// cvt.rna.tf32.f32 compiles to four or more; the consumers' integer work costs
+// clock under the power cap (measured in 15_wgmma_3xtf32.md).
+__device__ __forceinline__ unsigned tf32_rna(unsigned bits) { return (bits + 0x1000u) & 0xffffe000u; }
+
 // This thread's A fragments for half `h` of one stage, split: TMA wrote each
 // 128-byte row r with 16-byte chunk j at chunk j ^ (r % 8), and this thread's
-// rows have r % 8 == g. `worst` keeps the largest exponent field seen: all
-// ones means ±Inf or NaN.
+// rows have r % 8 == g. hi = tf32(x), lo = tf32(x − hi) (x − hi is exact).
+// `worst` keeps the largest exponent field of any hi: all ones means x was ±Inf
+// or NaN or rounded past FLT_MAX, and the host's fallback recomputes C.
 __device__ __forceinline__ void split_a(unsigned (&hi)[8], unsigned (&lo)[8], unsigned& worst,
                                         const float* row, int g, int q, int h) {
 #pragma unroll
@@ -62,10 +71,10 @@ __device__ __forceinline__ void split_a(unsigned (&hi)[8], unsigned (&lo)[8], un
         const float x[4] = {row[c0], row[8 * BK + c0], row[c1], row[8 * BK + c1]};
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-            const float h_ = tf32_hi(x[e]);
-            hi[4 * j + e] = __float_as_uint(h_);
-            lo[4 * j + e] = tf32_bits(x[e] - h_);  // exact for finite x; NaN otherwise, and flagged
-            worst = max(worst, __float_as_uint(x[e]) & SPECIAL_EXPONENT);
+            const unsigned top = tf32_rna(__float_as_uint(x[e]));
+            hi[4 * j + e] = top;
+            lo[4 * j + e] = tf32_rna(__float_as_uint(x[e] - __uint_as_float(top)));
+            worst = max(worst, top & SPECIAL_EXPONENT);
         }
     }
 }
