@@ -41,9 +41,20 @@ def test_figures_see_a_single_wrong_element():
     c = (a @ b).clone()
     c[7, 3] += 1.0
     fig = error_figures(c, reference64(a, b), reference32(a, b))
-    assert fig.max_abs > 0.99 and fig.leetgpu_violations == 1
+    assert fig.max_abs > 0.99 and fig.leetgpu_violations == 1 and fig.exact_violations == 1
     ok, reason = verdict(fig, Precision.FP32)
     assert not ok and "normalised max error" in reason
+
+
+def test_the_exact_count_uses_leetgpus_tolerance_against_the_float64_product():
+    """An element 1.5e-4 + 1e-4·|T| off T is counted against the float64 product, 0.5e-4 off is
+    not; against torch.matmul alone the same result can count otherwise."""
+    a, b = torch.randn(20, 30), torch.randn(30, 10)
+    ref = reference64(a, b)
+    c = ref.float().clone()
+    c[1, 1] = float(ref[1, 1] + 1.5e-4 + 1e-4 * abs(ref[1, 1]))
+    c[2, 2] = float(ref[2, 2] + 0.5e-4)
+    assert error_figures(c, ref).exact_violations == 1
 
 
 def test_unwritten_and_nonfinite_fail_first():

@@ -183,7 +183,8 @@ def cases_table(title: str, rows: list[dict]) -> Table:
         if r["status"] != "pass":
             note = r["reason"]
         elif f.get("leetgpu_violations"):
-            note = f"fails LeetGPU's 1e-4 check on {f['leetgpu_violations']} of {f['numel']}"
+            note = (f"fails LeetGPU's 1e-4 check on {f['leetgpu_violations']} of {f['numel']}; "
+                    f"{f.get('exact_violations', '-')} against the float64 product")
         else:
             note = ""
         table.add_row(

@@ -9,7 +9,10 @@ Three figures are reported because each hides something the others show:
 * ``rel_fro``        – ``‖C − ref‖_F / ‖ref‖_F``: the typical error.
 
 ``leetgpu_violations`` counts elements outside LeetGPU's own check
-``|C − T| ≤ 1e-4 + 1e-4·|T|`` where T is ``torch.matmul`` in FP32 (TF32 off).
+``|C − T| ≤ 1e-4 + 1e-4·|T|`` where T is ``torch.matmul`` in FP32 (TF32 off);
+``exact_violations`` counts those outside the same tolerance with T the float64
+product: how a more accurate result is told apart from a wrong one (cuBLAS FP32
+itself has a few at the performance shape).
 C is poisoned with a NaN of a private bit pattern before every run, so an
 element the kernel never wrote is told apart from one it computed as NaN.
 """
@@ -96,6 +99,7 @@ class ErrorFigures:
     unwritten: int
     nonfinite: int
     numel: int
+    exact_violations: int = 0  # LeetGPU's tolerance against the float64 product
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -124,6 +128,7 @@ def error_figures(
     ref_norm = float(torch.linalg.vector_norm(ref64).item())
     err_norm = _nan_to_inf(float(torch.linalg.vector_norm(diff).item())) if not nonfinite else math.inf
     rel_fro = err_norm / ref_norm if ref_norm > 0 else (0.0 if err_norm == 0 else math.inf)
+    exact = int((~(diff <= LEETGPU_ATOL + LEETGPU_RTOL * ref64.abs())).sum().item())
     violations = 0
     if ref32 is not None:
         t = ref32
@@ -137,6 +142,7 @@ def error_figures(
         unwritten=n_unwritten,
         nonfinite=nonfinite,
         numel=c.numel(),
+        exact_violations=exact,
     )
 
 
