@@ -38,6 +38,9 @@ def _hostile(device, in_b: bool):
     a = torch.rand(70, 90, generator=g, device=device) * 2 - 1
     b = torch.rand(90, 50, generator=g, device=device) * 2 - 1
     a[3, 7] = float("nan")
+    bits = a.view(torch.int32)  # NaNs with every mantissa bit set, as GPU arithmetic makes them:
+    bits[12, 2] = 0x7FFFFFFF  # a split that adds to the bits must not carry these into ±0
+    bits[13, 4] = -1  # 0xFFFFFFFF
     a[10, 20] = float("inf")
     if in_b:  # without it, only A holds specials: 3xTF32 must find them in A itself
         b[40, 5] = float("-inf")

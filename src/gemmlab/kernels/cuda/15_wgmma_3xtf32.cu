@@ -48,7 +48,9 @@
 #define A_BYTES (BM * BK * 4)
 #define B_BYTES (BN * BK * 4)
 #define STAGE_BYTES (A_BYTES + 2 * B_BYTES)
-#define SPECIAL_EXPONENT 0x7f800000u
+// The smallest magnitude (as bits) that tf32_rna takes past TF32's largest
+// finite value, 0x7f7fe000: that plus half its unit in the last place.
+#define ROUNDS_PAST_MAX 0x7f7ff000u
 
 // Rounding to TF32 on the bits: the half-ulp added to the magnitude, then the
 // low 13 bits dropped. For finite x that does not round past FLT_MAX this is
@@ -60,8 +62,9 @@ __device__ __forceinline__ unsigned tf32_rna(unsigned bits) { return (bits + 0x1
 // This thread's A fragments for half `h` of one stage, split: TMA wrote each
 // 128-byte row r with 16-byte chunk j at chunk j ^ (r % 8), and this thread's
 // rows have r % 8 == g. hi = tf32(x), lo = tf32(x − hi) (x − hi is exact).
-// `worst` keeps the largest exponent field of any hi: all ones means x was ±Inf
-// or NaN or rounded past FLT_MAX, and the host's fallback recomputes C.
+// `worst` keeps the largest magnitude's bits: from ROUNDS_PAST_MAX up, x is ±Inf
+// or NaN (whose bits the add may carry anywhere, even to ±0) or rounds past
+// FLT_MAX, and the host's fallback recomputes C.
 __device__ __forceinline__ void split_a(unsigned (&hi)[8], unsigned (&lo)[8], unsigned& worst,
                                         const float* row, int g, int q, int h) {
 #pragma unroll
@@ -74,7 +77,7 @@ __device__ __forceinline__ void split_a(unsigned (&hi)[8], unsigned (&lo)[8], un
             const unsigned top = tf32_rna(__float_as_uint(x[e]));
             hi[4 * j + e] = top;
             lo[4 * j + e] = tf32_rna(__float_as_uint(x[e] - __uint_as_float(top)));
-            worst = max(worst, top & SPECIAL_EXPONENT);
+            worst = max(worst, __float_as_uint(x[e]) & 0x7fffffffu);
         }
     }
 }
@@ -211,5 +214,5 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     c.prepare_first(hi0, lo0, 0);
     while (c.step(acc, part, hi0, lo0, hi1, lo1, gridDim.x)) {
     }
-    if (c.worst == SPECIAL_EXPONENT) *special = 1;  // ±Inf or NaN in A: the host's fallback recomputes C
+    if (c.worst >= ROUNDS_PAST_MAX) *special = 1;  // ±Inf, NaN or FLT_MAX-rounding in A: the fallback recomputes C
 }
