@@ -228,7 +228,7 @@ def _warp_specialised(source: str, tile: tuple[int, int], defines: dict, b: str,
 
 
 def _wgmma_ws(stages: int = 4, a_in_place: bool = True) -> Launch:
-    defines = {"STAGES": stages, "A_FROM_REGS": 1, "INFLIGHT": 0, "CLUSTER": 1}
+    defines = {"STAGES": stages, "A_FROM_REGS": 1, "INFLIGHT": 0, "CLUSTER": 2}
     return _warp_specialised("14_wgmma_ws.cu", _HOPPER_TILE, defines, "round", a_in_place)
 
 

@@ -160,8 +160,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                 tma_load_2d(Bs + s * (B_BYTES / 4), &tma_b, &full[s], t * BK, tn * BN);
 #else
                 // Both blocks' consumers are done with stage s: its previous phase is over
-                // here and in the peer, into which half of B is about to be written.
-                mbar_wait_cluster(&empty[s], free_parity);
+                // here and in the peer, into which half of B is about to be written. (Their
+                // reads completed before they arrived: no cluster-scope acquire is needed.)
+                mbar_wait(&empty[s], free_parity);
                 mbar_arrive_expect(&full[s], STAGE_BYTES);  // our A and both halves of B
                 tma_load_2d(As + s * (A_BYTES / 4), &tma_a, &full[s], t * BK, tm * BM);
                 tma_load_2d_multicast(Bs + s * (B_BYTES / 4) + rank * (BN / CLUSTER) * BK, &tma_b,

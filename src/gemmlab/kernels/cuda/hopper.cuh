@@ -74,31 +74,21 @@ __device__ __forceinline__ void mbar_wait(uint64_t* bar, unsigned parity) {
     } while (!done);
 }
 
-// The same wait with cluster scope: for arrivals released by threads of another CTA.
-__device__ __forceinline__ void mbar_wait_cluster(uint64_t* bar, unsigned parity) {
-    unsigned done;
-    do {
-        asm volatile(
-            "{\n.reg .pred p;\n"
-            "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
-            "selp.u32 %0, 1, 0, p;\n}\n"
-            : "=r"(done)
-            : "r"(smem_u32(bar)), "r"(parity)
-            : "memory");
-    } while (!done);
-}
-
 // ---- Clusters: CTAs that run together and can reach each other's shared memory.
 __device__ __forceinline__ unsigned cluster_rank() {
     unsigned r;
     asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
     return r;
 }
-// Arrive on the barrier at the same offset in CTA `cta` of this cluster.
+// Arrive on the barrier at the same offset in CTA `cta` of this cluster. The
+// default semantics (release at CTA scope) suffice: a consumer arrives after
+// wgmma.wait_group, so the reads it signals the end of are complete. A cluster-
+// scope release made each arriving thread wait on a memory barrier, and its
+// warpgroup's next wgmma with it (ncu: "membar" and "warpgroup arrive" stalls).
 __device__ __forceinline__ void mbar_arrive_remote(uint64_t* bar, unsigned cta) {
     unsigned remote;
     asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(smem_u32(bar)), "r"(cta));
-    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
+    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
 }
 // Every thread of the cluster that has not exited waits here for all the others.
 __device__ __forceinline__ void cluster_sync() {
