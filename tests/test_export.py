@@ -244,6 +244,15 @@ def test_nvcc_builds_the_export_as_a_shared_library_with_solve_unmangled(built, 
     assert not re.search(r" U cu[A-Z]", symbols), symbols
 
 
+def test_the_exported_3xtf32_product_gets_the_specials_flag():
+    """Its consumers raise the flag where A holds specials; the fallback reads the same pointer.
+    Each launch function passes the workspace's start to all four kernels of the plan."""
+    text = export_text(registry.get("wgmma-3xtf32"))
+    launches = len(registry.get("wgmma-3xtf32").launches)
+    assert text.count("maps[2], C, M, N, K, (int*)base)") == launches
+    assert text.count("(const int*)base, A, B, C, M, N, K") == launches
+
+
 # ---- the command line --------------------------------------------------------------------------
 
 

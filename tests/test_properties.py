@@ -33,26 +33,41 @@ def test_random_shapes(impl):
     check()
 
 
-def _hostile(device, in_b: bool):
+#: Hostile inputs, each also alone: a rung with one fallback for every special (3xTF32 recomputes
+#: all of C in strict FP32 once any is seen) would hide a missed kind behind a caught one.
+HOSTILE = {
+    "all": ("nan", "nan bits", "inf", "-inf in B", "overflow"),
+    "NaN and Inf in A": ("nan", "inf"),
+    "NaNs with every mantissa bit set, in A": ("nan bits",),
+    "-Inf in B": ("-inf in B",),
+    "overflow": ("overflow",),
+}
+
+
+def _hostile(device, plants: tuple[str, ...]):
     g = torch.Generator(device=device).manual_seed(0)
     a = torch.rand(70, 90, generator=g, device=device) * 2 - 1
     b = torch.rand(90, 50, generator=g, device=device) * 2 - 1
-    a[3, 7] = float("nan")
-    bits = a.view(torch.int32)  # NaNs with every mantissa bit set, as GPU arithmetic makes them:
-    bits[12, 2] = 0x7FFFFFFF  # a split that adds to the bits must not carry these into ±0
-    bits[13, 4] = -1  # 0xFFFFFFFF
-    a[10, 20] = float("inf")
-    if in_b:  # without it, only A holds specials: 3xTF32 must find them in A itself
+    if "nan" in plants:
+        a[3, 7] = float("nan")
+    if "nan bits" in plants:  # as GPU arithmetic makes them: a split that adds to the bits
+        bits = a.view(torch.int32)  # must not carry these into ±0
+        bits[12, 2] = 0x7FFFFFFF
+        bits[13, 4] = -1  # 0xFFFFFFFF
+    if "inf" in plants:
+        a[10, 20] = float("inf")
+    if "-inf in B" in plants:
         b[40, 5] = float("-inf")
-    a[50, :] = 3e19  # with b[:, 30] below: C[50, 30] = 90 · 9e38, past FLT_MAX
-    b[:, 30] = 3e19
+    if "overflow" in plants:  # with b[:, 30] below: C[50, 30] = 90 · 9e38, past FLT_MAX
+        a[50, :] = 3e19
+        b[:, 30] = 3e19
     return a, b
 
 
-@pytest.mark.parametrize("in_b", [True, False], ids=["specials in A and B", "specials in A"])
+@pytest.mark.parametrize("plants", HOSTILE.values(), ids=HOSTILE.keys())
 @pytest.mark.parametrize("impl", RUNNABLE, ids=lambda i: i.name)
-def test_nan_inf_and_overflow_propagate_as_ieee_says(impl, in_b):
-    a, b = _hostile(DEVICE, in_b)
+def test_nan_inf_and_overflow_propagate_as_ieee_says(impl, plants):
+    a, b = _hostile(DEVICE, plants)
     m, n, k = 70, 90, 50
     c = poison_(torch.empty(m, k, device=DEVICE))
     impl.solve(a, b, c, m, n, k)
@@ -64,7 +79,9 @@ def test_nan_inf_and_overflow_propagate_as_ieee_says(impl, in_b):
     inf = torch.isinf(ref32)
     assert torch.equal(torch.isinf(c), inf)
     assert torch.equal(torch.sign(c[inf]), torch.sign(ref32[inf]))
-    assert inf[50, 30], "the planted overflow should give Inf"
+    assert bool(torch.isnan(ref32).any() or inf.any()), "the planted values should show in C"
+    if "overflow" in plants:
+        assert inf[50, 30], "the planted overflow should give Inf"
 
 
 @pytest.mark.parametrize("impl", [i for i in RUNNABLE if i.precision != Precision.TF32], ids=lambda i: i.name)

@@ -48,13 +48,18 @@ def test_figures_see_a_single_wrong_element():
 
 def test_the_exact_count_uses_leetgpus_tolerance_against_the_float64_product():
     """An element 1.5e-4 + 1e-4·|T| off T is counted against the float64 product, 0.5e-4 off is
-    not; against torch.matmul alone the same result can count otherwise."""
+    not; an infinity where T has the same infinity is within (as torch.allclose has it), in
+    both counts."""
     a, b = torch.randn(20, 30), torch.randn(30, 10)
     ref = reference64(a, b)
     c = ref.float().clone()
     c[1, 1] = float(ref[1, 1] + 1.5e-4 + 1e-4 * abs(ref[1, 1]))
     c[2, 2] = float(ref[2, 2] + 0.5e-4)
     assert error_figures(c, ref).exact_violations == 1
+    ref[3, 3], c[3, 3] = math.inf, math.inf
+    ref[4, 4], c[4, 4] = -math.inf, math.inf
+    fig = error_figures(c, ref, ref.float())
+    assert fig.exact_violations == 2 and fig.leetgpu_violations == 2  # [1, 1] and the opposite infinity
 
 
 def test_unwritten_and_nonfinite_fail_first():

@@ -109,6 +109,16 @@ def test_warp_specialised_rung_trades_registers():
     assert mix("wgmma-tma")["SETMAXREG"] == 0
 
 
+def test_pairs_arrive_on_each_others_barriers_without_a_memory_barrier():
+    """wgmma-ws runs in 2-block clusters; a consumer's remote arrive with cluster-scope release
+    compiled to MEMBAR.ALL.CTA + MEMBAR.ALL.GPU before it, every step (1.86 ms against 1.08).
+    The only memory barriers left are those of the kernel's two cluster-wide syncs."""
+    launch = registry.get("wgmma-ws").launches[0]
+    assert launch.kernel.cluster == (2, 1, 1)
+    ops = disassemble(launch.compile(HOPPER_ARCH).cubin)[launch.entry]
+    assert sum(op.startswith("MEMBAR") for op in ops) <= 4, [op for op in ops if op.startswith("MEMBAR")]
+
+
 def test_cluster_knob_multicasts_b():
     import dataclasses
 

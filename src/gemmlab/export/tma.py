@@ -9,7 +9,8 @@ alignment), step for step as `TmaOperands.steps` plans a call:
 3. A in place, or a rounded / padded copy in rows of ``pitch(N)`` floats;
 4. the descriptors of A and of each B plane (box: the tile's rows of A, the
    cluster's share of the B tile), then the main kernel;
-5. for the split, the strict-FP32 kernel that runs only if A or B held ±Inf or NaN.
+5. for the split, the strict-FP32 kernel that runs only if the flag was raised (A or B
+   held ±Inf or NaN, or A a value that rounds past FLT_MAX).
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def body(launch: Launch, variants: Variants) -> list[str]:
              "char* base = workspace(total);", "if (!base) return;"]
     lines += _b_steps(host, variants) + _a_steps(host, variants) + _maps(launch, planes)
     maps = ", ".join(f"maps[{i}]" for i in range(1 + planes))
-    flag = ", (int*)base" if host.b == "split" else ""  # 3xTF32: its consumers flag ±Inf/NaN in A
+    flag = ", (int*)base" if host.b == "split" else ""  # 3xTF32: its consumers flag A's specials
     lines += main_launch(launch, variants, f"{maps}, C, M, N, K{flag}")
     if host.b == "split":
         blocks = f"dim3(std::min(ceil_div(M, 16) * ceil_div(K, 16), {hopper.SPECIAL_BLOCKS}))"

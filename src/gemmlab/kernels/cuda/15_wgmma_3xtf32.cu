@@ -9,8 +9,8 @@
 // Structure of rung 18 (a producer warpgroup, two consumers, persistent grid,
 // 4 stages), with a 128×128 tile so that a stage (A, Bᵀhi, Bᵀlo: 3 × 16 KB)
 // keeps the pipeline 4 deep. Per step each consumer issues 12 m64n128k8
-// wgmmas into a fresh tile, small terms first, waits for them, and adds the
-// tile to its accumulator with IEEE FP32 adds: the tensor cores' own
+// wgmmas (two groups of 6, below) into a fresh tile, small terms first, and
+// adds the tile to its accumulator with IEEE FP32 adds: the tensor cores' own
 // accumulation truncates, and chained over N = 8192 that error would exceed
 // plain FP32's.
 //
@@ -48,6 +48,10 @@
 #define A_BYTES (BM * BK * 4)
 #define B_BYTES (BN * BK * 4)
 #define STAGE_BYTES (A_BYTES + 2 * B_BYTES)
+// AHEAD waits for the next stage before releasing this one: with one stage, forever.
+static_assert(!AHEAD || STAGES >= 2, "AHEAD needs two stages or more");
+// N >= 1 (the host validates it): with no reduction step the consumers would wait
+// for a stage the producer never loads.
 // The smallest magnitude (as bits) that tf32_rna takes past TF32's largest
 // finite value, 0x7f7fe000: that plus half its unit in the last place.
 #define ROUNDS_PAST_MAX 0x7f7ff000u

@@ -124,8 +124,9 @@ extern "C" __global__ void __launch_bounds__(256) pad_rows(const float* __restri
     dst[(size_t)r * LDN + c] = c < COLS ? src[(size_t)r * COLS + c] : 0.0f;
 }
 
-// Strict FP32 for the 3xTF32 rung's rare case: B holds ±Inf or NaN, where a
-// correction term 0 · ±Inf would turn a right ±Inf into NaN. Does nothing
+// Strict FP32 for the 3xTF32 rung's rare case: A or B holds ±Inf or NaN (or A
+// a value that rounds past FLT_MAX), where a correction term 0 · ±Inf would
+// turn a right ±Inf into NaN. Does nothing
 // unless *special is set, so a small grid strides over the 16×16 tiles of C
 // (rung 3's way) and costs one read of the flag per block otherwise.
 extern "C" __global__ void __launch_bounds__(256) special_fp32(const int* special, GEMM_ARGS) {
