@@ -48,3 +48,15 @@ def test_resources_rows_are_the_arms_own_kernels():
     rows = studies.resources(HOPPER_ARCH)
     assert [r["name"] for r in rows] == [arm.name for arm in ARMS.values()]
     assert all("EXACT_TILES" not in r["kernel"] and r["spills"] == 0 for r in rows)
+
+
+def test_each_sweep_point_keeps_the_clocks_it_was_timed_at():
+    """A sweep point is a bench run of its own: its clock and power go with it (None on a CPU,
+    where nothing samples them)."""
+    import torch
+
+    record = studies.sweep(["torch"], warmup=0, iters=1, shapes=[("tiny", (8, 8, 8)), ("odd", (3, 5, 7))])
+    assert [p["label"] for p in record["points"]] == ["tiny", "odd"]
+    for point in record["points"]:
+        assert "clocks_during_timing" in point
+        assert (point["clocks_during_timing"] is None) == (not torch.cuda.is_available())

@@ -90,7 +90,10 @@ def sweep(names: list[str], warmup: int = 2, iters: int = 10,
             progress(f"sweep {label} {shape}", i, len(shapes))
         calls = timed_calls(shape, iters)
         last = run(names, shape, warmup, calls)
-        points.append({"label": label, "shape": list(shape), "iters": calls, "results": last["results"]})
+        # Each point keeps the clock and power it was timed at: small shapes run at the full clock,
+        # long tensor-core ones under the power cap (LADDER.md §6).
+        points.append({"label": label, "shape": list(shape), "iters": calls, "results": last["results"],
+                       "clocks_during_timing": last["clocks_during_timing"]})
     assert last is not None
     out_names = [r["name"] for r in last["results"]]
     return {"schema": 1, "study": "sweep", "date": last["date"], "device": last["device"],
