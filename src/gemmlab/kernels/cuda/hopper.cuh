@@ -195,33 +195,21 @@ __device__ __forceinline__ void wgmma_tf32<256>(float (&d)[128], uint64_t a, uin
 // at (g, q), (g + 8, q), (g, q + 4), (g + 8, q + 4), g = lane / 4, q = lane % 4.
 // SCALE_D 0 makes it D = A·B: a fresh tile without zeroing its registers first.
 template <int N, int SCALE_D = 1>
-__device__ __forceinline__ void wgmma_tf32_ra(float (&d)[N / 2], const unsigned* a, uint64_t b);
-
-template <>
-__device__ __forceinline__ void wgmma_tf32_ra<128>(float (&d)[64], const unsigned* a, uint64_t b) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {" WGMMA_D64_TEXT "}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
-        : WGMMA_D64_OPS
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
-}
-
-template <>
-__device__ __forceinline__ void wgmma_tf32_ra<128, 0>(float (&d)[64], const unsigned* a, uint64_t b) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, 0, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {" WGMMA_D64_TEXT "}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
-        : WGMMA_D64_OPS
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
-}
-
-template <>
-__device__ __forceinline__ void wgmma_tf32_ra<256>(float (&d)[128], const unsigned* a, uint64_t b) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {" WGMMA_D128_TEXT "}, {%128, %129, %130, %131}, %132, p, 1, 1;\n}\n"
-        : WGMMA_D128_OPS
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+__device__ __forceinline__ void wgmma_tf32_ra(float (&d)[N / 2], const unsigned* a, uint64_t b) {
+    static_assert(N == 128 || N == 256, "m64n128k8 and m64n256k8 only");
+    if constexpr (N == 128) {
+        asm volatile(
+            "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {" WGMMA_D64_TEXT "}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+            : WGMMA_D64_OPS
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "n"(SCALE_D));
+    } else {
+        asm volatile(
+            "{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {" WGMMA_D128_TEXT "}, {%128, %129, %130, %131}, %132, p, 1, 1;\n}\n"
+            : WGMMA_D128_OPS
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "n"(SCALE_D));
+    }
 }
 
 // ---- Epilogue and tile order shared by the wgmma rungs.
