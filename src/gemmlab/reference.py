@@ -126,7 +126,8 @@ def error_figures(
     n_unwritten = unwritten(c)
     finite = torch.isfinite(c)
     nonfinite = int((~finite).sum().item())
-    diff = (c.double() - ref64).abs()
+    c64 = c.double()
+    diff = (c64 - ref64).abs()
     if nonfinite:
         max_abs = math.inf
     else:
@@ -136,7 +137,7 @@ def error_figures(
     ref_norm = float(torch.linalg.vector_norm(ref64).item())
     err_norm = _nan_to_inf(float(torch.linalg.vector_norm(diff).item())) if not nonfinite else math.inf
     rel_fro = err_norm / ref_norm if ref_norm > 0 else (0.0 if err_norm == 0 else math.inf)
-    exact = _outside_leetgpu_tolerance(c.double(), ref64)
+    exact = _outside_leetgpu_tolerance(c64, ref64)
     violations = _outside_leetgpu_tolerance(c, ref32) if ref32 is not None else 0
     return ErrorFigures(
         max_abs=max_abs,
