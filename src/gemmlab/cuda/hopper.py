@@ -12,8 +12,8 @@ splits A itself).
 Then the descriptors are encoded (cached by address and shape) and the main
 kernel runs with ``(tma_a, tma_b…, C, M, N, K)``, and for 3xTF32 the flag, which
 its consumers raise where A holds ±Inf or NaN or a value that rounds past
-FLT_MAX. The 3xTF32 plan ends with a strict-FP32 kernel that does nothing unless the flag was raised (by the split of
-B or by the main kernel).
+FLT_MAX. The 3xTF32 plan ends with a strict-FP32 kernel that does nothing
+unless the flag was raised (by the split of B or by the main kernel).
 """
 
 from __future__ import annotations
