@@ -134,3 +134,19 @@ def test_3xtf32_issues_three_products_per_step_and_promotes_in_fp32():
     assert m["HGMMA"] == 3 * 4 and m["UTMALDG"] == 3  # A, Bᵀhi, Bᵀlo
     ops = disassemble(registry.get("wgmma-3xtf32").launches[0].compile(HOPPER_ARCH).cubin)["wgmma_3xtf32"]
     assert sum(op.startswith("FADD") for op in ops) >= 64  # the fresh tile added to the accumulator
+
+
+@pytest.mark.parametrize("name", [i.name for i in registry.IMPLEMENTATIONS
+                                  if i.family == "cuda" and i.launches[0].block[0] == 384])
+def test_setmaxnreg_claims_fit_in_the_blocks_registers(name):
+    """A warp-specialised block (one producer warpgroup, two consumers) is launched with
+    384 × (its entry's registers); `setmaxnreg.inc` beyond that waits forever (wgmma-fused hung
+    so on the H200 with 80 + 2 · 216 > 3 · 168)."""
+    from gemmlab.cuda.sass import register_claims
+
+    launch = registry.get(name).launches[0]
+    module = launch.compile(HOPPER_ARCH)
+    regs = module.resources[launch.entry].registers
+    claims = dict(register_claims(module.cubin)[launch.entry])
+    assert set(claims) == {"DEALLOC", "TRY_ALLOC"}, claims
+    assert claims["DEALLOC"] + 2 * claims["TRY_ALLOC"] <= 3 * regs, (claims, regs)

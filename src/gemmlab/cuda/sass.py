@@ -23,8 +23,8 @@ _FUNCTION = re.compile(r"^\s*Function : (\S+)")
 _INSTR = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[0-9T]\s+)?([A-Z][A-Z0-9_.]*)")
 
 
-def disassemble(cubin: bytes) -> dict[str, list[str]]:
-    """Opcodes (with modifiers) of every function in the cubin, in order."""
+def _dump(cubin: bytes) -> str:
+    """cuobjdump's SASS listing of the cubin."""
     cuobjdump = find("cuobjdump")
     env = dict(os.environ)
     env["PATH"] = f"{Path(find('nvdisasm')).parent}{os.pathsep}{env.get('PATH', '')}"
@@ -36,14 +36,33 @@ def disassemble(cubin: bytes) -> dict[str, list[str]]:
         )
     if proc.returncode != 0:
         raise RuntimeError(f"cuobjdump failed: {proc.stderr.strip()}")
-    out: dict[str, list[str]] = {}
-    current: list[str] | None = None
-    for line in proc.stdout.splitlines():
+    return proc.stdout
+
+
+def _by_function(cubin: bytes, pattern: re.Pattern) -> dict[str, list]:
+    """Each function's matches of `pattern` (its first group, or all groups), in order."""
+    out: dict[str, list] = {}
+    current: list | None = None
+    for line in _dump(cubin).splitlines():
         if m := _FUNCTION.match(line):
             current = out.setdefault(m.group(1), [])
-        elif current is not None and (m := _INSTR.match(line)):
-            current.append(m.group(1))
+        elif current is not None and (m := pattern.match(line)):
+            current.append(m.group(1) if pattern.groups == 1 else m.groups())
     return out
+
+
+def disassemble(cubin: bytes) -> dict[str, list[str]]:
+    """Opcodes (with modifiers) of every function in the cubin, in order."""
+    return _by_function(cubin, _INSTR)
+
+
+_SETMAXREG = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+USETMAXREG\.(DEALLOC|TRY_ALLOC)\S*\s+(?:UP\d+,\s*)?(0x[0-9a-f]+)")
+
+
+def register_claims(cubin: bytes) -> dict[str, list[tuple[str, int]]]:
+    """Each function's setmaxnreg figures, in order: ("DEALLOC" | "TRY_ALLOC", registers)."""
+    return {f: [(kind, int(n, 16)) for kind, n in claims]
+            for f, claims in _by_function(cubin, _SETMAXREG).items()}
 
 
 #: The categories `inspect` reports, each a test on one opcode.
