@@ -232,14 +232,6 @@ def _wgmma_ws(stages: int = 4, a_in_place: bool = True) -> Launch:
     return _warp_specialised("14_wgmma_ws.cu", _HOPPER_TILE, defines, "round", a_in_place)
 
 
-def _wgmma_fused(stages: int = 4) -> Launch:
-    """Bᵀ made in the block: TMA reads A and B where they lie (rows describable), no pre-pass."""
-    return Launch("17_wgmma_fused.cu", "wgmma_fused", (384, 1), _HOPPER_TILE, {"STAGES": stages},
-                  when=Requires(n=4, k=4, align=16, operands="AB"), min_cc=(9, 0), persistent=True,
-                  step=hopper.STEP, smem=hopper.dynamic_smem(_HOPPER_TILE, 3),
-                  host=hopper.TmaOperands(a="in place", b="in place"))
-
-
 def _wgmma_3xtf32(stages: int = 4, a_in_place: bool = True) -> Launch:
     # A 128×128 tile: with Bᵀ's two planes a stage is 48 KB, so the pipeline stays 4 deep.
     return _warp_specialised("15_wgmma_3xtf32.cu", (128, 128), {"STAGES": stages}, "split", a_in_place)
@@ -464,13 +456,6 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         _md("16_bigtile_splitk"), ("kernels/cuda/16_bigtile.cu", "kernels/cuda/hopper_prepass.cu",
                                    "kernels/cuda/pad.cu"),
         launches=(_bigtile(pad_b=False, bk=8, stages=3, split=True), _bigtile(pad_b=True, bk=8, stages=3, split=True)),
-    ),
-    Implementation(
-        "wgmma-fused", CUDA, 22, TF32, _HOPPER,
-        "Hopper: the producer warpgroup transposes and rounds B in shared memory (no pre-pass)",
-        _md("17_wgmma_fused"), ("kernels/cuda/17_wgmma_fused.cu", "kernels/cuda/hopper.cuh",
-                                "kernels/cuda/hopper_prepass.cu"),
-        launches=(_wgmma_fused(), _wgmma_ws(a_in_place=True), _wgmma_ws(a_in_place=False)),
     ),
 )
 

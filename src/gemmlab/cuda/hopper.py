@@ -69,22 +69,20 @@ class TmaOperands:
     """Host of a wgmma launch.
 
     ``a``: "in place" (TMA reads the caller's A), "round" (a rounded, padded copy)
-    or "pad" (a padded copy as it is). ``b``: "round" (Bᵀ rounded to TF32),
-    "split" (Bᵀ as 3xTF32 planes hi and lo, and the special-values fallback) or
-    "in place" (TMA reads the caller's B in boxes of STEP rows × STEP columns, and
-    the kernel makes Bᵀ itself).
+    or "pad" (a padded copy as it is). ``b``: "round" (Bᵀ rounded to TF32) or
+    "split" (Bᵀ as 3xTF32 planes hi and lo, and the special-values fallback).
     """
 
     a: Literal["in place", "round", "pad"]
-    b: Literal["round", "split", "in place"] = "round"
+    b: Literal["round", "split"] = "round"
 
     @property
     def planes(self) -> int:
-        """Planes of Bᵀ in the workspace (none where the kernel reads B as it lies)."""
-        return {"round": 1, "split": 2, "in place": 0}[self.b]
+        """Planes of Bᵀ in the workspace."""
+        return {"round": 1, "split": 2}[self.b]
 
     def kernels(self, launch: Launch) -> tuple[Kernel, ...]:
-        out = {"round": (TRANSPOSE,), "split": (CLEAR_FLAG, TRANSPOSE_SPLIT, SPECIAL), "in place": ()}[self.b]
+        out = (TRANSPOSE,) if self.b == "round" else (CLEAR_FLAG, TRANSPOSE_SPLIT, SPECIAL)
         return out + {"in place": (), "round": (ROUND_ROWS,), "pad": (PAD_ROWS,)}[self.a]
 
     def _layout(self, m: int, n: int, k: int) -> tuple[int, list[int], int]:
@@ -102,15 +100,13 @@ class TmaOperands:
     def steps(self, launch: Launch, call: Call, workspace: torch.Tensor) -> list[Step]:
         m, n, k = call.m, call.n, call.k
         ld = pitch(n)
-        base = workspace.data_ptr() if workspace is not None else 0  # None: nothing to hold
+        base = workspace.data_ptr()
         a_at, b_at, _ = self._layout(m, n, k)
         tt = TRANSPOSE_TILE
         grid = (-(-k // tt), -(-ld // tt), 1)
         sizes = (cl.i32(n), cl.i32(k), cl.i32(ld))
         b_ptr = call.b.data_ptr()
-        if self.b == "in place":
-            steps = []
-        elif self.b == "round":
+        if self.b == "round":
             steps = [Step(TRANSPOSE, grid, (b_ptr, base + b_at[0], *sizes))]
         else:
             steps = [Step(CLEAR_FLAG, (1, 1, 1), (base,)),
@@ -127,8 +123,6 @@ class TmaOperands:
         share = cols // launch.kernel.cluster[0]
         maps = [matrix_map(a, m, n, a_pitch, rows, STEP, SWIZZLE_BYTES)]
         maps += [matrix_map(base + at, k, n, ld * 4, share, STEP, SWIZZLE_BYTES) for at in b_at]
-        if self.b == "in place":
-            maps.append(matrix_map(b_ptr, n, k, k * 4, STEP, STEP, SWIZZLE_BYTES))
         flag = (base,) if self.b == "split" else ()
         steps.append(Step(launch.kernel, launch.grid(m, k), (*maps, *call.gemm_args()[2:], *flag)))
         if self.b == "split":

@@ -5,12 +5,10 @@ kernels, the transpose tile, the reduction step, the swizzle, the workspace
 alignment), step for step as `TmaOperands.steps` plans a call:
 
 1. the workspace, laid out as `TmaOperands._layout`;
-2. Bᵀ rounded to TF32, or cleared flag then split into the 3xTF32 planes, or
-   nothing where the kernel reads B as it lies;
+2. Bᵀ rounded to TF32, or cleared flag then split into the 3xTF32 planes;
 3. A in place, or a rounded / padded copy in rows of ``pitch(N)`` floats;
 4. the descriptors of A and of each B plane (box: the tile's rows of A, the
-   cluster's share of the B tile), or of B as it lies (box: STEP × STEP), then
-   the main kernel;
+   cluster's share of the B tile), then the main kernel;
 5. for the split, the strict-FP32 kernel that runs only if the flag was raised (A or B
    held ±Inf or NaN, or A a value that rounds past FLT_MAX).
 """
@@ -36,8 +34,8 @@ def layout_lines(host: hopper.TmaOperands) -> list[str]:
     return [
         "const int ld = (N + 3) / 4 * 4;  // pitch(N): rows of a multiple of 4 floats",
         f"const size_t plane = round_up((size_t)K * ld * 4, {align});",
-        *([f"size_t b_at[{planes}];", f"for (int i = 0; i < {planes}; ++i) b_at[i] = {flag} + i * plane;"]
-          if planes else []),
+        f"size_t b_at[{planes}];",
+        f"for (int i = 0; i < {planes}; ++i) b_at[i] = {flag} + i * plane;",
         f"const size_t a_at = {flag} + {planes} * plane;",
         f"const size_t total = a_at + {a_copy};",
     ]
@@ -46,8 +44,6 @@ def layout_lines(host: hopper.TmaOperands) -> list[str]:
 def _b_steps(host: hopper.TmaOperands, variants: Variants) -> list[str]:
     tt = hopper.TRANSPOSE_TILE
     grid = f"dim3(ceil_div(K, {tt}), ceil_div(ld, {tt}))"
-    if host.b == "in place":
-        return []
     if host.b == "round":
         return kernel_launch(hopper.TRANSPOSE, variants, grid,
                              "B, (float*)(base + b_at[0]), N, K, ld", "transpose")
@@ -67,30 +63,24 @@ def _a_steps(host: hopper.TmaOperands, variants: Variants) -> list[str]:
                             "A, (float*)(base + a_at), M, N, ld", "copy_a"))
 
 
-def _maps(launch: Launch, host: hopper.TmaOperands) -> list[str]:
+def _maps(launch: Launch, planes: int) -> list[str]:
     rows, cols = launch.tile
     share = cols // launch.kernel.cluster[0]  # in a cluster, each block multicasts its share of B
     step, swizzle = hopper.STEP, SWIZZLE[hopper.SWIZZLE_BYTES]
-    lines = [f"gemmlab::TmaDesc maps[{_map_count(host)}];",
+    lines = [f"gemmlab::TmaDesc maps[{1 + planes}];",
              f"if (!matrix_map(&maps[0], a, M, N, a_pitch, {rows}, {step}, {swizzle})) return;"]
     lines += [f"if (!matrix_map(&maps[{1 + i}], base + b_at[{i}], K, N, (size_t)ld * 4, {share}, {step}, "
-              f"{swizzle})) return;" for i in range(host.planes)]
-    if host.b == "in place":
-        lines.append(f"if (!matrix_map(&maps[1], B, N, K, (size_t)K * 4, {step}, {step}, {swizzle})) return;")
+              f"{swizzle})) return;" for i in range(planes)]
     return lines
-
-
-def _map_count(host: hopper.TmaOperands) -> int:
-    """A's descriptor, then one per Bᵀ plane, or B's own."""
-    return 1 + (host.planes or 1)
 
 
 def body(launch: Launch, variants: Variants) -> list[str]:
     host: hopper.TmaOperands = launch.host  # type: ignore[assignment]
+    planes = host.planes
     lines = [f"// {type(host).__name__}(a={host.a!r}, b={host.b!r})", *layout_lines(host),
-             "char* base = workspace(total);", "if (total && !base) return;"]
-    lines += _b_steps(host, variants) + _a_steps(host, variants) + _maps(launch, host)
-    maps = ", ".join(f"maps[{i}]" for i in range(_map_count(host)))
+             "char* base = workspace(total);", "if (!base) return;"]
+    lines += _b_steps(host, variants) + _a_steps(host, variants) + _maps(launch, planes)
+    maps = ", ".join(f"maps[{i}]" for i in range(1 + planes))
     flag = ", (int*)base" if host.b == "split" else ""  # 3xTF32: its consumers flag A's specials
     lines += main_launch(launch, variants, f"{maps}, C, M, N, K{flag}")
     if host.b == "split":
