@@ -56,6 +56,16 @@ def test_inspect_json_uses_stable_field_names():
     (row,) = doc
     assert set(row) == set(machine.INSPECT_FIELDS.values()) | {"sass"}
     assert row["registers"] > 0 and row["threads"] == 256 and row["sass"]["FFMA"] > 0
+    assert row["setmaxnreg"] is None  # naive trades no registers
+
+
+def test_inspect_json_shows_what_warp_specialised_roles_keep_and_claim():
+    result, doc = document("inspect", "wgmma-ws")
+    assert result.exit_code == 0, result.output
+    main = doc[0]
+    claims = main["setmaxnreg"]
+    assert main["sass"]["SETMAXREG"] >= 2 and claims["producer"] < main["registers"] < claims["consumer"]
+    assert all(row["setmaxnreg"] is None for row in doc if "pre-pass" in row["kernel"])
 
 
 @pytest.mark.skipif(HAS_GPU, reason="a CPU-sized run")

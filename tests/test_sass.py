@@ -142,11 +142,11 @@ def test_setmaxnreg_claims_fit_in_the_blocks_registers(name):
     """A warp-specialised block (one producer warpgroup, two consumers) is launched with
     384 × (its entry's registers); `setmaxnreg.inc` beyond that waits forever (wgmma-fused hung
     so on the H200 with 80 + 2 · 216 > 3 · 168)."""
-    from gemmlab.cuda.sass import register_claims
+    from gemmlab.bench.inspect import setmaxnreg
 
     launch = registry.get(name).launches[0]
     module = launch.compile(HOPPER_ARCH)
     regs = module.resources[launch.entry].registers
-    claims = dict(register_claims(module.cubin)[launch.entry])
-    assert set(claims) == {"DEALLOC", "TRY_ALLOC"}, claims
-    assert claims["DEALLOC"] + 2 * claims["TRY_ALLOC"] <= 3 * regs, (claims, regs)
+    claims = setmaxnreg(module.cubin, launch.entry)
+    assert claims and None not in claims.values(), claims
+    assert claims["producer"] + 2 * claims["consumer"] <= 3 * regs, (claims, regs)

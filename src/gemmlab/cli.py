@@ -468,8 +468,16 @@ def inspect(
         for col in cols:
             table.add_column(col, overflow="fold")
         for r in rows:
-            table.add_row(*[str(r.get(c, "-")) for c in cols])
+            table.add_row(*[_inspect_cell(r.get(c)) for c in cols])
         console.print(table)
+
+
+def _inspect_cell(value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, dict):  # setmaxnreg: what the producers keep (↓) and consumers claim (↑)
+        return f"↓{value['producer']} ↑{value['consumer']}"
+    return str(value)
 
 
 def _report_target(record_path: Path, out: Path | None, docs: bool) -> Path:

@@ -6,7 +6,7 @@ import torch
 
 from ..cuda.compiler import HOPPER_ARCH, device_arch
 from ..cuda.rung import Kernel
-from ..cuda.sass import disassemble, instruction_mix
+from ..cuda.sass import disassemble, instruction_mix, register_claims
 from ..registry import Implementation
 
 MAX_THREADS_PER_SM = 2048
@@ -14,8 +14,8 @@ MAX_THREADS_PER_SM = 2048
 
 #: The tables `gemmlab inspect` shows, each with its columns in order.
 TABLES = {
-    "resources": ("name", "kernel", "threads", "regs", "smem B", "dyn smem B", "cluster", "stack B",
-                  "spills", "occupancy"),
+    "resources": ("name", "kernel", "threads", "regs", "setmaxnreg", "smem B", "dyn smem B", "cluster",
+                  "stack B", "spills", "occupancy"),
     "SASS mix": ("name", "kernel", "FFMA", "LDS", "LDS.128", "LDG.128", "STG.128", "LDGSTS", "HMMA",
                  "HGMMA", "UTMALDG", "SETMAXREG", "BAR", "LDL/STL"),
 }
@@ -28,6 +28,14 @@ def occupancy(module, kernel: Kernel) -> str:
     loaded = cl.get_kernel(module, kernel.entry, kernel.smem)
     blocks = loaded.occupancy.max_active_blocks_per_multiprocessor(kernel.threads, kernel.smem)
     return f"{blocks} blk/SM ({100 * blocks * kernel.threads / MAX_THREADS_PER_SM:.0f}%)"
+
+
+def setmaxnreg(cubin: bytes, entry: str) -> dict[str, int] | None:
+    """The registers a warp-specialised kernel's producers keep and its consumers claim."""
+    claims = dict(register_claims(cubin).get(entry, ()))
+    if not claims:
+        return None
+    return {"producer": claims.get("DEALLOC"), "consumer": claims.get("TRY_ALLOC")}
 
 
 def inspect_launches(impls: list[Implementation], arch: str | None = None) -> list[dict]:
@@ -44,7 +52,10 @@ def inspect_launches(impls: list[Implementation], arch: str | None = None) -> li
                 label = impl.launch_label(launch) if kernel == launch.kernel else f"  pre-pass {kernel.entry}"
                 row = {
                     "name": impl.name, "arch": arch, "kernel": label,
-                    "threads": kernel.threads, "regs": res.registers, "smem B": res.smem_bytes,
+                    "threads": kernel.threads, "regs": res.registers,
+                    # (a second look at the SASS, only for kernels that trade registers)
+                    "setmaxnreg": setmaxnreg(module.cubin, kernel.entry) if mix["SETMAXREG"] else None,
+                    "smem B": res.smem_bytes,
                     "dyn smem B": kernel.smem, "cluster": "×".join(map(str, kernel.cluster)),
                     "stack B": res.stack_bytes, "spills": res.spills,
                 } | mix

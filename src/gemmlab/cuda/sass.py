@@ -60,7 +60,9 @@ _SETMAXREG = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+USETMAXREG\.(DEALLOC|TRY_ALLO
 
 
 def register_claims(cubin: bytes) -> dict[str, list[tuple[str, int]]]:
-    """Each function's setmaxnreg figures, in order: ("DEALLOC" | "TRY_ALLOC", registers)."""
+    """Each function's setmaxnreg figures, in order: ("DEALLOC" | "TRY_ALLOC", registers).
+    A warp-specialised kernel's producers give registers back (DEALLOC) and its consumers
+    claim them (TRY_ALLOC); functions without setmaxnreg are absent."""
     return {f: [(kind, int(n, 16)) for kind, n in claims]
             for f, claims in _by_function(cubin, _SETMAXREG).items()}
 
