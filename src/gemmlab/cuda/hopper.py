@@ -24,6 +24,7 @@ from typing import Literal
 import torch
 
 from . import launch as cl
+from .pad import ALIGN, pitch, up  # the workspace's alignment and row pitch, as the other hosts
 from .rung import Call, Kernel, Launch, Step
 from .tma import matrix_map
 
@@ -39,16 +40,9 @@ PAD_ROWS = Kernel(_PREPASS, "pad_rows", (256, 1))
 CLEAR_FLAG = Kernel(_PREPASS, "clear_flag", (1, 1))
 SPECIAL = Kernel(_PREPASS, "special_fp32", (256, 1))
 SPECIAL_BLOCKS = 1024  # a strided grid: blocks that find the flag clear return at once
-_ALIGN = 1024
-
-
-def pitch(n: int) -> int:
-    """Row length in floats of a pre-pass output: a multiple of 4, so rows are 16-byte aligned."""
-    return -(-n // 4) * 4
-
-
-def _up(nbytes: int) -> int:
-    return -(-nbytes // _ALIGN) * _ALIGN
+#: hopper.cuh's swizzle_aligned starts the stages on the swizzle's 1024-byte period: the
+#: dynamic shared memory asked for has that much slack.
+SMEM_SLACK = 1024
 
 
 def dynamic_smem(tile: tuple[int, int], barriers_per_stage: int, b_planes: int = 1):
@@ -59,7 +53,7 @@ def dynamic_smem(tile: tuple[int, int], barriers_per_stage: int, b_planes: int =
     def smem(defines) -> int:
         stages = defines["STAGES"]
         stage = (rows + b_planes * cols) * STEP * 4
-        return stages * stage + _ALIGN + 8 * barriers_per_stage * stages
+        return stages * stage + SMEM_SLACK + 8 * barriers_per_stage * stages
 
     return smem
 
@@ -87,11 +81,11 @@ class TmaOperands:
 
     def _layout(self, m: int, n: int, k: int) -> tuple[int, list[int], int]:
         """Offsets in the workspace: the flag, the B planes, the A copy, and the total."""
-        plane = _up(k * pitch(n) * 4)
-        flag = _ALIGN if self.b == "split" else 0
+        plane = up(k * pitch(n) * 4)
+        flag = ALIGN if self.b == "split" else 0
         b_at = [flag + i * plane for i in range(self.planes)]
         a_at = flag + self.planes * plane
-        total = a_at + (_up(m * pitch(n) * 4) if self.a != "in place" else 0)
+        total = a_at + (up(m * pitch(n) * 4) if self.a != "in place" else 0)
         return a_at, b_at, total
 
     def workspace_bytes(self, launch: Launch, m: int, n: int, k: int) -> int:

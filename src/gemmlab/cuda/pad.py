@@ -19,7 +19,7 @@ from . import launch as cl
 from .rung import Call, Kernel, Launch, Step
 
 PAD_COPY = Kernel("pad.cu", "pad_copy", (256, 1))
-_ALIGN = 1024  # bytes: where each buffer in a workspace starts
+ALIGN = 1024  # bytes: where each buffer in a workspace starts
 
 
 def pitch(x: int) -> int:
@@ -29,7 +29,7 @@ def pitch(x: int) -> int:
 
 def up(nbytes: int) -> int:
     """A byte count rounded up to the workspace alignment."""
-    return -(-nbytes // _ALIGN) * _ALIGN
+    return -(-nbytes // ALIGN) * ALIGN
 
 
 @dataclass(frozen=True)

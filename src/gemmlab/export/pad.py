@@ -13,7 +13,7 @@ from .source import Variants
 
 def layout_lines() -> list[str]:
     """C++ that sets ``n4``, ``k4``, ``b_at``, ``c_at`` and ``total`` as `PaddedOperands.layout` does."""
-    align = pad._ALIGN
+    align = pad.ALIGN
     return [
         "const int n4 = (N + 3) / 4 * 4, k4 = (K + 3) / 4 * 4;  // pitch(N), pitch(K)",
         f"const size_t b_at = round_up((size_t)M * n4 * 4, {align});",

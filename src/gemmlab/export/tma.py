@@ -27,7 +27,7 @@ SWIZZLE = {0: "CU_TENSOR_MAP_SWIZZLE_NONE", 32: "CU_TENSOR_MAP_SWIZZLE_32B",
 
 def layout_lines(host: hopper.TmaOperands) -> list[str]:
     """C++ that sets ``ld``, ``b_at[]``, ``a_at`` and ``total`` as `TmaOperands._layout` does."""
-    align = hopper._ALIGN
+    align = hopper.ALIGN
     planes = host.planes
     flag = align if host.b == "split" else 0
     a_copy = f"round_up((size_t)M * ld * 4, {align})" if host.a != "in place" else "0"

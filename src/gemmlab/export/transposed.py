@@ -19,7 +19,7 @@ def body(launch: Launch, variants: Variants) -> list[str]:
     if host.pad_b:
         lines += ["// ... and B copied into rows of pitch(K) floats, after Aᵀ",
                   "const int k4 = (K + 3) / 4 * 4;  // pitch(K)",
-                  f"const size_t b_at = round_up((size_t)N * m4 * 4, {pad._ALIGN});",
+                  f"const size_t b_at = round_up((size_t)N * m4 * 4, {pad.ALIGN});",
                   "const size_t operands = b_at + (size_t)N * k4 * 4;"]
     else:
         lines += ["const size_t operands = (size_t)N * m4 * 4;"]
@@ -35,7 +35,7 @@ def body(launch: Launch, variants: Variants) -> list[str]:
                   f'    std::fprintf(stderr, "gemmlab %s: %d split-K parts need more than {handoff.FLAGS} flags\\n", RUNG, saved);',
                   "    return;",
                   "}",
-                  f"const size_t work_at = round_up(operands, {pad._ALIGN});",
+                  f"const size_t work_at = round_up(operands, {pad.ALIGN});",
                   f"char* base = workspace(work_at + (size_t)saved * {handoff.slot_bytes(launch.threads)});",
                   f"unsigned* flags = handoff_flags({handoff.FLAGS});",
                   "if (!base || !flags) return;", "float* work = (float*)(base + work_at);"]
