@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One batched session on a lent GPU machine: install, judge, test, benchmark, sanitize.
 # Usage: bash scripts/gpu_session.sh STEP...   (see the case list below)
-# NEW_RUNGS / NEW_TESTS: the rungs and test filter of the `new` and `new-tests` steps;
+# NEW_RUNGS / NEW_TESTS: the rungs and test filter of the `smoke`, `new` and `new-tests` steps;
 # SAN_RUNGS: the rungs the sanitizer steps cover (default: every CUDA rung).
 # Each step's full log goes to $LOGS; at the end they are packed into $OUT/logs.tgz
 # (the device tool brings back at most 8 files). Every step is bounded by `timeout`.
@@ -9,7 +9,7 @@ set -uo pipefail
 OUT="${OUT:-out}"; LOGS="${LOGS:-/tmp/gemmlab-logs}"; mkdir -p "$OUT" "$LOGS"
 export PYTHONUNBUFFERED=1
 # Each step re-packs the logs, so a run cut short still brings back what finished.
-run() { local name=$1 limit=$2; shift 2; echo "=== $name ($(date +%T))"; timeout "$limit" "$@" >"$LOGS/$name.txt" 2>&1; local rc=$?; echo "=== $name rc=$rc"; tail -n "${TAIL:-15}" "$LOGS/$name.txt"; tar -czf "$OUT/logs.tgz" -C "$LOGS" . ; }
+run() { local name=$1 limit=$2; shift 2; echo "=== $name ($(date +%T))"; timeout "$limit" "$@" >"$LOGS/$name.txt" 2>&1; local rc=$?; echo "=== $name rc=$rc"; tail -n "${TAIL:-15}" "$LOGS/$name.txt"; tar -czf "$OUT/logs.tgz" -C "$LOGS" . ; return $rc; }
 sanitize() {  # one compute-sanitizer tool over every CUDA rung, on the notes' shapes
   local rungs wrap
   rungs=${SAN_RUNGS:-$(python3 -c "from gemmlab import registry; print(' '.join(i.name for i in registry.IMPLEMENTATIONS if i.family == 'cuda'))")}
@@ -32,6 +32,10 @@ for step in "$@"; do
     tune) run tune 400 bash scripts/tune_h200.sh ;;
     tune-default) run tune-default 500 gemmlab tune ${TUNE_RUNGS:-bigtile splitk warptile float4} --install --out "$LOGS/results"
                   cp src/gemmlab/tuned/*.json "$OUT/" ;;
+    # A new or changed kernel first on one small shape, briefly: a kernel that hangs (a barrier
+    # never completing) would otherwise hold every later step to its whole time limit.
+    smoke) run smoke 90 gemmlab check ${NEW_RUNGS:-mma-tf32 wgmma-tma wgmma-ws torch-tf32} --shape 300 200 500 --no-perf \
+             || { echo "=== smoke failed: the steps after it are not run"; break; } ;;
     new) run new 400 gemmlab check ${NEW_RUNGS:-mma-tf32 wgmma-tma wgmma-ws torch-tf32} --seed 2026 ;;
     new-tests) run new-tests 400 python3 -m pytest -q tests/test_properties.py tests/test_gpu.py \
                  -k "${NEW_TESTS:-warptile or presplit or tf32x3 or other_stream or illegal_address}" ;;
