@@ -23,7 +23,6 @@ from typing import Literal
 
 import torch
 
-from . import handoff
 from . import launch as cl
 from .pad import ALIGN, pitch, up  # the workspace's alignment and row pitch, as the other hosts
 from .rung import Call, Kernel, Launch, Step
@@ -46,28 +45,15 @@ SPECIAL_BLOCKS = 1024  # a strided grid: blocks that find the flag clear return 
 SMEM_SLACK = 1024
 
 
-#: 14_wgmma_ws.cu with BT_IN_KERNEL b: the producer warpgroup's spare warps make Bᵀ, each
-#: with b buffers of one 32×32 item (4 KB) after the barriers.
-BT_MAKERS = 3
-BT_ITEM_BYTES = 32 * 32 * 4
-
-
-def bt_in_kernel(defines) -> int:
-    """Buffers per Bᵀ-making warp (0: Bᵀ comes from the pre-pass)."""
-    return int(defines.get("BT_IN_KERNEL", 0))
-
-
 def dynamic_smem(tile: tuple[int, int], barriers_per_stage: int, b_planes: int = 1):
     """Shared bytes as a function of the macros: STAGES stages of A and the B planes,
-    the slack to align them to 1024 bytes, the 8-byte mbarriers, and the buffers of
-    the warps that make Bᵀ in the kernel, if they do."""
+    the slack to align them to 1024 bytes, and the 8-byte mbarriers."""
     rows, cols = tile
 
     def smem(defines) -> int:
         stages = defines["STAGES"]
         stage = (rows + b_planes * cols) * STEP * 4
-        makers = BT_MAKERS * bt_in_kernel(defines) * BT_ITEM_BYTES
-        return stages * stage + SMEM_SLACK + 8 * barriers_per_stage * stages + makers
+        return stages * stage + SMEM_SLACK + 8 * barriers_per_stage * stages
 
     return smem
 
@@ -90,10 +76,7 @@ class TmaOperands:
         return {"round": 1, "split": 2}[self.b]
 
     def kernels(self, launch: Launch) -> tuple[Kernel, ...]:
-        if self.b == "round":
-            out = () if bt_in_kernel(launch.defines) else (TRANSPOSE,)
-        else:
-            out = (CLEAR_FLAG, TRANSPOSE_SPLIT, SPECIAL)
+        out = (TRANSPOSE,) if self.b == "round" else (CLEAR_FLAG, TRANSPOSE_SPLIT, SPECIAL)
         return out + {"in place": (), "round": (ROUND_ROWS,), "pad": (PAD_ROWS,)}[self.a]
 
     def _layout(self, m: int, n: int, k: int) -> tuple[int, list[int], int]:
@@ -117,10 +100,7 @@ class TmaOperands:
         grid = (-(-k // tt), -(-ld // tt), 1)
         sizes = (cl.i32(n), cl.i32(k), cl.i32(ld))
         b_ptr = call.b.data_ptr()
-        made_inside = bt_in_kernel(launch.defines) > 0
-        if made_inside:
-            steps = []
-        elif self.b == "round":
+        if self.b == "round":
             steps = [Step(TRANSPOSE, grid, (b_ptr, base + b_at[0], *sizes))]
         else:
             steps = [Step(CLEAR_FLAG, (1, 1, 1), (base,)),
@@ -138,11 +118,6 @@ class TmaOperands:
         maps = [matrix_map(a, m, n, a_pitch, rows, STEP, SWIZZLE_BYTES)]
         maps += [matrix_map(base + at, k, n, ld * 4, share, STEP, SWIZZLE_BYTES) for at in b_at]
         flag = (base,) if self.b == "split" else ()
-        if made_inside:
-            # The raw B, where Bᵀ goes, its pitch, and the zeroed state words the kernel
-            # leaves zero: the next item, roles finished, items done and ready per chunk.
-            state = handoff.flags(call.a.device, 2 + 2 * -(-n // STEP)).data_ptr()
-            flag = (b_ptr, base + b_at[0], cl.i32(ld), state)
         steps.append(Step(launch.kernel, launch.grid(m, k), (*maps, *call.gemm_args()[2:], *flag)))
         if self.b == "split":
             tiles16 = -(-m // 16) * -(-k // 16)

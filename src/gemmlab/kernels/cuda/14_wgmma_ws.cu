@@ -27,10 +27,6 @@
 // Block (or pair) b takes tiles b, b + the grid, …, in groups of GROUP_M tile
 // rows, so that the blocks working at one time share rows of A and columns of
 // B in L2.
-//
-// BT_IN_KERNEL b (b > 0): no pre-pass makes Bᵀ before the product; the
-// producer warpgroup's three idle warps make it while the consumers multiply,
-// each with b buffers of 4 KB in flight. See bt_maker below.
 #include "hopper.cuh"
 
 #ifndef STAGES
@@ -47,9 +43,6 @@
 #endif
 #ifndef CLUSTER
 #define CLUSTER 1
-#endif
-#ifndef BT_IN_KERNEL
-#define BT_IN_KERNEL 0
 #endif
 #define BM 128
 #define BN 256
@@ -72,146 +65,6 @@ __device__ __forceinline__ void load_a(unsigned (&af)[16], const float* row, int
         af[4 * kk + 3] = tf32_bits(row[8 * BK + hi]);
     }
 }
-
-#if BT_IN_KERNEL
-// Bᵀ made during the product. B is cut into items of 32×32 values: item t covers
-// rows n of chunk t / kblocks (the 32 reduction indices of one pipeline step)
-// and 32 columns k. The producer's three spare warps take items in that order
-// from a global counter (so chunk 0 is made first, and any resident warp can
-// finish the work: no block waits on one that is not running), copy each into
-// shared memory with 4-byte cp.async (any K, any 4-byte aligned B, and no
-// registers held while the copy is in flight), and write its 32 rows of Bᵀ,
-// rounded to TF32, 128 contiguous bytes per store. When a chunk's last item is
-// written, ready[chunk] is raised (release); a producer acquires it before its
-// first TMA read of that chunk.
-//
-// The state words live in a buffer that is zero before the call, and the last
-// of the grid's roles to finish zeroes them again: [0] the next item, [1] roles
-// finished, then done[chunks] (items written per chunk) and ready[chunks].
-#define XPOSE_WARPS 3
-#define SCAN 16
-#ifndef BT_NO_WAIT
-#define BT_NO_WAIT 0
-#endif
-#define ITEM 32
-#define ITEM_FLOATS (ITEM * ITEM)
-
-struct BtMaker {
-    const float* B;
-    float* Bt;
-    int* state;
-    int N, K, ldn;
-    __device__ __forceinline__ int chunks() const { return (N + ITEM - 1) / ITEM; }
-    __device__ __forceinline__ int kblocks() const { return (K + ITEM - 1) / ITEM; }
-    __device__ __forceinline__ int* ready() const { return state + 2 + chunks(); }
-
-    // Row r of an item lands rotated by r: lane l's value at column (l + r) % 32, so
-    // that both the copy (by rows) and the read-back (by columns) hit 32 banks.
-    __device__ __forceinline__ void fetch(int t, float* buf, int lane) const {
-        const int kb = kblocks();
-        if (t < kb * chunks()) {
-            const int n0 = t / kb * ITEM, k = t % kb * ITEM + lane;
-#pragma unroll 4
-            for (int r = 0; r < ITEM; ++r) {
-                const bool inside = n0 + r < N && k < K;
-                cp_async4(buf + r * ITEM + ((lane + r) & (ITEM - 1)),
-                          inside ? B + (size_t)(n0 + r) * K + k : B, inside);
-            }
-        }
-        cp_async_commit();  // an empty group past the end keeps the wait counts uniform
-    }
-
-    __device__ __forceinline__ int take(int lane) const {
-        int t = 0;
-        if (lane == 0) t = atomicAdd(state, 1);
-        return __shfl_sync(0xffffffffu, t, 0);
-    }
-
-    // One warp's share: items until the counter runs past the end, BT_IN_KERNEL in
-    // flight (the ring is unrolled so that slot numbers are constants, not memory).
-    // Each ticket is taken one item early, so the atomic's round trip is hidden.
-    __device__ void run(float* bufs, int lane) const {
-#if BT_NO_WAIT == 2
-        return;  // timing only: the product alone, on whatever Bᵀ the workspace holds
-#endif
-        const int kb = kblocks(), items = kb * chunks();
-        int t[BT_IN_KERNEL];
-#pragma unroll
-        for (int s = 0; s < BT_IN_KERNEL - 1; ++s) {
-            t[s] = take(lane);
-            fetch(t[s], bufs + s * ITEM_FLOATS, lane);
-        }
-        int ticket = take(lane);
-        for (bool more = true; more;) {
-#pragma unroll
-            for (int s = 0; s < BT_IN_KERNEL; ++s) {
-                const int ahead = (s + BT_IN_KERNEL - 1) % BT_IN_KERNEL;  // the slot freed last
-                t[ahead] = ticket;
-                fetch(ticket, bufs + ahead * ITEM_FLOATS, lane);
-                ticket = take(lane);
-                cp_async_wait<BT_IN_KERNEL - 1>();
-                __syncwarp();  // every lane's copies of item t[s] have landed
-                if (t[s] >= items) {  // a warp's items rise: none after this one is real
-                    more = false;
-                    break;
-                }
-                write(t[s], bufs + s * ITEM_FLOATS, lane);
-            }
-        }
-        cp_async_wait<0>();
-    }
-
-    // Item t's 32 rows of Bᵀ, rounded; the chunk's last item raises its flag.
-    __device__ __forceinline__ void write(int t, const float* buf, int lane) const {
-        const int kb = kblocks(), c = t / kb, n = c * ITEM + lane, k0 = t % kb * ITEM;
-        float* dst = Bt + (size_t)k0 * ldn + n;
-#pragma unroll 4
-        for (int j = 0; j < ITEM; ++j)
-            if (k0 + j < K && n < N)
-                dst[(size_t)j * ldn] = __uint_as_float(tf32_bits(buf[lane * ITEM + ((j + lane) & (ITEM - 1))]));
-        __threadfence();  // this lane's rows of Bᵀ are visible GPU-wide
-        __syncwarp();     // ... and every lane's; the buffer may be refilled
-        if (lane == 0 && atomicAdd(&state[2 + c], 1) == kb - 1) {
-            __threadfence();
-            st_release_gpu(&ready()[c], 1);
-        }
-    }
-
-    // A producer thread, before its first TMA read of chunk c: `known` leading chunks
-    // have been seen ready. Flags are read SCAN at a time (one round trip, not one per
-    // step), and one acquire fence covers all that were seen.
-    __device__ __forceinline__ void await(int c, int& known) const {
-        if (c < known) return;
-#if BT_NO_WAIT
-        known = chunks();
-        return;
-#endif
-        const int* flag = ready();
-        while (c >= known) {
-            int f[SCAN];
-#pragma unroll
-            for (int i = 0; i < SCAN; ++i) f[i] = known + i < chunks() ? ld_relaxed_gpu(&flag[known + i]) : 0;
-            int lead = 0;
-#pragma unroll
-            for (int i = 0; i < SCAN; ++i) lead += (lead == i && f[i]) ? 1 : 0;
-            known += lead;
-        }
-        fence_acq_rel_gpu();         // the flags read make the rows of Bᵀ they cover visible
-        fence_proxy_async_global();  // to this thread's TMA reads (the async proxy) too
-    }
-
-    // Called once per role (each producer thread, each transposing warp): the last
-    // one leaves the state zero for the next call.
-    __device__ void finish(int roles) const {
-        __threadfence();
-        if (atomicAdd(&state[1], 1) != roles - 1) return;
-        __threadfence();
-        for (int i = 2; i < 2 + 2 * chunks(); ++i) state[i] = 0;
-        state[0] = 0;
-        state[1] = 0;
-    }
-};
-#endif
 
 struct Consumer {
     float* As;
@@ -262,11 +115,7 @@ struct Consumer {
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     wgmma_ws(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ TmaDesc tma_b,
-             float* __restrict__ C, int M, int N, int K
-#if BT_IN_KERNEL
-             , const float* __restrict__ B, float* __restrict__ Bt, int ldn, int* state
-#endif
-) {
+             float* __restrict__ C, int M, int N, int K) {
     extern __shared__ unsigned char raw[];
     const StageMemory<STAGES, A_BYTES, B_BYTES> mem(raw);
     float *As = mem.a, *Bs = mem.b[0];
@@ -295,20 +144,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 
     if (wg == 0) {
         regs_release<40>();
-#if BT_IN_KERNEL
-        const BtMaker maker{B, Bt, state, N, K, ldn};
-        const int roles = gridDim.x * (1 + XPOSE_WARPS);
-        if (tid >= 32) {
-            float* bufs = reinterpret_cast<float*>(empty + STAGES) + (tid / 32 - 1) * BT_IN_KERNEL * ITEM_FLOATS;
-            maker.run(bufs, tid % 32);
-            if (tid % 32 == 0) maker.finish(roles);
-            return;
-        }
-#endif
         if (tid != 0) return;
-#if BT_IN_KERNEL
-        int known = 0;
-#endif
         int it = 0;
         for (int tile = first; tile < tiles; tile += stride) {
             int tm, tn;
@@ -317,9 +153,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             for (int t = 0; t < steps; ++t, ++it) {
                 const int s = it % STAGES;
                 const unsigned free_parity = ((it / STAGES) & 1) ^ 1;  // a fresh stage counts as free
-#if BT_IN_KERNEL
-                maker.await(t, known);  // at once after the first tile: every chunk was seen ready
-#endif
 #if CLUSTER == 1
                 mbar_wait(&empty[s], free_parity);
                 mbar_arrive_expect(&full[s], STAGE_BYTES);
@@ -338,9 +171,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #endif
             }
         }
-#if BT_IN_KERNEL
-        maker.finish(roles);
-#endif
         return;
     }
 
