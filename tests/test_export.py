@@ -291,7 +291,8 @@ def test_export_mistakes_exit_2_with_one_line_and_write_nothing(tmp_path, monkey
 
 # ---- on the GPU: the exported file computes what the rung computes ----------------------------
 
-GPU_RUNGS = ["float4", "warptile", "bigtile", "splitk", "mma-tf32", "wgmma-tma", "wgmma-ws", "wgmma-3xtf32"]
+GPU_RUNGS = ["float4", "warptile", "bigtile", "splitk", "mma-tf32", "wgmma-tma", "wgmma-ws", "wgmma-3xtf32",
+             "wgmma-swap"]
 #: Odd shapes (fallbacks, ragged edges), whole tiles (fast paths), one misaligned A (checked paths).
 GPU_SHAPES = [(300, 257, 301), (1000, 1004, 999), (128, 128, 128), (512, 256, 384), (64, 36, 1000)]
 

@@ -165,7 +165,7 @@ def test_illegal_address_is_a_verdict_and_the_gpu_stays_usable():
     assert again.passed, (again.failure, again.log[-2000:])
 
 
-@pytest.mark.parametrize("name", ["bigtile", "splitk", "wgmma-ws", "wgmma-3xtf32"])
+@pytest.mark.parametrize("name", ["bigtile", "splitk", "wgmma-ws", "wgmma-3xtf32", "wgmma-swap"])
 def test_a_replayed_call_reads_its_operands_afresh_and_survives_a_grown_workspace(name):
     """CudaSolver replays a call with the same pointers, shape and stream from its prepared
     launches: new contents in the same tensors must give the new product, and a larger call in

@@ -109,7 +109,7 @@ def test_judged_float4_time_is_within_3_percent_of_bench(float4_cu):
     assert abs(ratio - 1) <= 0.03
 
 
-@pytest.mark.parametrize("name", ["wgmma-ws", "wgmma-3xtf32"])
+@pytest.mark.parametrize("name", ["wgmma-ws", "wgmma-3xtf32", "wgmma-swap"])
 def test_exported_wgmma_tma_solution_is_accepted(tmp_path, name):
     """A LeetGPU-format .cu with wgmma, TMA and setmaxnreg, built by nvcc for sm_90a, judged."""
     from gemmlab import registry

@@ -112,6 +112,51 @@ def test_wgmma_host_plans_prepasses_and_descriptors(fake_maps, name, which, kind
         assert main.args[-1] == special.args[0] == workspace.data_ptr()
 
 
+@pytest.mark.parametrize("which", [0, 1])
+def test_swapped_host_reads_a_and_b_as_they_lie_through_rounding_descriptors(monkeypatch, which):
+    """wgmma-swap: no pre-pass on its fast path (TMA reads A and B where they are); its fallback
+    copies both as they are into rows of pitch() floats. Both descriptors are TFLOAT32 (the copy
+    engine rounds): A's box is the tile's rows by one reduction step, B's one step by 32 columns."""
+    asked = []
+
+    def matrix_map(address, rows, cols, pitch, box_rows, box_cols, swizzle, tf32=False):
+        asked.append((address, rows, cols, pitch, box_rows, box_cols, swizzle, tf32))
+        return TensorMap(bytes(128))
+
+    monkeypatch.setattr(hopper, "matrix_map", matrix_map)
+    launch = dataclasses.replace(registry.get("wgmma-swap").launches[which], persistent=False)
+    m, n, k = 300, 257, 301
+    call = _call(m, n, k)
+    size = launch.workspace_bytes(m, n, k)
+    workspace = torch.empty(size, dtype=torch.uint8) if size else None
+    steps = launch.steps(call, workspace)
+    padded = which == 1
+    assert [s.kernel.entry for s in steps] == ["pad_rows", "pad_rows", "wgmma_swap"][0 if padded else 2:]
+    assert all(s.kernel in launch.kernels() for s in steps)
+    a_map, b_map = asked
+    lda, ldb = (hopper.pitch(n), hopper.pitch(k)) if padded else (n, k)
+    rows = launch.tile[0] // launch.kernel.cluster[0]
+    assert a_map[1:] == (m, n, lda * 4, rows, hopper.STEP, 128, True)
+    assert b_map[1:] == (n, k, ldb * 4, hopper.STEP, hopper.SWAP_BOX, 128, True)
+    if padded:
+        lo, hi = workspace.data_ptr(), workspace.data_ptr() + workspace.numel()
+        assert lo <= a_map[0] and a_map[0] + m * lda * 4 <= b_map[0] and b_map[0] + n * ldb * 4 <= hi
+        assert [s.args[0] for s in steps[:2]] == [call.a.data_ptr(), call.b.data_ptr()]
+    else:
+        assert (a_map[0], b_map[0]) == (call.a.data_ptr(), call.b.data_ptr()) and size == 0
+    assert steps[-1].args[2] == call.c.data_ptr() and [int(x) for x in steps[-1].args[3:]] == [m, n, k]
+
+
+def test_swapped_fast_path_needs_describable_a_and_b():
+    when = registry.get("wgmma-swap").launches[0].when
+    c = torch.empty(64, 8)
+    assert when(torch.empty(64, 260), torch.empty(260, 8), c, 64, 260, 8)
+    assert not when(torch.empty(64, 259), torch.empty(259, 8), c, 64, 259, 8)
+    assert not when(torch.empty(64, 260), torch.empty(260, 7), torch.empty(64, 7), 64, 260, 7)
+    shifted = torch.empty(260 * 8 + 1)[1:].view(260, 8)
+    assert not when(torch.empty(64, 260), shifted, c, 64, 260, 8)
+
+
 @pytest.mark.parametrize("name", ["wgmma-ws", "wgmma-3xtf32"])
 def test_wgmma_fast_path_needs_a_describable_a(name):
     when = registry.get(name).launches[0].when

@@ -96,12 +96,26 @@ def test_mma_sync_rung_uses_hmma_fed_by_the_copy_engine(which):
     assert m["HMMA"] >= 16 and m["LDGSTS"] > 0 and m["HGMMA"] == 0 and m["UTMALDG"] == 0
 
 
-@pytest.mark.parametrize("name", ["wgmma-tma", "wgmma-ws", "wgmma-3xtf32"])
+@pytest.mark.parametrize("name", ["wgmma-tma", "wgmma-ws", "wgmma-3xtf32", "wgmma-swap"])
 def test_wgmma_rungs_use_hgmma_and_tma(name):
     for which, _ in enumerate(registry.get(name).launches):
         m = mix(name, which)
         assert m["HGMMA"] >= 4 and m["UTMALDG"] >= 2 and m["HMMA"] == 0
         assert m["LDG"] == 0, "operands reach shared memory through TMA only"
+
+
+def test_swapped_rung_gathers_its_register_operand_and_rounds_nothing_itself():
+    """wgmma-swap: per stage one TMA copy of A and four of B, four wgmmas (the consumer's loop
+    holds two stages), each fed by four shared loads of B straight into its register operand.
+    The copy engine rounds (TFLOAT32 descriptors): no floating-point instruction in the kernel,
+    where wgmma-ws's rounding of A (cvt.rna) compiles to FSETP-guarded integer arithmetic."""
+    m = mix("wgmma-swap")
+    assert m["HGMMA"] == 2 * 4 and m["LDS"] == 4 * m["HGMMA"] and m["UTMALDG"] == 5 and m["SETMAXREG"] >= 2
+    launch = registry.get("wgmma-swap").launches[0]
+    ops = disassemble(launch.compile(HOPPER_ARCH).cubin)[launch.entry]
+    assert not [op for op in ops if op.startswith(("FSETP", "FADD", "FMUL", "FFMA", "F2F", "FRND"))]
+    assert any(op.startswith("FSETP") for op in disassemble(
+        registry.get("wgmma-ws").launches[0].compile(HOPPER_ARCH).cubin)["wgmma_ws"])
 
 
 def test_warp_specialised_rung_trades_registers():

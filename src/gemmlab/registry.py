@@ -237,6 +237,15 @@ def _wgmma_3xtf32(stages: int = 4, a_in_place: bool = True) -> Launch:
     return _warp_specialised("15_wgmma_3xtf32.cu", (128, 128), {"STAGES": stages}, "split", a_in_place)
 
 
+def _wgmma_swap(stages: int = 4, cluster: int = 1) -> tuple[Launch, Launch]:
+    """A and B read where they lie (no pre-pass) where TMA can describe their rows, else padded copies."""
+    tile = (256, 128)
+    fast = Launch("17_wgmma_swap.cu", "wgmma_swap", (384, 1), tile, {"STAGES": stages, "CLUSTER": cluster},
+                  when=Requires(n=4, k=4, align=16, operands="AB"), min_cc=(9, 0), persistent=True,
+                  step=hopper.STEP, smem=hopper.dynamic_smem(tile, 2), host=hopper.SwappedOperands())
+    return fast, dataclasses.replace(fast, when=None, host=hopper.SwappedOperands(padded=True))
+
+
 def _bigtile_smem(d) -> int:
     """STAGES copies of the A (64·WARPS_M × BK) and B (BK × 64·WARPS_N) tiles, unpadded."""
     return d["STAGES"] * 64 * (d["WARPS_M"] + d["WARPS_N"]) * d["BK"] * 4
@@ -456,6 +465,13 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         _md("16_bigtile_splitk"), ("kernels/cuda/16_bigtile.cu", "kernels/cuda/hopper_prepass.cu",
                                    "kernels/cuda/pad.cu"),
         launches=(_bigtile(pad_b=False, bk=8, stages=3, split=True), _bigtile(pad_b=True, bk=8, stages=3, split=True)),
+    ),
+    Implementation(
+        "wgmma-swap", CUDA, 22, TF32, _HOPPER,
+        "Hopper without a pre-pass: C as Cᵀ = Bᵀ·Aᵀ, B gathered into registers, TMA rounds to TF32",
+        _md("17_wgmma_swap"), ("kernels/cuda/17_wgmma_swap.cu", "kernels/cuda/hopper.cuh",
+                               "kernels/cuda/hopper_prepass.cu"),
+        launches=_wgmma_swap(),
     ),
 )
 

@@ -123,3 +123,52 @@ class TmaOperands:
             tiles16 = -(-m // 16) * -(-k // 16)
             steps.append(Step(SPECIAL, (min(tiles16, SPECIAL_BLOCKS), 1, 1), (base, *call.gemm_args())))
         return steps
+
+
+#: Columns of B per TMA box of the swapped rung: the 128-byte swizzle's span of floats.
+SWAP_BOX = SWIZZLE_BYTES // 4
+
+@dataclass(frozen=True)
+class SwappedOperands:
+    """Host of the swapped wgmma launch (17_wgmma_swap.cu, C made as Cᵀ = Bᵀ·Aᵀ).
+
+    TMA reads A and B as they lie, through tensor maps of type TFLOAT32: the copy
+    engine rounds every value to TF32 on its way into shared memory, so no pass
+    rounds or transposes anything. ``padded``: rows of A or B that TMA cannot
+    describe (N or K not a multiple of 4, a pointer not 16-byte aligned) are first
+    copied as they are into rows of ``pitch`` floats.
+    """
+
+    padded: bool = False
+
+    def kernels(self, launch: Launch) -> tuple[Kernel, ...]:
+        return (PAD_ROWS,) if self.padded else ()
+
+    @staticmethod
+    def _layout(m: int, n: int, k: int) -> tuple[int, int, int]:
+        """Offsets of the padded A and B in the workspace, and its size."""
+        b_at = up(m * pitch(n) * 4)
+        return 0, b_at, b_at + up(n * pitch(k) * 4)
+
+    def workspace_bytes(self, launch: Launch, m: int, n: int, k: int) -> int:
+        return self._layout(m, n, k)[2] if self.padded else 0
+
+    def steps(self, launch: Launch, call: Call, workspace: torch.Tensor | None) -> list[Step]:
+        m, n, k = call.m, call.n, call.k
+        a, a_pitch, b, b_pitch = call.a.data_ptr(), n * 4, call.b.data_ptr(), k * 4
+        steps = []
+        if self.padded:
+            base = workspace.data_ptr()
+            a_at, b_at, _ = self._layout(m, n, k)
+            for src, at, rows, cols in ((a, a_at, m, n), (b, b_at, n, k)):
+                ld = pitch(cols)
+                steps.append(Step(PAD_ROWS, (-(-ld // PAD_ROWS.block[0]), rows, 1),
+                                  (src, base + at, cl.i32(rows), cl.i32(cols), cl.i32(ld))))
+            a, a_pitch, b, b_pitch = base + a_at, pitch(n) * 4, base + b_at, pitch(k) * 4
+        rows, _ = launch.tile
+        # In a cluster, each block loads its share of the A tile and multicasts it.
+        share = rows // launch.kernel.cluster[0]
+        maps = (matrix_map(a, m, n, a_pitch, share, STEP, SWIZZLE_BYTES, tf32=True),
+                matrix_map(b, n, k, b_pitch, STEP, SWAP_BOX, SWIZZLE_BYTES, tf32=True))
+        steps.append(Step(launch.kernel, launch.grid(m, k), (*maps, *call.gemm_args()[2:])))
+        return steps

@@ -28,10 +28,11 @@ def can_map(address: int, row_pitch_bytes: int) -> bool:
 
 @lru_cache(maxsize=256)
 def matrix_map(address: int, rows: int, cols: int, row_pitch_bytes: int,
-               box_rows: int, box_cols: int, swizzle_bytes: int = 128) -> TensorMap:
+               box_rows: int, box_cols: int, swizzle_bytes: int = 128, tf32: bool = False) -> TensorMap:
     """The descriptor of a rows×cols float32 matrix whose box is box_rows×box_cols.
 
-    Out-of-bounds parts of a box read as zeros, so ragged edges need no masks.
+    Out-of-bounds parts of a box read as zeros, so ragged edges need no masks. With
+    ``tf32`` the copy engine rounds each value to TF32 on its way into shared memory.
     """
     if not can_map(address, row_pitch_bytes):
         raise ValueError(f"TMA needs a 16-byte aligned address and pitch, got {address:#x}, "
@@ -43,7 +44,8 @@ def matrix_map(address: int, rows: int, cols: int, row_pitch_bytes: int,
     from cuda.bindings import driver
 
     tensor_map = _check(driver.cuTensorMapEncodeTiled(
-        driver.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+        driver.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_TFLOAT32 if tf32
+        else driver.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
         2,
         address,
         [driver.cuuint64_t(cols), driver.cuuint64_t(rows)],  # innermost dimension first

@@ -17,7 +17,8 @@ from . import host, pad, tma, transposed
 from .source import SourceError, Variants, macros_of
 
 #: The host kinds the exporter can write in C++, by type: the function that writes a launch's body.
-HOST_PLANS = {hopper.TmaOperands: tma.body, PaddedOperands: pad.body, TransposedA: transposed.body}
+HOST_PLANS = {hopper.TmaOperands: tma.body, hopper.SwappedOperands: tma.swapped_body, PaddedOperands: pad.body,
+              TransposedA: transposed.body}
 HOPPER_CC = (9, 0)
 
 
@@ -64,7 +65,7 @@ def _collect(impl: registry.Implementation) -> Variants:
 
 
 def uses_tma(impl: registry.Implementation) -> bool:
-    return any(isinstance(launch.host, hopper.TmaOperands) for launch in impl.launches)
+    return any(isinstance(launch.host, (hopper.TmaOperands, hopper.SwappedOperands)) for launch in impl.launches)
 
 
 def header(impl: registry.Implementation, filename: str) -> str:

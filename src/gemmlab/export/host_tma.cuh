@@ -27,9 +27,10 @@ typedef decltype(&cuTensorMapEncodeTiled) EncodeTiled;
 
 // The descriptor of a rows×cols float32 matrix (row pitch in bytes) whose box is
 // box_rows×box_cols, as gemmlab's cuda/tma.py encodes it; out-of-bounds reads are zeros.
+// With tf32, the copy engine rounds each value to TF32 on its way into shared memory.
 template <typename Desc>
 static bool matrix_map(Desc* out, const void* address, int rows, int cols, size_t pitch_bytes,
-                       int box_rows, int box_cols, CUtensorMapSwizzle swizzle) {
+                       int box_rows, int box_cols, CUtensorMapSwizzle swizzle, bool tf32 = false) {
     static_assert(sizeof(Desc) == sizeof(CUtensorMap), "a TMA descriptor is 128 bytes");
     EncodeTiled encode = encode_tiled();
     if (!encode) return false;
@@ -38,7 +39,8 @@ static bool matrix_map(Desc* out, const void* address, int rows, int cols, size_
     cuuint64_t strides[1] = {(cuuint64_t)pitch_bytes};
     cuuint32_t box[2] = {(cuuint32_t)box_cols, (cuuint32_t)box_rows};
     cuuint32_t element_strides[2] = {1, 1};
-    CUresult res = encode(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<void*>(address), dims,
+    const CUtensorMapDataType type = tf32 ? CU_TENSOR_MAP_DATA_TYPE_TFLOAT32 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    CUresult res = encode(&map, type, 2, const_cast<void*>(address), dims,
                           strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (res != CUDA_SUCCESS) {

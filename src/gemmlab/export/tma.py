@@ -88,3 +88,33 @@ def body(launch: Launch, variants: Variants) -> list[str]:
         lines += kernel_launch(hopper.SPECIAL, variants, blocks, "(const int*)base, A, B, C, M, N, K",
                                "special")
     return lines
+
+
+def swapped_body(launch: Launch, variants: Variants) -> list[str]:
+    """`hopper.SwappedOperands.steps` in C++: A and B as they lie (or padded copies of them),
+    through TFLOAT32 descriptors that round on the way in, then the kernel."""
+    host: hopper.SwappedOperands = launch.host  # type: ignore[assignment]
+    rows, _ = launch.tile
+    share = rows // launch.kernel.cluster[0]  # in a cluster, each block multicasts its share of A
+    step, box, swizzle = hopper.STEP, hopper.SWAP_BOX, SWIZZLE[hopper.SWIZZLE_BYTES]
+    lines = [f"// {type(host).__name__}(padded={host.padded!r})"]
+    if host.padded:
+        align, width = hopper.ALIGN, hopper.PAD_ROWS.block[0]
+        lines += ["const int lda = (N + 3) / 4 * 4, ldb = (K + 3) / 4 * 4;  // pitch(): multiples of 4 floats",
+                  f"const size_t b_at = round_up((size_t)M * lda * 4, {align});",
+                  f"char* base = workspace(b_at + round_up((size_t)N * ldb * 4, {align}));",
+                  "if (!base) return;",
+                  "const float* a = (const float*)base;",
+                  "const float* b = (const float*)(base + b_at);",
+                  "const size_t a_pitch = (size_t)lda * 4, b_pitch = (size_t)ldb * 4;"]
+        lines += kernel_launch(hopper.PAD_ROWS, variants, f"dim3(ceil_div(lda, {width}), M)",
+                               "A, (float*)a, M, N, lda", "copy_a")
+        lines += kernel_launch(hopper.PAD_ROWS, variants, f"dim3(ceil_div(ldb, {width}), N)",
+                               "B, (float*)b, N, K, ldb", "copy_b")
+    else:
+        lines += ["const float* a = A;", "const float* b = B;",
+                  "const size_t a_pitch = (size_t)N * 4, b_pitch = (size_t)K * 4;"]
+    lines += ["gemmlab::TmaDesc maps[2];",
+              f"if (!matrix_map(&maps[0], a, M, N, a_pitch, {share}, {step}, {swizzle}, true)) return;",
+              f"if (!matrix_map(&maps[1], b, N, K, b_pitch, {step}, {box}, {swizzle}, true)) return;"]
+    return lines + main_launch(launch, variants, "maps[0], maps[1], C, M, N, K")
