@@ -106,14 +106,18 @@ def plot_sweep(record: dict, out_dir: Path, stem: str = "sweep") -> Path:
     fig, ax = plt.subplots(figsize=(10, 5))
     points = record["points"]
     labels = [p["label"] for p in points]
-    for name in record["names"]:
+    # Ten colours repeat past ten lines: each further ten get another line style and marker,
+    # so that no two lines of the legend look alike.
+    styles = [("-", "o"), ("--", "s"), (":", "^")]
+    for i, name in enumerate(record["names"]):
         ys = [next((r["tflops"] for r in p["results"] if r["name"] == name and "tflops" in r), float("nan"))
               for p in points]
-        ax.plot(labels, ys, marker="o", label=name)
+        ls, marker = styles[i // 10 % len(styles)]
+        ax.plot(labels, ys, ls=ls, marker=marker, label=name)
     ax.set_ylabel("TFLOP/s")
     ax.set_title(f"{record['device']['name']}: TFLOP/s against shape")
     ax.tick_params(axis="x", rotation=60)
-    ax.legend()
+    ax.legend(fontsize="small", ncol=2)
     fig.tight_layout()
     path = out_dir / f"{stem}.png"
     fig.savefig(path, dpi=110)
