@@ -112,11 +112,12 @@ def test_wgmma_host_plans_prepasses_and_descriptors(fake_maps, name, which, kind
         assert main.args[-1] == special.args[0] == workspace.data_ptr()
 
 
-@pytest.mark.parametrize("which", [0, 1])
-def test_swapped_host_reads_a_and_b_as_they_lie_through_rounding_descriptors(monkeypatch, which):
+@pytest.mark.parametrize("which,n,k", [(0, 257, 301), (1, 257, 301), (1, 257, 300), (1, 260, 301)])
+def test_swapped_host_reads_a_and_b_as_they_lie_through_rounding_descriptors(monkeypatch, which, n, k):
     """wgmma-swap: no pre-pass on its fast path (TMA reads A and B where they are); its fallback
-    copies both as they are into rows of pitch() floats. Both descriptors are TFLOAT32 (the copy
-    engine rounds): A's box is the tile's rows by one reduction step, B's one step by 32 columns."""
+    copies, as they are into rows of pitch() floats, only the operands whose rows TMA cannot
+    describe (N, K not multiples of 4). Both descriptors are TFLOAT32 (the copy engine rounds):
+    A's box is the tile's rows by one reduction step, B's one step by 32 columns."""
     asked = []
 
     def matrix_map(address, rows, cols, pitch, box_rows, box_cols, swizzle, tf32=False):
@@ -125,25 +126,29 @@ def test_swapped_host_reads_a_and_b_as_they_lie_through_rounding_descriptors(mon
 
     monkeypatch.setattr(hopper, "matrix_map", matrix_map)
     launch = dataclasses.replace(registry.get("wgmma-swap").launches[which], persistent=False)
-    m, n, k = 300, 257, 301
+    m = 300
     call = _call(m, n, k)
     size = launch.workspace_bytes(m, n, k)
     workspace = torch.empty(size, dtype=torch.uint8) if size else None
     steps = launch.steps(call, workspace)
-    padded = which == 1
-    assert [s.kernel.entry for s in steps] == ["pad_rows", "pad_rows", "wgmma_swap"][0 if padded else 2:]
+    copy_a, copy_b = which == 1 and n % 4 != 0, which == 1 and k % 4 != 0
+    assert [s.kernel.entry for s in steps] == ["pad_rows"] * (copy_a + copy_b) + ["wgmma_swap"]
     assert all(s.kernel in launch.kernels() for s in steps)
+    assert [s.args[0] for s in steps[:-1]] == [t.data_ptr() for t, c in ((call.a, copy_a), (call.b, copy_b)) if c]
     a_map, b_map = asked
-    lda, ldb = (hopper.pitch(n), hopper.pitch(k)) if padded else (n, k)
+    lda, ldb = hopper.pitch(n) if copy_a else n, hopper.pitch(k) if copy_b else k
     rows = launch.tile[0] // launch.kernel.cluster[0]
     assert a_map[1:] == (m, n, lda * 4, rows, hopper.STEP, 128, True)
     assert b_map[1:] == (n, k, ldb * 4, hopper.STEP, hopper.SWAP_BOX, 128, True)
-    if padded:
+    assert (a_map[0] == call.a.data_ptr()) != copy_a and (b_map[0] == call.b.data_ptr()) != copy_b
+    if which == 1:
         lo, hi = workspace.data_ptr(), workspace.data_ptr() + workspace.numel()
-        assert lo <= a_map[0] and a_map[0] + m * lda * 4 <= b_map[0] and b_map[0] + n * ldb * 4 <= hi
-        assert [s.args[0] for s in steps[:2]] == [call.a.data_ptr(), call.b.data_ptr()]
+        for copied, got, nbytes in ((copy_a, a_map[0], m * lda * 4), (copy_b, b_map[0], n * ldb * 4)):
+            assert not copied or lo <= got and got + nbytes <= hi
+        if copy_a and copy_b:
+            assert a_map[0] + m * lda * 4 <= b_map[0], "overlap"
     else:
-        assert (a_map[0], b_map[0]) == (call.a.data_ptr(), call.b.data_ptr()) and size == 0
+        assert size == 0
     assert steps[-1].args[2] == call.c.data_ptr() and [int(x) for x in steps[-1].args[3:]] == [m, n, k]
 
 

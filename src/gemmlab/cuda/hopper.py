@@ -26,7 +26,7 @@ import torch
 from . import launch as cl
 from .pad import ALIGN, pitch, up  # the workspace's alignment and row pitch, as the other hosts
 from .rung import Call, Kernel, Launch, Step
-from .tma import matrix_map
+from .tma import can_map, matrix_map
 
 #: The reduction step of a stage: one 128-byte row of floats, the span of the 128-byte swizzle.
 STEP = 32
@@ -134,9 +134,10 @@ class SwappedOperands:
 
     TMA reads A and B as they lie, through tensor maps of type TFLOAT32: the copy
     engine rounds every value to TF32 on its way into shared memory, so no pass
-    rounds or transposes anything. ``padded``: rows of A or B that TMA cannot
-    describe (N or K not a multiple of 4, a pointer not 16-byte aligned) are first
-    copied as they are into rows of ``pitch`` floats.
+    rounds or transposes anything. ``padded``: an operand whose rows TMA cannot
+    describe (`can_map`: N, or K, not a multiple of 4, or a pointer not 16-byte
+    aligned) is first copied as it is into rows of ``pitch`` floats; the other is
+    read where it lies.
     """
 
     padded: bool = False
@@ -146,7 +147,7 @@ class SwappedOperands:
 
     @staticmethod
     def _layout(m: int, n: int, k: int) -> tuple[int, int, int]:
-        """Offsets of the padded A and B in the workspace, and its size."""
+        """Offsets of the padded A and B in the workspace, and its size (room for both)."""
         b_at = up(m * pitch(n) * 4)
         return 0, b_at, b_at + up(n * pitch(k) * 4)
 
@@ -155,16 +156,19 @@ class SwappedOperands:
 
     def steps(self, launch: Launch, call: Call, workspace: torch.Tensor | None) -> list[Step]:
         m, n, k = call.m, call.n, call.k
-        a, a_pitch, b, b_pitch = call.a.data_ptr(), n * 4, call.b.data_ptr(), k * 4
+        operands = [[call.a.data_ptr(), n * 4], [call.b.data_ptr(), k * 4]]  # address, row pitch
         steps = []
         if self.padded:
             base = workspace.data_ptr()
             a_at, b_at, _ = self._layout(m, n, k)
-            for src, at, rows, cols in ((a, a_at, m, n), (b, b_at, n, k)):
+            for operand, at, rows, cols in zip(operands, (a_at, b_at), (m, n), (n, k), strict=True):
+                if can_map(*operand):
+                    continue
                 ld = pitch(cols)
                 steps.append(Step(PAD_ROWS, (-(-ld // PAD_ROWS.block[0]), rows, 1),
-                                  (src, base + at, cl.i32(rows), cl.i32(cols), cl.i32(ld))))
-            a, a_pitch, b, b_pitch = base + a_at, pitch(n) * 4, base + b_at, pitch(k) * 4
+                                  (operand[0], base + at, cl.i32(rows), cl.i32(cols), cl.i32(ld))))
+                operand[:] = [base + at, ld * 4]
+        (a, a_pitch), (b, b_pitch) = operands
         rows, _ = launch.tile
         # In a cluster, each block loads its share of the A tile and multicasts it.
         share = rows // launch.kernel.cluster[0]

@@ -98,19 +98,24 @@ def swapped_body(launch: Launch, variants: Variants) -> list[str]:
     share = rows // launch.kernel.cluster[0]  # in a cluster, each block multicasts its share of A
     step, box, swizzle = hopper.STEP, hopper.SWAP_BOX, SWIZZLE[hopper.SWIZZLE_BYTES]
     lines = [f"// {type(host).__name__}(padded={host.padded!r})"]
-    if host.padded:
+    if host.padded:  # as SwappedOperands.steps: copy only an operand TMA cannot describe
         align, width = hopper.ALIGN, hopper.PAD_ROWS.block[0]
         lines += ["const int lda = (N + 3) / 4 * 4, ldb = (K + 3) / 4 * 4;  // pitch(): multiples of 4 floats",
                   f"const size_t b_at = round_up((size_t)M * lda * 4, {align});",
                   f"char* base = workspace(b_at + round_up((size_t)N * ldb * 4, {align}));",
                   "if (!base) return;",
-                  "const float* a = (const float*)base;",
-                  "const float* b = (const float*)(base + b_at);",
-                  "const size_t a_pitch = (size_t)lda * 4, b_pitch = (size_t)ldb * 4;"]
-        lines += kernel_launch(hopper.PAD_ROWS, variants, f"dim3(ceil_div(lda, {width}), M)",
-                               "A, (float*)a, M, N, lda", "copy_a")
-        lines += kernel_launch(hopper.PAD_ROWS, variants, f"dim3(ceil_div(ldb, {width}), N)",
-                               "B, (float*)b, N, K, ldb", "copy_b")
+                  "const bool copy_a = !(N % 4 == 0 && (uintptr_t)A % 16 == 0);",
+                  "const bool copy_b = !(K % 4 == 0 && (uintptr_t)B % 16 == 0);",
+                  "const float* a = copy_a ? (const float*)base : A;",
+                  "const float* b = copy_b ? (const float*)(base + b_at) : B;",
+                  "const size_t a_pitch = (size_t)(copy_a ? lda : N) * 4, b_pitch = (size_t)(copy_b ? ldb : K) * 4;",
+                  "if (copy_a) {"]
+        lines += ["    " + x for x in kernel_launch(hopper.PAD_ROWS, variants, f"dim3(ceil_div(lda, {width}), M)",
+                                                   "A, (float*)a, M, N, lda", "copy_a")]
+        lines += ["}", "if (copy_b) {"]
+        lines += ["    " + x for x in kernel_launch(hopper.PAD_ROWS, variants, f"dim3(ceil_div(ldb, {width}), N)",
+                                                   "B, (float*)b, N, K, ldb", "copy_b")]
+        lines += ["}"]
     else:
         lines += ["const float* a = A;", "const float* b = B;",
                   "const size_t a_pitch = (size_t)N * 4, b_pitch = (size_t)K * 4;"]
