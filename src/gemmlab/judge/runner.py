@@ -16,6 +16,7 @@ import torch
 from ..reference import (
     ErrorFigures,
     Precision,
+    cancellation_floor,
     error_figures,
     poison_,
     reference32,
@@ -96,7 +97,7 @@ def assess(
     differs from ``c``, work was still landing after solve returned.
     """
     ref = reference64(a, b)
-    fig = error_figures(c, ref, reference32(a, b))
+    fig = error_figures(c, ref, reference32(a, b), cancellation_floor(a, b))
     ok, reason = verdict(fig, precision)
     if ok and case.example is not None:
         expected = torch.tensor(case.example.c, dtype=torch.float64, device=c.device)
