@@ -47,13 +47,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     if (tid == 0) {
         tma_prefetch_desc(&tma_a);
         tma_prefetch_desc(&tma_b);
-        for (int s = 0; s < STAGES; ++s) {
-            mbar_init(&full[s], 1);
-            mbar_init(&empty[s], 2);  // one arrival per warpgroup
-        }
-        mbar_init_fence();
     }
-    __syncthreads();
+    ready_stages<STAGES, 1>(full, empty, 2);  // one arrival per warpgroup
     if (tid == 0)
         for (int s = 0; s < STAGES && s < steps; ++s) issue(s, s);
 

@@ -130,17 +130,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     if (tid == 0) {
         tma_prefetch_desc(&tma_a);
         tma_prefetch_desc(&tma_b);
-        for (int s = 0; s < STAGES; ++s) {
-            mbar_init(&full[s], 1);
-            mbar_init(&empty[s], 2 * CLUSTER);  // one arrival per consumer warpgroup of the cluster
-        }
-        mbar_init_fence();
     }
-#if CLUSTER == 1
-    __syncthreads();
-#else
-    cluster_sync();  // no block may arrive on a peer's barriers before they exist
-#endif
+    ready_stages<STAGES, CLUSTER>(full, empty, 2 * CLUSTER);  // one arrival per consumer warpgroup of the cluster
 
     if (wg == 0) {
         regs_release<40>();

@@ -180,13 +180,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         tma_prefetch_desc(&tma_a);
         tma_prefetch_desc(&tma_hi);
         tma_prefetch_desc(&tma_lo);
-        for (int s = 0; s < STAGES; ++s) {
-            mbar_init(&full[s], 1);
-            mbar_init(&empty[s], 2);  // one arrival per consumer warpgroup
-        }
-        mbar_init_fence();
     }
-    __syncthreads();
+    ready_stages<STAGES, 1>(full, empty, 2);  // one arrival per consumer warpgroup
 
     if (wg == 0) {
         regs_release<40>();

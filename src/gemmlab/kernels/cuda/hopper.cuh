@@ -95,6 +95,25 @@ __device__ __forceinline__ void cluster_sync() {
     asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
 }
 
+// A stage pipeline made ready by thread 0: per stage a `full` barrier (one arrival, the
+// producer's, with the byte count) and an `empty` one (`consumers` arrivals), the init made
+// visible to the copy engine; then the block waits, or with clusters the whole cluster: no
+// block may arrive on a peer's barriers before they exist.
+template <int Stages, int Cluster>
+__device__ __forceinline__ void ready_stages(uint64_t* full, uint64_t* empty, unsigned consumers) {
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < Stages; ++s) {
+            mbar_init(&full[s], 1);
+            mbar_init(&empty[s], consumers);
+        }
+        mbar_init_fence();
+    }
+    if constexpr (Cluster == 1)
+        __syncthreads();
+    else
+        cluster_sync();
+}
+
 // ---- TMA: one thread asks the copy engine for a box; completion counts bytes on `bar`.
 __device__ __forceinline__ void tma_load_2d(void* dst, const TmaDesc* map, uint64_t* bar, int inner,
                                             int outer) {
