@@ -104,6 +104,14 @@ def cancellation_floor(a: torch.Tensor, b: torch.Tensor) -> float:
     return floor if math.isfinite(floor) else 0.0
 
 
+def references(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, float]:
+    """What a result is judged against: the float64 product, LeetGPU's FP32 one, and the
+    cancellation floor (the arguments of `error_figures` after C), the float64 copies of the
+    inputs made once for both products."""
+    a64, b64 = a.double(), b.double()
+    return a64 @ b64, reference32(a, b), cancellation_floor(a64, b64)
+
+
 def reference32(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """What LeetGPU compares against: torch.matmul in FP32, TF32 off."""
     with strict_fp32():

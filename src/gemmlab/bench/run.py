@@ -21,15 +21,7 @@ import torch
 
 from .. import problem, registry
 from ..judge.cases import fresh_seed, uniform
-from ..reference import (
-    GATES,
-    cancellation_floor,
-    error_figures,
-    poison_,
-    reference32,
-    reference64,
-    verdict,
-)
+from ..reference import GATES, error_figures, poison_, references, verdict
 from . import device_info
 from .stats import QUEUE_AHEAD_CYCLES, is_small, summarize, tflops
 
@@ -230,7 +222,7 @@ def _time(entries: list[_Entry], a, b, shape, warmup: int, iters: int, flush_l2:
 def _rows(entries: list[_Entry], a, b, shape, peaks: dict) -> list[dict]:
     """One record row per entry: what ran, its times and speed, and the verdict on what it wrote."""
     m, n, k = shape
-    ref64, ref32, floor = reference64(a, b), reference32(a, b), cancellation_floor(a, b)
+    refs = references(a, b)
     live = [e for e in entries if not e.error]
     base_ms = _median_of(live, registry.BASELINE)
     # TF32 means the tensor cores: on a CPU, torch-tf32 is plain CPU torch and no yardstick.
@@ -245,7 +237,7 @@ def _rows(entries: list[_Entry], a, b, shape, peaks: dict) -> list[dict]:
         if e.error:
             rows.append(row | {"passed": False, "reason": e.error})
             continue
-        fig = error_figures(e.c, ref64, ref32, floor)
+        fig = error_figures(e.c, *refs)
         ok, reason = verdict(fig, e.impl.precision)
         s = summarize(e.times)
         peak = device_info.peak_for(e.impl.precision, peaks)

@@ -16,11 +16,9 @@ import torch
 from ..reference import (
     ErrorFigures,
     Precision,
-    cancellation_floor,
     error_figures,
     poison_,
-    reference32,
-    reference64,
+    references,
     verdict,
 )
 from .cases import Case, make_inputs
@@ -96,8 +94,7 @@ def assess(
     C holds. ``c_later`` is C after a full device synchronisation: if it
     differs from ``c``, work was still landing after solve returned.
     """
-    ref = reference64(a, b)
-    fig = error_figures(c, ref, reference32(a, b), cancellation_floor(a, b))
+    fig = error_figures(c, *references(a, b))
     ok, reason = verdict(fig, precision)
     if ok and case.example is not None:
         expected = torch.tensor(case.example.c, dtype=torch.float64, device=c.device)

@@ -266,10 +266,8 @@ class GpuMeasure:
         from ..judge.cases import uniform
         from ..reference import (
             Precision,
-            cancellation_floor,
             error_figures,
-            reference32,
-            reference64,
+            references,
             strict_fp32,
             verdict,
         )
@@ -288,12 +286,12 @@ class GpuMeasure:
         with strict_fp32(), device_info.ClockSampler(torch.cuda.current_device()) as sampler:
             times, errors = time_interleaved(calls, outs, warmup, iters, gpu=True, progress=progress,
                                              queue_ahead=is_small(shape))
-        ref64, ref32, floor = reference64(a, b), reference32(a, b), cancellation_floor(a, b)
+        refs = references(a, b)
         for key, cand in live.items():
             if key in errors:
                 cand.reject("failed", f"raised while timed: {errors[key]}")
                 continue
-            ok, reason = verdict(error_figures(outs[key], ref64, ref32, floor), Precision.FP32)
+            ok, reason = verdict(error_figures(outs[key], *refs), Precision.FP32)
             if not ok:
                 cand.reject("failed", f"the timed calls wrote a wrong result: {reason}")
                 continue
