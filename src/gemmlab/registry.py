@@ -221,7 +221,7 @@ def _warp_specialised(source: str, tile: tuple[int, int], defines: dict, b: str,
                   smem=hopper.dynamic_smem(tile, 2, b_planes=2 if b == "split" else 1))
     if a_in_place:
         # TMA reads A in place: its rows must be describable (16-byte aligned, N % 4 == 0).
-        return Launch(source, entry, (384, 1), tile, defines, when=Requires(n=4, align=16, operands="A"),
+        return Launch(source, entry, (384, 1), tile, defines, when=hopper.A_IN_PLACE,
                       host=hopper.TmaOperands(a="in place", b=b), **common)
     copy = "pad" if b == "split" else "round"
     return Launch(source, entry, (384, 1), tile, defines, host=hopper.TmaOperands(a=copy, b=b), **common)
@@ -241,6 +241,7 @@ def _wgmma_swap(stages: int = 4, cluster: int = 1) -> tuple[Launch, Launch]:
     """A and B read where they lie (no pre-pass) where TMA can describe their rows, else padded copies."""
     tile = (256, 128)
     fast = Launch("17_wgmma_swap.cu", "wgmma_swap", (384, 1), tile, {"STAGES": stages, "CLUSTER": cluster},
+                  # hopper.A_IN_PLACE and B_IN_PLACE at once (a launch declares one Requires)
                   when=Requires(n=4, k=4, align=16, operands="AB"), min_cc=(9, 0), persistent=True,
                   step=hopper.STEP, smem=hopper.dynamic_smem(tile, 2), host=hopper.SwappedOperands())
     return fast, dataclasses.replace(fast, when=None, host=hopper.SwappedOperands(padded=True))

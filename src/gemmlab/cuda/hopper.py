@@ -25,8 +25,9 @@ import torch
 
 from . import launch as cl
 from .pad import ALIGN, pitch, up  # the workspace's alignment and row pitch, as the other hosts
+from .requires import Requires
 from .rung import Call, Kernel, Launch, Step
-from .tma import can_map, matrix_map
+from .tma import matrix_map
 
 #: The reduction step of a stage: one 128-byte row of floats, the span of the 128-byte swizzle.
 STEP = 32
@@ -127,6 +128,10 @@ class TmaOperands:
 
 #: Columns of B per TMA box of the swapped rung: the 128-byte swizzle's span of floats.
 SWAP_BOX = SWIZZLE_BYTES // 4
+#: When TMA can describe A's, or B's, rows where they lie: a 16-byte row pitch and address.
+A_IN_PLACE = Requires(n=4, align=16, operands="A")
+B_IN_PLACE = Requires(k=4, align=16, operands="B")
+
 
 @dataclass(frozen=True)
 class SwappedOperands:
@@ -135,9 +140,8 @@ class SwappedOperands:
     TMA reads A and B as they lie, through tensor maps of type TFLOAT32: the copy
     engine rounds every value to TF32 on its way into shared memory, so no pass
     rounds or transposes anything. ``padded``: an operand whose rows TMA cannot
-    describe (`can_map`: N, or K, not a multiple of 4, or a pointer not 16-byte
-    aligned) is first copied as it is into rows of ``pitch`` floats; the other is
-    read where it lies.
+    describe (not `A_IN_PLACE` or `B_IN_PLACE`) is first copied as it is into
+    rows of ``pitch`` floats; the other is read where it lies.
     """
 
     padded: bool = False
@@ -156,19 +160,23 @@ class SwappedOperands:
 
     def steps(self, launch: Launch, call: Call, workspace: torch.Tensor | None) -> list[Step]:
         m, n, k = call.m, call.n, call.k
-        operands = [[call.a.data_ptr(), n * 4], [call.b.data_ptr(), k * 4]]  # address, row pitch
+        a, a_pitch, b, b_pitch = call.a.data_ptr(), n * 4, call.b.data_ptr(), k * 4
         steps = []
+
+        def pad(src: int, at: int, rows: int, cols: int) -> int:
+            """Copy a rows×cols operand into the workspace at `at`; its new row pitch."""
+            ld = pitch(cols)
+            steps.append(Step(PAD_ROWS, (-(-ld // PAD_ROWS.block[0]), rows, 1),
+                              (src, workspace.data_ptr() + at, cl.i32(rows), cl.i32(cols), cl.i32(ld))))
+            return ld * 4
+
         if self.padded:
-            base = workspace.data_ptr()
             a_at, b_at, _ = self._layout(m, n, k)
-            for operand, at, rows, cols in zip(operands, (a_at, b_at), (m, n), (n, k), strict=True):
-                if can_map(*operand):
-                    continue
-                ld = pitch(cols)
-                steps.append(Step(PAD_ROWS, (-(-ld // PAD_ROWS.block[0]), rows, 1),
-                                  (operand[0], base + at, cl.i32(rows), cl.i32(cols), cl.i32(ld))))
-                operand[:] = [base + at, ld * 4]
-        (a, a_pitch), (b, b_pitch) = operands
+            args = (call.a, call.b, call.c, m, n, k)
+            if not A_IN_PLACE(*args):
+                a, a_pitch = workspace.data_ptr() + a_at, pad(a, a_at, m, n)
+            if not B_IN_PLACE(*args):
+                b, b_pitch = workspace.data_ptr() + b_at, pad(b, b_at, n, k)
         rows, _ = launch.tile
         # In a cluster, each block loads its share of the A tile and multicasts it.
         share = rows // launch.kernel.cluster[0]
