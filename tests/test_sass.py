@@ -105,14 +105,20 @@ def test_wgmma_rungs_use_hgmma_and_tma(name):
 
 
 def test_swapped_rung_gathers_its_register_operand_and_rounds_nothing_itself():
-    """wgmma-swap: per stage one TMA copy of A and four of B, four wgmmas (the consumer's loop
-    holds two stages), each fed by four shared loads of B straight into its register operand.
+    """wgmma-swap: per stage one TMA copy of A and four of B, four wgmmas, each fed by four
+    shared loads of B straight into its register operand and each waited for only down to PIPE
+    pending (one WARPGROUP.DEPBAR per wgmma, one at the tile's end), which ptxas did not undo
+    by serialising them (its C7513 remark, which INFLIGHT 1 of an earlier version drew).
     The copy engine rounds (TFLOAT32 descriptors): no floating-point instruction in the kernel,
     where wgmma-ws's rounding of A (cvt.rna) compiles to FSETP-guarded integer arithmetic."""
     m = mix("wgmma-swap")
-    assert m["HGMMA"] == 2 * 4 and m["LDS"] == 4 * m["HGMMA"] and m["UTMALDG"] == 5 and m["SETMAXREG"] >= 2
+    assert m["HGMMA"] == 4 and m["LDS"] == 4 * m["HGMMA"] and m["UTMALDG"] == 5 and m["SETMAXREG"] >= 2
     launch = registry.get("wgmma-swap").launches[0]
-    ops = disassemble(launch.compile(HOPPER_ARCH).cubin)[launch.entry]
+    assert launch.defines["PIPE"] == 2
+    module = launch.compile(HOPPER_ARCH)
+    ops = disassemble(module.cubin)[launch.entry]
+    assert ops.count("WARPGROUP.DEPBAR.LE") == m["HGMMA"] + 1
+    assert "C7513" not in module.log and "serialized" not in module.log
     assert not [op for op in ops if op.startswith(("FSETP", "FADD", "FMUL", "FFMA", "F2F", "FRND"))]
     assert any(op.startswith("FSETP") for op in disassemble(
         registry.get("wgmma-ws").launches[0].compile(HOPPER_ARCH).cubin)["wgmma_ws"])

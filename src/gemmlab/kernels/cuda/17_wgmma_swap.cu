@@ -17,9 +17,12 @@
 //
 // CLUSTER 2: blocks run in pairs on horizontally adjacent tiles, which need
 // the same rows of A: each loads half of the A tile and TMA writes it into both.
-// INFLIGHT 1: a step's wgmma group is left running while the next step is
-// issued (its stage is released one step later). Both knobs measured no gain
-// (17_wgmma_swap.md); the launches run 1 and 0.
+// CLUSTER measured no gain (17_wgmma_swap.md); the launches run 1.
+// PIPE p: one commit group per wgmma, p of them left running while the next
+// reduction step's operand is gathered (0: one group per stage, waited for).
+// LAG s: the second consumer starts s reduction steps after the first, so
+// that their epilogues fall at different times and the tensor cores work
+// for one while the other stores.
 #include "hopper.cuh"
 
 #ifndef STAGES
@@ -31,8 +34,11 @@
 #ifndef CLUSTER
 #define CLUSTER 1
 #endif
-#ifndef INFLIGHT
-#define INFLIGHT 0
+#ifndef PIPE
+#define PIPE 2
+#endif
+#ifndef LAG
+#define LAG 0
 #endif
 #define BM 256  // rows of C per tile: wgmma's N, from A's tile in shared memory
 #define BN 128  // columns of C per tile: 64 per consumer, wgmma's M, from registers
@@ -42,6 +48,8 @@
 #define A_BYTES (BM * BK * 4)
 #define B_BYTES (BK * BN * 4)
 #define STAGE_BYTES (A_BYTES + B_BYTES)
+static_assert(PIPE >= 0 && PIPE < BK / 8, "a stage is released after the PIPE-th wgmma of the next");
+static_assert(LAG >= 0 && LAG < STAGES, "the stages hold the steps between the two consumers");
 
 // Where this thread's four values of reduction step 0 lie in a B stage (in floats).
 // Register j of a step holds Bᵀ(row, col) = B[n][k] at row = k: g (+8 for j odd) of the
@@ -63,9 +71,12 @@ struct Gather {
     // were rounded by the copy engine: their bits are the operand as they are.
     __device__ __forceinline__ void load(unsigned (&bf)[16], const float* stage) const {
 #pragma unroll
-        for (int kk = 0; kk < BK / 8; ++kk)
+        for (int kk = 0; kk < BK / 8; ++kk) load_step(&bf[4 * kk], stage, kk);
+    }
+    // Reduction step kk of the stage alone.
+    __device__ __forceinline__ void load_step(unsigned* bf, const float* stage, int kk) const {
 #pragma unroll
-            for (int j = 0; j < 4; ++j) bf[4 * kk + j] = __float_as_uint(stage[at[j] + kk * 8 * BOX]);
+        for (int j = 0; j < 4; ++j) bf[j] = __float_as_uint(stage[at[j] + kk * 8 * BOX]);
     }
 };
 
@@ -101,6 +112,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         tma_prefetch_desc(&tma_a);
         tma_prefetch_desc(&tma_b);
     }
+#if LAG
+    __shared__ uint64_t lag;  // consumer 0 has done its first LAG steps
+    if (tid == 0) mbar_init(&lag, 1);  // made visible by ready_stages' fence and barrier
+#endif
     ready_stages<STAGES, CLUSTER>(full, empty, 2 * CLUSTER);  // one arrival per consumer warpgroup of the cluster
 
     if (wg == 0) {
@@ -133,51 +148,71 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     }
 
     regs_claim<232>();
-    const int half = wg - 1, lane = tid % 32, warp = (tid % 128) / 32;
+    const int half = wg - 1, lane = tid % 32, warp = (tid % 128) / 32, thread = tid % 128;
     const Gather gather(half, warp, lane / 4, lane % 4);
     float d[BM / 2];
-    unsigned bf0[16], bf1[16];  // two sets: an in-flight wgmma may still read the other
+    unsigned bf[16];  // a 4-register operand per reduction step of a stage
 
-    int it = 0, held = -1;      // stage counter; the stage an in-flight group still reads
+    int it = 0, held = -1;  // stage counter; the stage that running wgmmas may still read
     // The stage's reads are complete: release it here and in the peer.
     auto release = [&](int s) {
-        if (s < 0 || tid % 128 != 0) return;
+        if (s < 0 || thread != 0) return;
 #if CLUSTER == 1
         mbar_arrive(&empty[s]);
 #else
         for (unsigned cta = 0; cta < CLUSTER; ++cta) mbar_arrive_remote(&empty[s], cta);
 #endif
     };
-    auto step = [&](unsigned (&bf)[16]) {
-        const int s = it % STAGES;
-        mbar_wait(&full[s], (it / STAGES) & 1);
-        gather.load(bf, Bs + s * (B_BYTES / 4));
-        const uint64_t da = desc_k_major_sw128(As + s * (A_BYTES / 4));
-        wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < BK / 8; ++kk) wgmma_tf32_ra<BM>(d, &bf[4 * kk], da + 2 * kk);
-        wgmma_commit();
-        wgmma_wait<INFLIGHT>();
-        release(INFLIGHT ? held : s);
-        held = INFLIGHT ? s : -1;
-        ++it;
+#if LAG
+    bool started = half == 1;  // consumer 0 arrives on `lag` once, after its LAG-th step
+    if (half == 1) mbar_wait(&lag, 0);
+    auto start_peer = [&] {
+        if (!started && thread == 0) mbar_arrive(&lag);
+        started = true;
     };
+#endif
     for (int tile = first; tile < tiles; tile += stride) {
         int tm, tn;
         tile_coords(tile, tiles_m, tiles_n, GROUP_M, tm, tn);
         tn = tn * CLUSTER + rank;
 #pragma unroll
         for (int i = 0; i < BM / 2; ++i) d[i] = 0.0f;
-        for (int t = 0; t < steps; t += 2) {
-            step(bf0);
-            if (t + 1 < steps) step(bf1);
+        for (int t = 0; t < steps; ++t, ++it) {
+            const int s = it % STAGES;
+            mbar_wait(&full[s], (it / STAGES) & 1);
+            const float* bs = Bs + s * (B_BYTES / 4);
+            const uint64_t da = desc_k_major_sw128(As + s * (A_BYTES / 4));
+#pragma unroll
+            for (int kk = 0; kk < BK / 8; ++kk) {
+                // One commit group per wgmma, PIPE left running. Register set kk was last
+                // read by the wgmma BK / 8 before this one: done, since PIPE < BK / 8.
+                gather.load_step(&bf[4 * kk], bs, kk);
+                wgmma_fence();
+                wgmma_tf32_ra<BM>(d, &bf[4 * kk], da + 2 * kk);
+                wgmma_commit();
+                wgmma_wait<PIPE>();
+                if (kk == PIPE - 1 || (PIPE == 0 && kk == BK / 8 - 1)) {  // the previous stage's
+                    release(PIPE ? held : s);                            // last wgmma is done
+                    held = -1;
+                }
+            }
+            if (PIPE) held = s;
+#if LAG
+            if (it + 1 == LAG) start_peer();
+#endif
         }
         wgmma_wait<0>();
         fence_registers(d);
         release(held);
         held = -1;
-        store_transposed(d, C, M, K, tm * BM, tn * BN + 64 * half, tid % 128);
+#if LAG
+        start_peer();  // a first tile shorter than LAG steps
+#endif
+        store_transposed(d, C, M, K, tm * BM, tn * BN + 64 * half, thread);
     }
+#if LAG
+    start_peer();  // never wait on a consumer with no tile
+#endif
 #if CLUSTER > 1
     cluster_sync();  // stay resident until the peer has made its last arrival on our barriers
 #endif
