@@ -237,7 +237,7 @@ def _wgmma_3xtf32(stages: int = 4, a_in_place: bool = True) -> Launch:
     return _warp_specialised("15_wgmma_3xtf32.cu", (128, 128), {"STAGES": stages}, "split", a_in_place)
 
 
-def _wgmma_swap(stages: int = 4, cluster: int = 1, pipe: int = 2) -> tuple[Launch, Launch]:
+def _wgmma_swap(stages: int = 4, cluster: int = 2, pipe: int = 2) -> tuple[Launch, Launch]:
     """A and B read where they lie (no pre-pass) where TMA can describe their rows, else padded copies."""
     tile = (256, 128)
     fast = Launch("17_wgmma_swap.cu", "wgmma_swap", (384, 1), tile,

@@ -16,13 +16,11 @@
 // issue one m64n256k8 wgmma against A's tile, 128 accumulators per thread.
 //
 // CLUSTER 2: blocks run in pairs on horizontally adjacent tiles, which need
-// the same rows of A: each loads half of the A tile and TMA writes it into both.
-// CLUSTER measured no gain (17_wgmma_swap.md); the launches run 1.
+// the same rows of A: each loads half of the A tile and TMA writes it into both
+// (a third less traffic from L2 per block).
 // PIPE p: one commit group per wgmma, p of them left running while the next
-// reduction step's operand is gathered (0: one group per stage, waited for).
-// LAG s: the second consumer starts s reduction steps after the first, so
-// that their epilogues fall at different times and the tensor cores work
-// for one while the other stores.
+// reduction step's operand is gathered (0: each waited for at once).
+// What each measured is in 17_wgmma_swap.md; the launches run CLUSTER 2, PIPE 2.
 #include "hopper.cuh"
 
 #ifndef STAGES
@@ -37,9 +35,6 @@
 #ifndef PIPE
 #define PIPE 2
 #endif
-#ifndef LAG
-#define LAG 0
-#endif
 #define BM 256  // rows of C per tile: wgmma's N, from A's tile in shared memory
 #define BN 128  // columns of C per tile: 64 per consumer, wgmma's M, from registers
 #define BK 32
@@ -49,7 +44,6 @@
 #define B_BYTES (BK * BN * 4)
 #define STAGE_BYTES (A_BYTES + B_BYTES)
 static_assert(PIPE >= 0 && PIPE < BK / 8, "a stage is released after the PIPE-th wgmma of the next");
-static_assert(LAG >= 0 && LAG < STAGES, "the stages hold the steps between the two consumers");
 
 // Where this thread's four values of reduction step 0 lie in a B stage (in floats).
 // Register j of a step holds Bᵀ(row, col) = B[n][k] at row = k: g (+8 for j odd) of the
@@ -112,10 +106,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         tma_prefetch_desc(&tma_a);
         tma_prefetch_desc(&tma_b);
     }
-#if LAG
-    __shared__ uint64_t lag;  // consumer 0 has done its first LAG steps
-    if (tid == 0) mbar_init(&lag, 1);  // made visible by ready_stages' fence and barrier
-#endif
     ready_stages<STAGES, CLUSTER>(full, empty, 2 * CLUSTER);  // one arrival per consumer warpgroup of the cluster
 
     if (wg == 0) {
@@ -163,14 +153,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         for (unsigned cta = 0; cta < CLUSTER; ++cta) mbar_arrive_remote(&empty[s], cta);
 #endif
     };
-#if LAG
-    bool started = half == 1;  // consumer 0 arrives on `lag` once, after its LAG-th step
-    if (half == 1) mbar_wait(&lag, 0);
-    auto start_peer = [&] {
-        if (!started && thread == 0) mbar_arrive(&lag);
-        started = true;
-    };
-#endif
     for (int tile = first; tile < tiles; tile += stride) {
         int tm, tn;
         tile_coords(tile, tiles_m, tiles_n, GROUP_M, tm, tn);
@@ -197,22 +179,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                 }
             }
             if (PIPE) held = s;
-#if LAG
-            if (it + 1 == LAG) start_peer();
-#endif
         }
         wgmma_wait<0>();
         fence_registers(d);
         release(held);
         held = -1;
-#if LAG
-        start_peer();  // a first tile shorter than LAG steps
-#endif
         store_transposed(d, C, M, K, tm * BM, tn * BN + 64 * half, thread);
     }
-#if LAG
-    start_peer();  // never wait on a consumer with no tile
-#endif
 #if CLUSTER > 1
     cluster_sync();  // stay resident until the peer has made its last arrival on our barriers
 #endif
