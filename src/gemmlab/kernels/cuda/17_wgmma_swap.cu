@@ -61,13 +61,8 @@ struct Gather {
             at[j] = box * (BK * BOX) + n * BOX + ((c ^ n) << 2) + within;
         }
     }
-    // The step's register operand for all four reduction steps of a stage. The values
-    // were rounded by the copy engine: their bits are the operand as they are.
-    __device__ __forceinline__ void load(unsigned (&bf)[16], const float* stage) const {
-#pragma unroll
-        for (int kk = 0; kk < BK / 8; ++kk) load_step(&bf[4 * kk], stage, kk);
-    }
-    // Reduction step kk of the stage alone.
+    // The register operand of reduction step kk of a stage. The values were rounded by
+    // the copy engine: their bits are the operand as they are.
     __device__ __forceinline__ void load_step(unsigned* bf, const float* stage, int kk) const {
 #pragma unroll
         for (int j = 0; j < 4; ++j) bf[j] = __float_as_uint(stage[at[j] + kk * 8 * BOX]);
@@ -173,8 +168,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                 wgmma_tf32_ra<BM>(d, &bf[4 * kk], da + 2 * kk);
                 wgmma_commit();
                 wgmma_wait<PIPE>();
-                if (kk == PIPE - 1 || (PIPE == 0 && kk == BK / 8 - 1)) {  // the previous stage's
-                    release(PIPE ? held : s);                            // last wgmma is done
+                // The last wgmma of the previous stage is done (PIPE 0: of this one).
+                if (kk == PIPE - 1 || (PIPE == 0 && kk == BK / 8 - 1)) {
+                    release(PIPE ? held : s);
                     held = -1;
                 }
             }
