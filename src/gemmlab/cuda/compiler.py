@@ -9,16 +9,20 @@ the cache without compiling again, and without a GPU.
 
 from __future__ import annotations
 
+import base64
 import hashlib
-import io
 import json
 import os
 import re
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
 KERNEL_DIR = Path(__file__).resolve().parent.parent / "kernels" / "cuda"
+#: The folder holding the gemmlab package, for the compiling child's import path.
+_PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent.parent)
 
 #: The architecture CPU-side checks compile for when no GPU is there to ask.
 HOPPER_ARCH = "sm_90a"
@@ -182,25 +186,29 @@ def compile_source(
         if cached.resources:  # an entry without its ptxas report is incomplete: rebuild it
             return cached
 
-    from cuda.core import Program, ProgramOptions
-
-    options = ProgramOptions(
-        name=path.name,
-        arch=arch,
-        std="c++17",
-        ptxas_options=list(PTXAS_OPTIONS),
-        include_path=[str(KERNEL_DIR)],
-        define_macro=[f"{k}={v}" for k, v in macro] or None,
-    )
-    logs = io.StringIO()
-    try:
-        obj = Program(text, "c++", options).compile("cubin", logs=logs)
-    except Exception as exc:  # NVRTCError carries the log in its message
-        raise CompileError(path.name, arch, f"{exc}\n{logs.getvalue()}".strip()) from None
-    log = logs.getvalue().replace("\x00", "")
+    cubin, log = _build_isolated(text, path.name, arch, macro)
     # Write the log first and the cubin last: a cubin on disk means a whole entry.
     tmp = cubin_file.with_suffix(f".tmp{os.getpid()}")
     log_file.write_text(log)
-    tmp.write_bytes(obj.code)
+    tmp.write_bytes(cubin)
     tmp.replace(cubin_file)
-    return CompiledModule(path.name, arch, macro, key, bytes(obj.code), log)
+    return CompiledModule(path.name, arch, macro, key, cubin, log)
+
+
+def _build_isolated(text: str, name: str, arch: str, macro: tuple) -> tuple[bytes, str]:
+    """(cubin, ptxas log) from NVRTC run in a fresh process (nvrtc_child.py says why)."""
+    request = {"text": text, "name": name, "arch": arch, "macro": list(macro), "ptxas": list(PTXAS_OPTIONS),
+               "include": str(KERNEL_DIR)}
+    path = os.pathsep.join(x for x in (_PACKAGE_ROOT, os.environ.get("PYTHONPATH")) if x)
+    done = subprocess.run([sys.executable, "-m", "gemmlab.cuda.nvrtc_child"], input=json.dumps(request),
+                          capture_output=True, text=True, env=os.environ | {"PYTHONPATH": path})
+    try:
+        answer = json.loads(done.stdout)
+    except ValueError:
+        raise CompileError(name, arch, f"the compiling process ended with status {done.returncode}:\n"
+                           f"{done.stderr.strip()}") from None
+    if "import_error" in answer:
+        raise ImportError(answer["import_error"])
+    if "error" in answer:
+        raise CompileError(name, arch, answer["error"])
+    return base64.b64decode(answer["cubin"]), answer["log"]
