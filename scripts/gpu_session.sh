@@ -30,6 +30,12 @@ for step in "$@"; do
     sanitize) run sanitize 900 gemmlab check --sanitize ;;
     pytest-all) run pytest-all 900 python3 -m pytest -q tests ;;
     tune) run tune 400 bash scripts/tune_h200.sh ;;
+    # Whether this machine's NVRTC builds each kernel alike in fresh processes, and into the
+    # cubins the installed tune record timed (results/experiments/build-lottery).
+    builds) for i in 1 2 3; do
+              GEMMLAB_CACHE=$(mktemp -d) run "builds-$i" 120 python3 results/experiments/build-lottery/compile_once.py
+            done
+            run builds-default 120 gemmlab explain default ;;
     tune-default) run tune-default 500 gemmlab tune ${TUNE_RUNGS:-bigtile splitk warptile float4} --install --out "$LOGS/results"
                   cp src/gemmlab/tuned/*.json "$OUT/" ;;
     # A new or changed kernel first on one small shape, briefly: a kernel that hangs (a barrier
