@@ -120,3 +120,20 @@ def test_inspect_without_its_tools_exits_3_in_one_line(monkeypatch):
 
     monkeypatch.setattr(sass, "find", missing)
     assert_one_line(invoke("inspect", "naive"), 3, "not run here:", "cuobjdump not found")
+
+
+def test_inspect_for_another_arch_leaves_out_what_it_cannot_build():
+    """The wgmma rungs are sm_90a's alone: --arch sm_80 inspects the rest and says which it left
+    out (ptxas rejected wgmma for sm_80 with a traceback before); only those asked is exit 2."""
+    result = invoke("inspect", "wgmma-swap", "naive", "--arch", "sm_80")
+    assert result.exit_code == 0, result.output
+    assert "not built for sm_80: wgmma-swap (needs sm_90a only)" in result.output
+    assert "naive" in result.output and "wgmma_swap[" not in result.output
+    assert_one_line(invoke("inspect", "wgmma-swap", "--arch", "sm_80"), 2, "error:",
+                    "sm_80 cannot build wgmma-swap (needs sm_90a only)")
+
+
+def test_judge_usage_errors_are_one_line_on_stderr(tmp_path):
+    """As every other command: judge's usage errors went to stdout, without the error: label."""
+    assert_one_line(invoke("judge", str(tmp_path / "missing.py")), 2, "error:", "no such file")
+    assert_one_line(invoke("judge", str(tmp_path)), 2, "error:", "is not a file")

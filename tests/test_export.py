@@ -18,6 +18,7 @@ import torch
 from gemmlab import reference, registry
 from gemmlab.cuda import hopper, tools
 from gemmlab.cuda.requires import Requires
+from gemmlab.cuda.rung import ARCH_SPECIFIC_CC
 from gemmlab.export import ExportError, export_text
 from gemmlab.export.host import condition
 from gemmlab.export.source import SM90A_PASS
@@ -83,8 +84,9 @@ def test_dispatch_tries_each_precondition_in_launch_order_and_ends_in_the_fallba
         if launch.when is not None:
             assert launch.when.cpp() in test and test.endswith(launch.when.cpp())
             assert f"// {impl.launch_label(launch)}: {launch.requires}" in body
-        if launch.min_cc >= (8, 0):
-            assert f"compute_capability() >= {launch.min_cc[0]}{launch.min_cc[1]}" in test
+        if launch.min_cc >= (8, 0):  # sm_90a's wgmma and setmaxnreg: that GPU only, not later ones
+            op = "==" if launch.min_cc == ARCH_SPECIFIC_CC else ">="
+            assert f"compute_capability() {op} {launch.min_cc[0]}{launch.min_cc[1]}" in test
     fallback = impl.launches[-1]
     last = body.rstrip().splitlines()[-1]
     if condition(fallback) is None:  # the fallback runs unconditionally, as the last statement

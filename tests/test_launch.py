@@ -290,3 +290,17 @@ def test_splitk_is_bigtile_with_split_and_bigtile_keeps_its_macros():
         assert split.when == plain.when
     with pytest.raises(ValueError, match="SPLIT needs A_T"):
         registry.get("splitk").launches[0].with_defines({"A_T": 0, "PAD_B": 0})
+
+
+def test_sm90a_launches_run_on_that_gpu_only():
+    """wgmma and setmaxnreg exist in sm_90a alone: a launch that needs 9.0 runs on 9.0 exactly,
+    where any other capability is a floor (mma.sync's 8.0 runs on 9.0 and 12.0)."""
+    from gemmlab.cuda.rung import ARCH_SPECIFIC_CC, cc_of, needs, runs_on
+
+    assert runs_on(ARCH_SPECIFIC_CC, (9, 0)) and not runs_on(ARCH_SPECIFIC_CC, (10, 0))
+    assert not runs_on(ARCH_SPECIFIC_CC, (8, 9)) and not runs_on(ARCH_SPECIFIC_CC, (12, 0))
+    assert runs_on((8, 0), (9, 0)) and runs_on((8, 0), (12, 0)) and not runs_on((8, 0), (7, 5))
+    assert needs(ARCH_SPECIFIC_CC) == "sm_90a only" and needs((8, 0)) == "sm_80+"
+    assert cc_of("sm_90a") == (9, 0) and cc_of("sm_120") == (12, 0) and cc_of("sm_100f") == (10, 0)
+    swap = registry.get("wgmma-swap")
+    assert swap.min_cc == ARCH_SPECIFIC_CC and "sm_90a only" in swap.launches[0].requires

@@ -24,6 +24,7 @@ from . import __version__, registry, runtime
 from .bench.results import LATEST
 from .bench.stats import SMALL_ITERS, SMALL_WORK
 from .blame import blame
+from .cuda.rung import ARCH_SPECIFIC_CC, needs
 from .exits import Exit
 from .judge.cases import Case, fresh_seed, standard_cases
 from .judge.runner import Judgement, judge
@@ -122,7 +123,8 @@ def list_(as_json: AsJson = False) -> None:
 def facts_table(impl: registry.Implementation) -> Table:
     facts = Table(show_header=False, title=f"{impl.name}: facts")
     facts.add_row("family / rung / precision", f"{impl.family} / {impl.rung} / {impl.precision}")
-    facts.add_row("min compute capability", "{}.{}".format(*impl.min_cc))
+    facts.add_row("compute capability", "{}.{}".format(*impl.min_cc) + (" only" if impl.min_cc == ARCH_SPECIFIC_CC
+                                                                      else " or later"))
     facts.add_row("sources", ", ".join(impl.sources))
     if impl.tile:
         r, c, s = impl.tile
@@ -276,7 +278,7 @@ def check(
     device = runtime.default_device()
     seed = fresh_seed() if seed is None else seed
     cases = select_cases(seed, groups, list(shape) if shape else None, perf)
-    ui.print(f"device: {runtime.gpu_name()} · base seed {seed} · {len(cases)} cases")
+    ui.print(f"device: {runtime.gpu_name()} · base seed {seed} · {len(cases)} case{'s' if len(cases) != 1 else ''}")
     tally, report = Tally(), []
     for impl in impls:
         ok, why = impl.can_run_on(device)
@@ -451,15 +453,22 @@ def inspect(
     as_json: AsJson = False,
 ) -> None:
     """Registers, shared memory, stack, spills, SASS instruction mix and (on a GPU) occupancy."""
-    from .bench.inspect import TABLES
+    from .bench.inspect import TABLES, buildable, default_arch
 
     impls = [i for i in usage.names(names) if i.launches]
     arch = usage.arch(arch, nvrtc_archs())
     if not impls:
         raise UsageError(f"{', '.join(names or [])} has no CUDA kernel to inspect; "
                          "CUDA rungs: gemmlab list")
+    target = arch or default_arch()
+    left_out = [i for i in impls if not buildable(i, target)]
+    why = ", ".join(f"{i.name} (needs {needs(i.min_cc)})" for i in left_out)
+    if len(left_out) == len(impls):
+        raise UsageError(f"{target} cannot build {why}")
     ui = _ui(as_json)
-    rows = _inspect_rows(impls, arch, ui)
+    if left_out:
+        side.print(f"not built for {target}: {why}", highlight=False)
+    rows = _inspect_rows([i for i in impls if i not in left_out], target, ui)
     if as_json:
         machine.emit([machine.inspect_row(r) for r in rows])
         return
@@ -477,6 +486,8 @@ def _inspect_cell(value) -> str:
         return "-"
     if isinstance(value, dict):  # setmaxnreg: what the producers keep (↓) and consumers claim (↑)
         return f"↓{value['producer']} ↑{value['consumer']}"
+    if isinstance(value, list):  # a cluster shape
+        return "×".join(map(str, value))
     return str(value)
 
 
@@ -773,10 +784,11 @@ def judge_cmd(
 
     from .judge import sanitize as san
     from .judge.isolate import UsageError, judge_file
+    from .ui.errors import stop as one_line
 
     def stop(code: int, message: str) -> None:
-        console.print(message, style="red" if code == 2 else "yellow", markup=False, highlight=False)
-        raise typer.Exit(code)
+        """The one line on stderr every command gives for a usage error (2) or not run here (3)."""
+        raise one_line(Exit(code), message)
 
     extra: dict = {}
     if sanitize:

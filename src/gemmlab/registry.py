@@ -23,7 +23,7 @@ from .cuda import hopper
 from .cuda.compiler import NoGPUError
 from .cuda.pad import PaddedOperands
 from .cuda.requires import VEC4, Requires, whole_tiles
-from .cuda.rung import CudaSolver, Launch
+from .cuda.rung import ARCH_SPECIFIC_CC, CudaSolver, Launch, needs, runs_on
 from .cuda.transposed import TransposedA
 from .reference import Precision
 from .tune import default as tuned_default
@@ -82,8 +82,8 @@ class Implementation:
             return False, "install gemmlab[triton]"
         if device.type == "cuda":
             cc = torch.cuda.get_device_capability(device)
-            if cc < self.min_cc:
-                return False, f"needs compute capability {self.min_cc}, device has {cc}"
+            if not runs_on(self.min_cc, cc):
+                return False, f"needs {needs(self.min_cc)}, the device is sm_{cc[0]}{cc[1]}"
             return True, ""
         if self.family is Family.CUDA:
             return False, "CUDA kernels need a CUDA GPU"
@@ -295,7 +295,7 @@ def _md(stem: str) -> str:
 FP32, TF32, FP32X3 = Precision.FP32, Precision.TF32, Precision.FP32X3
 CUDA, TRITON, TORCH = Family.CUDA, Family.TRITON, Family.TORCH
 _ALWAYS = (5, 0)
-_HOPPER = (9, 0)
+_HOPPER = ARCH_SPECIFIC_CC  # sm_90a: wgmma, setmaxnreg (cuda/rung.py)
 
 IMPLEMENTATIONS: tuple[Implementation, ...] = (
     Implementation(
@@ -497,7 +497,7 @@ ALIASES: dict[str, tuple[str, ...]] = {"accurate": ("wgmma-3xtf32", "triton-pres
 class UnknownImplementation(KeyError):
     def __str__(self) -> str:
         return (f"unknown implementation {self.args[0]!r}; known: {', '.join(REGISTRY)}, "
-                f"and the aliases {', '.join(ALIASES)}")
+                f"and the alias{'es' if len(ALIASES) > 1 else ''} {', '.join(ALIASES)}")
 
 
 def _device() -> torch.device:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from ..cuda.compiler import HOPPER_ARCH, device_arch
-from ..cuda.rung import Kernel
+from ..cuda.rung import ARCH_SPECIFIC_CC, Kernel, cc_of, runs_on
 from ..cuda.sass import disassemble, instruction_mix, register_claims
 from ..registry import Implementation
 
@@ -38,25 +38,39 @@ def setmaxnreg(cubin: bytes, entry: str) -> dict[str, int] | None:
     return {"producer": claims.get("DEALLOC"), "consumer": claims.get("TRY_ALLOC")}
 
 
+def buildable(impl: Implementation, arch: str) -> bool:
+    """Whether `arch` can build the implementation's kernels (sm_90a's wgmma rungs: sm_90a only)."""
+    return runs_on(impl.min_cc, cc_of(arch)) and (impl.min_cc != ARCH_SPECIFIC_CC or arch.endswith("a"))
+
+
+def default_arch() -> str:
+    """The GPU's target, or sm_90a (the H200's) without one."""
+    return device_arch() if torch.cuda.is_available() else HOPPER_ARCH
+
+
 def inspect_launches(impls: list[Implementation], arch: str | None = None) -> list[dict]:
-    """One row per kernel of every launch: the main kernel, then its pre-passes."""
+    """One row per kernel of every launch: the main kernel, then its pre-passes. Implementations
+    that `arch` cannot build are left out (`buildable`)."""
     gpu = torch.cuda.is_available()
-    arch = arch or (device_arch() if gpu else HOPPER_ARCH)
+    arch = arch or default_arch()
     rows = []
     for impl in impls:
+        if not buildable(impl, arch):
+            continue
         for launch in impl.launches:
             for kernel in launch.kernels():
                 module = kernel.compile(arch)
                 res = module.resources[kernel.entry]
                 mix = instruction_mix(disassemble(module.cubin)[kernel.entry])
-                label = impl.launch_label(launch) if kernel == launch.kernel else f"  pre-pass {kernel.entry}"
+                pre = kernel != launch.kernel
+                label = f"pre-pass {kernel.entry}" if pre else impl.launch_label(launch)
                 row = {
-                    "name": impl.name, "arch": arch, "kernel": label,
+                    "name": impl.name, "arch": arch, "kernel": label, "pre_pass": pre,
                     "threads": kernel.threads, "regs": res.registers,
                     # (a second look at the SASS, only for kernels that trade registers)
                     "setmaxnreg": setmaxnreg(module.cubin, kernel.entry) if mix["SETMAXREG"] else None,
                     "smem B": res.smem_bytes,
-                    "dyn smem B": kernel.smem, "cluster": "×".join(map(str, kernel.cluster)),
+                    "dyn smem B": kernel.smem, "cluster": list(kernel.cluster),
                     "stack B": res.stack_bytes, "spills": res.spills,
                 } | mix
                 if gpu and arch == device_arch():

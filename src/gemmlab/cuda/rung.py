@@ -23,6 +23,7 @@ a persistent grid, or a `Host` that plans pre-passes and extra parameters.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Protocol
@@ -99,6 +100,30 @@ class Host(Protocol):
 
 #: What every gemmlab kernel runs on.
 DEFAULT_CC = (5, 0)
+#: Launches that need this capability use sm_90a's arch-specific instructions (wgmma,
+#: setmaxnreg), which no later GPU has: they run on compute capability 9.0 only.
+ARCH_SPECIFIC_CC = (9, 0)
+
+
+def runs_on(min_cc: tuple[int, int], cc: tuple[int, int]) -> bool:
+    """Whether code that needs `min_cc` runs on compute capability `cc`."""
+    return cc == min_cc if min_cc == ARCH_SPECIFIC_CC else cc >= min_cc
+
+
+def cc_of(arch: str) -> tuple[int, int]:
+    """`sm_90a` → (9, 0), `sm_120` → (12, 0), `sm_100f` → (10, 0)."""
+    digits = re.fullmatch(r"sm_(\d+)[af]?", arch)
+    if not digits:
+        raise ValueError(f"not an architecture name: {arch!r}")
+    number = int(digits.group(1))
+    return number // 10, number % 10
+
+
+def needs(min_cc: tuple[int, int]) -> str:
+    """The capability in words: "sm_80+", or "sm_90a only"."""
+    if min_cc == ARCH_SPECIFIC_CC:
+        return "sm_{}{}a only".format(*min_cc)
+    return "sm_{}{}+".format(*min_cc)
 
 
 @dataclass(frozen=True)
@@ -147,7 +172,7 @@ class Launch:
         """The precondition in words, rendered from `when` and `min_cc`; "always" for a fallback."""
         text = str(self.when) if self.when else "always"
         if self.min_cc > DEFAULT_CC:
-            text += ", sm_{}{}+".format(*self.min_cc)
+            text += ", " + needs(self.min_cc)
         return text
 
     @property
@@ -179,7 +204,7 @@ class Launch:
         return self.kernel.compile(arch)
 
     def applies(self, a, b, c, m, n, k) -> bool:
-        if self.min_cc > torch.cuda.get_device_capability(a.device):
+        if not runs_on(self.min_cc, torch.cuda.get_device_capability(a.device)):
             return False
         return self.when is None or self.when(a, b, c, m, n, k)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from .. import __version__, registry
 from ..cuda import hopper
 from ..cuda.pad import PaddedOperands
-from ..cuda.rung import Launch
+from ..cuda.rung import ARCH_SPECIFIC_CC, Launch
 from ..cuda.transposed import TransposedA
 from ..tune import default as tuned_default
 from . import host, pad, tma, transposed
@@ -19,7 +19,6 @@ from .source import SourceError, Variants, macros_of
 #: The host kinds the exporter can write in C++, by type: the function that writes a launch's body.
 HOST_PLANS = {hopper.TmaOperands: tma.body, hopper.SwappedOperands: tma.swapped_body, PaddedOperands: pad.body,
               TransposedA: transposed.body}
-HOPPER_CC = (9, 0)
 
 
 class ExportError(ValueError):
@@ -60,7 +59,7 @@ def _collect(impl: registry.Implementation) -> Variants:
     variants = Variants()
     for launch in impl.launches:
         for kernel in launch.kernels():
-            variants.add(kernel, sm90a_only=kernel == launch.kernel and launch.min_cc >= HOPPER_CC)
+            variants.add(kernel, sm90a_only=kernel == launch.kernel and launch.min_cc == ARCH_SPECIFIC_CC)
     return variants
 
 

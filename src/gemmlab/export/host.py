@@ -10,7 +10,7 @@ with a `Host` gets the body its host kind writes (`export.tma`).
 
 from __future__ import annotations
 
-from ..cuda.rung import DEFAULT_CC, Kernel, Launch
+from ..cuda.rung import ARCH_SPECIFIC_CC, DEFAULT_CC, Kernel, Launch
 from .source import Variants
 
 GEMM_PARAMS = "const float* A, const float* B, float* C, int M, int N, int K"
@@ -21,7 +21,8 @@ def condition(launch: Launch) -> str | None:
     """The C++ test of a launch's precondition; None for the fallback."""
     parts = []
     if launch.min_cc > DEFAULT_CC:
-        parts.append(f"compute_capability() >= {10 * launch.min_cc[0] + launch.min_cc[1]}")
+        op = "==" if launch.min_cc == ARCH_SPECIFIC_CC else ">="  # sm_90a's instructions: 9.0 only
+        parts.append(f"compute_capability() {op} {10 * launch.min_cc[0] + launch.min_cc[1]}")
     if launch.when is not None:
         parts.append(launch.when.cpp())
     return " && ".join(parts) or None

@@ -35,7 +35,7 @@ from typing import Protocol
 
 from ..bench.stats import timed_calls
 from ..cuda.compiler import CompileError
-from ..cuda.rung import Launch
+from ..cuda.rung import Launch, needs, runs_on
 from .classes import CLASSES, ShapeClass
 from .record import KIND, SCHEMA, TIE_BREAK, slug
 from .spaces import SPACES
@@ -247,8 +247,8 @@ class GpuMeasure:
         for cand in cands:
             if cand.verdict:
                 continue
-            if cand.built.min_cc > cc:
-                cand.reject("rejected", f"needs compute capability {cand.built.min_cc}, the GPU has {cc}")
+            if not runs_on(cand.built.min_cc, cc):
+                cand.reject("rejected", f"needs {needs(cand.built.min_cc)}, the GPU is sm_{cc[0]}{cc[1]}")
                 continue
             r = run_case(solver_of(cand), Precision.FP32, case, seed, device)
             if not r.passed:

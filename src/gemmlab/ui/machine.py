@@ -37,7 +37,7 @@ def explanation(impl: registry.Implementation) -> dict:
 
 
 #: inspect's row keys → the stable `--json` field names.
-INSPECT_FIELDS = {"name": "name", "arch": "arch", "kernel": "kernel", "threads": "threads",
+INSPECT_FIELDS = {"name": "name", "arch": "arch", "kernel": "kernel", "pre_pass": "pre_pass", "threads": "threads",
                   "regs": "registers", "setmaxnreg": "setmaxnreg", "smem B": "smem_bytes", "dyn smem B": "dynamic_smem_bytes",
                   "cluster": "cluster", "stack B": "stack_bytes", "spills": "spills",
                   "occupancy": "occupancy"}
