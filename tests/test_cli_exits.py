@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from gemmlab import registry
@@ -137,3 +139,22 @@ def test_judge_usage_errors_are_one_line_on_stderr(tmp_path):
     """As every other command: judge's usage errors went to stdout, without the error: label."""
     assert_one_line(invoke("judge", str(tmp_path / "missing.py")), 2, "error:", "no such file")
     assert_one_line(invoke("judge", str(tmp_path)), 2, "error:", "is not a file")
+
+
+@pytest.mark.parametrize("args", [
+    ("bench", "torch", "--out", "{file}"), ("bench", "torch", "--latest", "{folder}"),
+    ("bench", "torch", "--csv", "{folder}"), ("bench", "torch", "--out", "{file}/under"),
+    ("study", "--out", "{file}"), ("report", "{record}", "--out", "{file}"),
+    ("new", "--framework", "torch", "{folder}/no/such/x.py"), ("new", "--framework", "torch", "{folder}", "--force"),
+])
+def test_an_output_path_that_cannot_be_written_is_a_usage_error_before_anything_runs(tmp_path, args):
+    """A file where a folder goes (or the other way round) was a traceback, for --latest and --csv
+    only after the whole benchmark had run and its record was written."""
+    file = tmp_path / "a-file"
+    file.write_text("")
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    record = Path(__file__).resolve().parent.parent / "results" / "h200-latest.json"
+    filled = [a.format(file=file, folder=folder, record=record) for a in args]
+    assert_one_line(invoke(*filled), 2, "error:")
+    assert {p.name for p in tmp_path.rglob("*")} == {"a-file", "a-folder"}, "nothing written"

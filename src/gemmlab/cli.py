@@ -397,6 +397,10 @@ def bench(
 
     impls = usage.names(names)
     shape = usage.shape(shape)
+    usage.out_folder(out)
+    for given, option in ((latest, "--latest"), (csv, "--csv")):
+        if given:
+            usage.out_file(given, option)
     runnable_or_stop(impls, "none of these implementations runs here")
     ui = _ui(as_json)
     if not runtime.has_gpu():
@@ -520,7 +524,7 @@ def report(
         kind = results.kind(record)
     except results.SchemaError as exc:
         raise UsageError(f"{record_path} is not a results record: {exc}") from None
-    target = _report_target(record_path, out, docs)
+    target = usage.out_folder(_report_target(record_path, out, docs))
     if kind == "sweep":
         if readme:
             raise UsageError("a sweep has no README block; its plot is the report")
@@ -550,6 +554,7 @@ def study(
 
     if name != "buffering":
         raise UsageError(f"unknown study {name!r}; known: buffering")
+    usage.out_folder(out)
     runnable_or_stop(list(studies.BUFFERING.values()), "the buffering study compares four CUDA kernels")
     ui = _ui(as_json)
     bar, update = progress_bar(ui)
@@ -586,6 +591,7 @@ def sweep(
     from .bench import results, studies
 
     chosen = [i.name for i in usage.names(names)] if names else studies.SWEEP_DEFAULT
+    usage.out_folder(out)
     if not runtime.has_gpu():
         raise CannotRun("no CUDA GPU: the sweep times shapes up to 8192³ and needs one")
     ui = _ui(as_json)
@@ -621,8 +627,7 @@ def new(
         raise UsageError(f"unknown framework {framework!r}; known: {', '.join(TEMPLATES)}")
     name = TEMPLATES[framework]
     path = path or Path(name)
-    if path.exists() and not force:
-        raise UsageError(f"{path} exists; use --force to overwrite")
+    usage.new_file(path, force)
     path.write_text((files("gemmlab") / "templates" / name).read_text())
     console.print(f"wrote {path}; judge it with: gemmlab judge {path}")
 
@@ -660,6 +665,7 @@ def tune_cmd(
     rungs = command.rungs(names)
     given = command.shapes(shape)
     command.output(output, force)
+    usage.out_folder(out)
     if not runtime.has_gpu():
         raise CannotRun("no CUDA GPU: gemmlab tune verifies and times every candidate on one")
     import torch

@@ -93,10 +93,33 @@ def block_file(path: Path, tag: str) -> str:
     return text
 
 
+def _no_file_above(path: Path) -> None:
+    """A folder can be made at `path`: nothing on the way there is a file."""
+    for parent in (path, *path.parents):
+        if parent.exists():
+            if not parent.is_dir():
+                raise UsageError(f"{parent} is a file, not a folder")
+            return
+
+
+def out_folder(path: Path) -> Path:
+    """A folder a command writes under (made if missing): not a file, nor under one."""
+    _no_file_above(path)
+    return path
+
+
+def out_file(path: Path, what: str) -> Path:
+    """A file a command writes, overwriting it (its folders made if missing): not a folder."""
+    if path.is_dir():
+        raise UsageError(f"{what} {path} is a folder; give a file name")
+    _no_file_above(path.parent)
+    return path
+
+
 def new_file(path: Path, force: bool) -> None:
     """A file a command is about to write: not a folder, not there unless --force, in a folder that is."""
     if path.is_dir():
-        raise UsageError(f"{path} is a folder; give a file name with -o")
+        raise UsageError(f"{path} is a folder; give a file name")
     if path.exists() and not force:
         raise UsageError(f"{path} exists; use --force to overwrite")
     if not path.parent.is_dir():
