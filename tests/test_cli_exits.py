@@ -158,3 +158,11 @@ def test_an_output_path_that_cannot_be_written_is_a_usage_error_before_anything_
     filled = [a.format(file=file, folder=folder, record=record) for a in args]
     assert_one_line(invoke(*filled), 2, "error:")
     assert {p.name for p in tmp_path.rglob("*")} == {"a-file", "a-folder"}, "nothing written"
+
+
+@pytest.mark.parametrize("args", [("check", "torch", "--shape", "1", "2"), ("check", "torch", "--shape", "a", "b", "c"),
+                                  ("judge", "x.py", "--json"), ("bench", "--iters", "0"), ("no-such-command",)])
+def test_command_line_parse_errors_are_one_line(args):
+    """typer's own errors (missing values, bad types, unknown options) were a boxed panel with
+    the usage; README promises one line on stderr and exit 2 for every usage error."""
+    assert_one_line(invoke(*args), 2, "error:", "-h)")

@@ -50,7 +50,7 @@ def read_text(text: str):
             aligns.append(((0, 1, 2), int(m.group(1))))
         elif m := re.fullmatch(r"([ABC](?: and [ABC])*) (\d+)-byte aligned", clause):
             aligns.append((tuple("ABC".index(x) for x in m.group(1).split(" and ")), int(m.group(2))))
-        elif m := re.fullmatch(r"sm_(\d)(\d)\+", clause):
+        elif m := re.fullmatch(r"sm_(\d)(\d)(\+|a only)", clause):  # a floor, or sm_90a's one GPU
             cc = (int(m.group(1)), int(m.group(2)))
         else:
             raise AssertionError(f"clause {clause!r} of {text!r} says nothing checkable")

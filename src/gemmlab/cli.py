@@ -32,10 +32,11 @@ from .tune import default as tuned_default
 from .tune.search import MIN_ITERS
 from .tune.spaces import SPACES
 from .ui import helpfmt, machine, usage
-from .ui.errors import CannotRun, UsageError, guarded
+from .ui.errors import CannotRun, UsageError, guarded, one_line_parse_errors
 from .ui.tally import Tally
 
 helpfmt.install()
+one_line_parse_errors()
 
 
 def progress_bar(con: Console | None = None):

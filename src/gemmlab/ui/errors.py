@@ -36,6 +36,22 @@ def stop(code: Exit, message: str) -> typer.Exit:
     return typer.Exit(int(code))
 
 
+def one_line_parse_errors() -> None:
+    """Make typer's own command-line errors (a missing argument, a bad value, an unknown option)
+    one line on stderr, as `stop` prints ours, instead of a boxed panel with the usage."""
+    try:
+        from typer import rich_utils
+    except ImportError:  # pragma: no cover - typer without rich: click's plain two lines
+        return
+
+    def one_line(exc) -> None:
+        where = getattr(getattr(exc, "ctx", None), "command_path", "gemmlab")
+        stderr.print("[red]error:[/red] " + escape(" ".join(exc.format_message().split()))
+                     + escape(f" (see {where} -h)"))
+
+    rich_utils.rich_format_error = one_line
+
+
 def guarded(command: Callable) -> Callable:
     """Run a command; a UsageError exits 2 and a CannotRun exits 3, each with one line."""
 
