@@ -123,6 +123,8 @@ def list_(as_json: AsJson = False) -> None:
 
 def facts_table(impl: registry.Implementation) -> Table:
     facts = Table(show_header=False, title=f"{impl.name}: facts")
+    facts.add_column(overflow="fold")  # kernel labels carry the knobs that tell launches apart: never cut
+    facts.add_column(overflow="fold")
     facts.add_row("family / rung / precision", f"{impl.family} / {impl.rung} / {impl.precision}")
     facts.add_row("compute capability", "{}.{}".format(*impl.min_cc) + (" only" if impl.min_cc == ARCH_SPECIFIC_CC
                                                                       else " or later"))
