@@ -7,12 +7,16 @@ the child's own (CUDA events around each call on a GPU, the host clock on
 the CPU: the same method as ``gemmlab bench``), and it is cross-checked with
 the wall-clock time the judge measures around each request, less the
 harness's own overhead measured by calls that skip ``solve``. The baseline,
-``torch.matmul``, is timed in the judge's process by bench's one timing loop.
+``torch.matmul``, is timed on a GPU in the judge's process by bench's one timing
+loop; on the CPU, where the fresh inputs of every call cost the solution about as
+much as its product at the timing shape, it is itself a solution timed through
+the same harness (``isolate.cpu_baseline``).
 """
 
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -69,8 +73,8 @@ def crosscheck(ms: list[float], walls: list[float], overhead: float, device: str
     return ""
 
 
-def baseline(shape: tuple[int, int, int], device: torch.device, warmup: int, iters: int,
-             seed: int) -> tuple[str, float]:
+def in_process_baseline(shape: tuple[int, int, int], device: torch.device, warmup: int, iters: int,
+                        seed: int) -> tuple[str, float]:
     """(name, median ms) of torch.matmul in strict FP32 at the same shape and inputs' range."""
     m, n, k = shape
     a = uniform((m, n), seed, device, WIDE_LOW, WIDE_HIGH)
@@ -80,8 +84,11 @@ def baseline(shape: tuple[int, int, int], device: torch.device, warmup: int, ite
     with strict_fp32():
         times, errors = time_interleaved({"matmul": partial(torch.matmul, a, b, out=c)}, {"matmul": c},
                                          warmup, iters, gpu)
-    name = "cuBLAS (torch.matmul, TF32 off)" if gpu else "CPU torch (torch.matmul)"
-    return name, summarize(times["matmul"])["median_ms"]
+    return baseline_name(gpu), summarize(times["matmul"])["median_ms"]
+
+
+def baseline_name(gpu: bool) -> str:
+    return "cuBLAS (torch.matmul, TF32 off)" if gpu else "CPU torch (torch.matmul)"
 
 
 def _batch(remote: RemoteSolve, shape: tuple[int, int, int], warmup: int, iters: int, seed: int,
@@ -112,8 +119,18 @@ def _batch(remote: RemoteSolve, shape: tuple[int, int, int], warmup: int, iters:
     return ms, walls, min(overheads)
 
 
+def measure_calls(remote: RemoteSolve, shape: tuple[int, int, int], warmup: int, iters: int, seed: int,
+                  precision: Precision) -> list[float]:
+    """The reported times of a trusted solution's timed calls (the CPU baseline's); [] on a failure."""
+    ms, _, _ = _batch(remote, shape, warmup, iters, seed, precision, TimedRun())
+    return ms
+
+
 def timed_run(remote: RemoteSolve, shape: tuple[int, int, int], warmup: int, iters: int, seed: int,
-              precision: Precision) -> TimedRun:
+              precision: Precision, baseline: Callable | None = None) -> TimedRun:
+    """The solution's timed calls, cross-checked, and the baseline's median beside them: timed by
+    ``baseline(remote, shape, warmup, iters, seed)`` where given (the CPU's: through the same
+    harness), else in this process (`in_process_baseline`)."""
     out = TimedRun()
     gpu = remote.device.type == "cuda"
     for attempt in range(ATTEMPTS):
@@ -125,7 +142,11 @@ def timed_run(remote: RemoteSolve, shape: tuple[int, int, int], warmup: int, ite
             break
     out.failure = disagreement
     stats = summarize(ms)
-    name, base_ms = baseline(shape, remote.device, warmup, iters, seed + 7919)
+    times = baseline(remote, shape, warmup, iters, seed + 7919) if baseline is not None else []
+    if times:
+        name, base_ms = baseline_name(gpu), summarize(times)["median_ms"]
+    else:
+        name, base_ms = in_process_baseline(shape, remote.device, warmup, iters, seed + 7919)
     out.timing = {
         "shape": list(shape), **stats, "times_ms": ms,
         "tflops": tflops(problem.flops(*shape), stats["median_ms"]),
