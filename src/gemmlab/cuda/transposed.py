@@ -44,7 +44,9 @@ class TransposedA:
     @property
     def label(self) -> str:
         text = "Aᵀ, padded B pre-passes" if self.pad_b else "Aᵀ pre-pass"
-        return text + (", split-K" if self.split else "")
+        # Split only where the reduction is short (handoff.SPLIT_MAX_N): say so, since the label
+        # is shown beside timings at shapes (the performance shape's N = 6144) that run unsplit.
+        return text + (f", split-K where N ≤ {handoff.SPLIT_MAX_N}" if self.split else "")
 
     @staticmethod
     def parts(launch: Launch, m: int, n: int, k: int) -> int:

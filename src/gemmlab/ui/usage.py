@@ -69,6 +69,8 @@ def arch(given: str | None, supported: list[int] | None) -> str | None:
 
 def json_file(path: Path) -> dict:
     """A JSON object read from `path`; a missing, unreadable or malformed file is a usage error."""
+    if path.is_dir():
+        raise UsageError(f"{path} is a folder; give a results JSON file")
     if not path.is_file():
         raise UsageError(f"no such file: {path}")
     try:
