@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from ..childenv import python_env
+
 KERNEL_DIR = Path(__file__).resolve().parent.parent / "kernels" / "cuda"
-#: The folder holding the gemmlab package, for the compiling child's import path.
-_PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent.parent)
 
 #: The architecture CPU-side checks compile for when no GPU is there to ask.
 HOPPER_ARCH = "sm_90a"
@@ -199,9 +199,8 @@ def _build_isolated(text: str, name: str, arch: str, macro: tuple) -> tuple[byte
     """(cubin, ptxas log) from NVRTC run in a fresh process (nvrtc_child.py says why)."""
     request = {"text": text, "name": name, "arch": arch, "macro": list(macro), "ptxas": list(PTXAS_OPTIONS),
                "include": str(KERNEL_DIR)}
-    path = os.pathsep.join(x for x in (_PACKAGE_ROOT, os.environ.get("PYTHONPATH")) if x)
     done = subprocess.run([sys.executable, "-m", "gemmlab.cuda.nvrtc_child"], input=json.dumps(request),
-                          capture_output=True, text=True, env=os.environ | {"PYTHONPATH": path})
+                          capture_output=True, text=True, env=python_env())
     try:
         answer = json.loads(done.stdout)
     except ValueError:

@@ -20,9 +20,8 @@ from pathlib import Path
 
 import torch
 
-import gemmlab
-
 from .. import problem, runtime
+from ..childenv import python_env
 from ..exits import Exit
 from ..reference import Precision
 from . import procs
@@ -124,11 +123,14 @@ def _build(path: Path, framework: str, verdict: Verdict) -> str | None:
     return str(lib)
 
 
+def _child_cmd(path: Path, framework: str, lib: str | None = None, wrapper: list[str] | None = None) -> list[str]:
+    """The command that runs a solution file in the judge's child harness (under `wrapper`)."""
+    return [*(wrapper or []), sys.executable, "-m", "gemmlab.judge.child", "--file", str(path.resolve()),
+            "--framework", framework, *(["--library", lib] if lib else []), *(["--staged"] if wrapper else [])]
+
+
 def _child_env(framework: str, env: dict[str, str] | None) -> dict[str, str]:
-    out = {**os.environ, **(env or {})}
-    # The child imports gemmlab from where this process found it.
-    src = str(Path(gemmlab.__file__).resolve().parents[1])
-    out["PYTHONPATH"] = os.pathsep.join(p for p in (src, out.get("PYTHONPATH", "")) if p)
+    out = python_env(env)  # the child imports gemmlab from where this process found it
     if framework == "jax":
         out.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     return out
@@ -200,8 +202,7 @@ def cpu_baseline(remote: RemoteSolve, shape: tuple[int, int, int], warmup: int, 
     from ..reference import Precision
     from .timing import measure_calls
 
-    path = Path(__file__).with_name("baseline_solution.py")
-    cmd = [sys.executable, "-m", "gemmlab.judge.child", "--file", str(path), "--framework", "torch"]
+    cmd = _child_cmd(Path(__file__).with_name("baseline_solution.py"), "torch")
     folder = _workspace()
     child = None
     try:
@@ -253,8 +254,7 @@ def judge_file(
     cases = _cases(verdict.seed, perf, groups, device.type)
     shape = tuple(time_shape) if time_shape else (problem.PERF_SHAPE if device.type == "cuda" else CPU_TIME_SHAPE)
     limits = Limits(device.type, timeout, memory_limit, slow=SANITIZER_FACTOR if wrapper else 1.0)
-    cmd = [*(wrapper or []), sys.executable, "-m", "gemmlab.judge.child", "--file", str(path.resolve()),
-           "--framework", framework, *(["--library", lib] if lib else []), *(["--staged"] if wrapper else [])]
+    cmd = _child_cmd(path, framework, lib, wrapper)
     shapes = [c.shape for c, _ in cases if device.type == "cuda" or not c.gpu_only] + [shape]
     folder = _workspace()
     was_reaper = procs.set_subreaper(True)
