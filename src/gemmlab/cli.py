@@ -24,7 +24,7 @@ from . import __version__, registry, runtime
 from .bench.results import LATEST
 from .bench.stats import SMALL_ITERS, SMALL_WORK
 from .blame import blame
-from .cuda.rung import ARCH_SPECIFIC_CC, needs
+from .cuda.rung import ARCH_SPECIFIC_CC, builds_for, needs
 from .exits import Exit
 from .judge.cases import Case, fresh_seed, standard_cases
 from .judge.runner import Judgement, judge
@@ -460,7 +460,7 @@ def inspect(
     as_json: AsJson = False,
 ) -> None:
     """Registers, shared memory, stack, spills, SASS instruction mix and (on a GPU) occupancy."""
-    from .bench.inspect import TABLES, buildable, default_arch
+    from .bench.inspect import TABLES, default_arch
 
     impls = [i for i in usage.names(names) if i.launches]
     arch = usage.arch(arch, nvrtc_archs())
@@ -468,7 +468,7 @@ def inspect(
         raise UsageError(f"{', '.join(names or [])} has no CUDA kernel to inspect; "
                          "CUDA rungs: gemmlab list")
     target = arch or default_arch()
-    left_out = [i for i in impls if not buildable(i, target)]
+    left_out = [i for i in impls if not builds_for(i.min_cc, target)]
     why = ", ".join(f"{i.name} (needs {needs(i.min_cc)})" for i in left_out)
     if len(left_out) == len(impls):
         raise UsageError(f"{target} cannot build {why}")

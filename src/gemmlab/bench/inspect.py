@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from ..cuda.compiler import HOPPER_ARCH, device_arch
-from ..cuda.rung import ARCH_SPECIFIC_CC, Kernel, cc_of, runs_on
+from ..cuda.rung import Kernel, builds_for
 from ..cuda.sass import disassemble, instruction_mix, register_claims
 from ..registry import Implementation
 
@@ -38,11 +38,6 @@ def setmaxnreg(cubin: bytes, entry: str) -> dict[str, int] | None:
     return {"producer": claims.get("DEALLOC"), "consumer": claims.get("TRY_ALLOC")}
 
 
-def buildable(impl: Implementation, arch: str) -> bool:
-    """Whether `arch` can build the implementation's kernels (sm_90a's wgmma rungs: sm_90a only)."""
-    return runs_on(impl.min_cc, cc_of(arch)) and (impl.min_cc != ARCH_SPECIFIC_CC or arch.endswith("a"))
-
-
 def default_arch() -> str:
     """The GPU's target, or sm_90a (the H200's) without one."""
     return device_arch() if torch.cuda.is_available() else HOPPER_ARCH
@@ -50,12 +45,12 @@ def default_arch() -> str:
 
 def inspect_launches(impls: list[Implementation], arch: str | None = None) -> list[dict]:
     """One row per kernel of every launch: the main kernel, then its pre-passes. Implementations
-    that `arch` cannot build are left out (`buildable`)."""
+    that `arch` cannot build are left out (`rung.builds_for`)."""
     gpu = torch.cuda.is_available()
     arch = arch or default_arch()
     rows = []
     for impl in impls:
-        if not buildable(impl, arch):
+        if not builds_for(impl.min_cc, arch):
             continue
         for launch in impl.launches:
             for kernel in launch.kernels():

@@ -110,13 +110,23 @@ def runs_on(min_cc: tuple[int, int], cc: tuple[int, int]) -> bool:
     return cc == min_cc if min_cc == ARCH_SPECIFIC_CC else cc >= min_cc
 
 
+#: A target's name: sm_XY, optionally `a` (arch-specific) or `f` (family-specific).
+ARCH_NAME = re.compile(r"sm_(\d+)([af]?)")
+
+
 def cc_of(arch: str) -> tuple[int, int]:
     """`sm_90a` → (9, 0), `sm_120` → (12, 0), `sm_100f` → (10, 0)."""
-    digits = re.fullmatch(r"sm_(\d+)[af]?", arch)
-    if not digits:
+    name = ARCH_NAME.fullmatch(arch)
+    if not name:
         raise ValueError(f"not an architecture name: {arch!r}")
-    number = int(digits.group(1))
+    number = int(name.group(1))
     return number // 10, number % 10
+
+
+def builds_for(min_cc: tuple[int, int], arch: str) -> bool:
+    """Whether code that needs `min_cc` compiles for target `arch`: sm_90a's instructions for
+    sm_90a alone (not plain sm_90), anything else for its capability or later."""
+    return runs_on(min_cc, cc_of(arch)) and (min_cc != ARCH_SPECIFIC_CC or arch.endswith("a"))
 
 
 def needs(min_cc: tuple[int, int]) -> str:

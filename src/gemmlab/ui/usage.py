@@ -7,10 +7,10 @@ allowed instead.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 from .. import problem, registry
+from ..cuda.rung import ARCH_NAME
 from .errors import UsageError
 
 
@@ -51,14 +51,11 @@ def groups(given: list[str] | None, known: list[str]) -> list[str] | None:
     return given
 
 
-_ARCH = re.compile(r"^sm_(\d+)([af]?)$")
-
-
 def arch(given: str | None, supported: list[int] | None) -> str | None:
     """`sm_XY` (optionally `a` or `f`) that this NVRTC can target (when it says which it can)."""
     if given is None:
         return None
-    m = _ARCH.match(given)
+    m = ARCH_NAME.fullmatch(given)
     if not m:
         raise UsageError(f"--arch {given!r}: expected sm_XY, e.g. sm_90a, sm_89, sm_80")
     if supported and int(m.group(1)) not in supported:
