@@ -21,6 +21,15 @@ def test_list_shows_every_rung():
         assert impl.name in result.output
 
 
+def test_list_is_in_rung_order():
+    # torch-tf32 shares torch's rung 12: it is listed beside torch, not after rung 15
+    rows = [line.split("│") for line in invoke("list").output.splitlines() if line.startswith("│")]
+    rungs = [int(cells[1]) for cells in rows if cells[1].strip()]
+    assert rungs == sorted(rungs) and len(rungs) == len(registry.IMPLEMENTATIONS)
+    names = [cells[2].split()[0] for cells in rows if cells[1].strip()]
+    assert names.index("torch-tf32") == names.index("torch") + 1
+
+
 def test_list_fits_80_columns(monkeypatch):
     monkeypatch.setattr(cli.console, "width", 80)
     result = invoke("list")
@@ -63,6 +72,8 @@ def test_check_custom_shape():
     result = invoke("check", "torch", "--shape", "7", "9", "11")
     assert result.exit_code == 0, result.output
     assert "7×9×11" in result.output
+    # the ms column is one wall-clock call: the table says a first call carries its set-up
+    assert "includes its compile and set-up" in " ".join(result.output.split())
 
 
 @pytest.mark.skipif(HAS_GPU, reason="the CPU's labels")

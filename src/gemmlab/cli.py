@@ -103,7 +103,7 @@ def _options(
 def list_(as_json: AsJson = False) -> None:
     """The registry: every rung, its family, precision class and idea."""
     if as_json:
-        machine.emit([machine.implementation(i) for i in registry.IMPLEMENTATIONS])
+        machine.emit([machine.implementation(i) for i in registry.by_rung()])
         return
     table = Table(title="gemmlab implementations",
                   caption="gemmlab explain NAME|RUNG: sources and launches; --json: every field")
@@ -112,7 +112,7 @@ def list_(as_json: AsJson = False) -> None:
     table.add_column("family")
     table.add_column("precision")
     table.add_column("idea", ratio=1, overflow="fold")
-    for impl in registry.IMPLEMENTATIONS:
+    for impl in registry.by_rung():
         aliases = registry.aliases_of(impl.name)
         name = impl.name + "".join(f" [bold]= {a}[/bold]" for a in aliases)
         if impl.name == tuned_default.NAME:
@@ -180,7 +180,10 @@ CASE_COLUMNS = ("case", "M×N×K", "seed", "result", "max abs", "norm max", "rel
 
 def cases_table(title: str, rows: list[dict]) -> Table:
     """One row per judged case (the dicts of `CaseResult.to_dict`), for check and judge alike."""
-    table = Table(title=title)
+    # "ms" is one call's wall time, so a launch's first call carries its compile and planning:
+    # say so where the figure is shown (timings are `gemmlab bench`'s job).
+    table = Table(title=title, caption="ms: the one judged call, wall time; a kernel's first call "
+                                       "includes its compile and set-up (gemmlab bench times)")
     for col in CASE_COLUMNS:
         table.add_column(col, overflow="fold")
     for r in rows:

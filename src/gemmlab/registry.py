@@ -517,6 +517,12 @@ def aliases_of(name: str) -> list[str]:
     return [alias for alias in ALIASES if resolve(alias) == name]
 
 
+def by_rung() -> list[Implementation]:
+    """Every implementation in ladder order: by rung number, registry order within one (the
+    baselines share torch's rung, and the registry lists torch-tf32 beside the TF32 rungs)."""
+    return sorted(IMPLEMENTATIONS, key=lambda impl: impl.rung)
+
+
 def get(name: str) -> Implementation:
     try:
         return REGISTRY[resolve(name)]
