@@ -4,7 +4,9 @@ for bit with `default` at the performance shape, then timed as `gemmlab bench` t
 (measure(): cuBLAS FP32 interleaved, median) at each shape of TIMED.
 
 Usage (from the repository root): python driver.py 'bigtile:{"BK": 8, "LEAN": 1}' 'splitk:{"LEAN": 1}' ...
-A variant replaces the knobs of both launches of the rung (B as it lies, B's padded copy).
+A variant replaces the knobs of both launches of the rung (B as it lies, B's padded copy);
+'bigtile#0:{...}' replaces those of launch 0 only (the padded launch stays the rung's).
+Shapes to time, as MxNxK, on stdin (default: TIMED below).
 """
 import dataclasses
 import json
@@ -22,9 +24,11 @@ runtime.configure()
 impls = [registry.get("default")]
 for arg in sys.argv[1:]:
     rung, text = arg.split(":", 1)
+    rung, _, only = rung.partition("#")
     base = registry.get(rung)
     knobs = json.loads(text)
-    impls.append(dataclasses.replace(base, name=arg, launches=tuple(x.with_defines(knobs) for x in base.launches)))
+    launches = tuple(x.with_defines(knobs) if only in ("", str(i)) else x for i, x in enumerate(base.launches))
+    impls.append(dataclasses.replace(base, name=arg, launches=launches))
 dev = torch.device("cuda")
 SHAPES = ((4096, 96, 2048), (4000, 333, 4000), (2500, 1000, 4100), (8191, 6143, 4096), (8191, 6143, 4095),
           (1000, 2000, 3000), (129, 4100, 257))
