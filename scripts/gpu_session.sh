@@ -36,7 +36,7 @@ for step in "$@"; do
               GEMMLAB_CACHE=$(mktemp -d) run "builds-$i" 120 python3 results/experiments/build-lottery/compile_once.py
             done
             run builds-default 120 gemmlab explain default ;;
-    tune-default) run tune-default 500 gemmlab tune ${TUNE_RUNGS:-bigtile splitk warptile float4} --install --out "$LOGS/results"
+    tune-default) run tune-default 560 gemmlab tune ${TUNE_RUNGS:-bigtile splitk warptile float4} --install --out "$LOGS/results"
                   cp src/gemmlab/tuned/*.json "$OUT/" ;;
     # A new or changed kernel first on one small shape, briefly: a kernel that hangs (a barrier
     # never completing) would otherwise hold every later step to its whole time limit.

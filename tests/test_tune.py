@@ -135,6 +135,29 @@ def test_candidates_start_with_the_current_knobs_and_never_repeat(rung):
         assert cands == space.candidates(index)  # the order is fixed
 
 
+def test_a_knob_a_launch_leaves_out_holds_its_macros_default():
+    # FETCH_BA came after the rungs' launches and the H200's record: they name no FETCH_BA, mean
+    # 0, and rebuild without the macro (the same cubins); set, it is in the launch's macros.
+    for rung in ("bigtile", "splitk"):
+        space = SPACES[rung]
+        assert all(space.current(i)["FETCH_BA"] == 0 for i in space.launches)
+        assert all("FETCH_BA" not in launch.defines for launch in registry.get(rung).launches)
+        knobs = {k: v for k, v in space.current(0).items() if k != "FETCH_BA"}
+        assert space.knobs_of(knobs) == space.current(0)
+        assert default.rebuild({"rung": rung, "launch": 0, "knobs": knobs}) == registry.get(rung).launches[0]
+        on = space.build(0, space.current(0) | {"FETCH_BA": 1})
+        assert on.defines["FETCH_BA"] == 1 and "FETCH_BA=1" in on.kernel.label
+    assert any(c["FETCH_BA"] == 1 for c in SPACES["splitk"].candidates(0))
+
+
+def test_fetch_ba_compiles_without_spills_into_another_build():
+    # 16_bigtile.md: the measured build (BK 16, 3 stages, SPLIT) with B's fragments fetched first
+    launch = SPACES["splitk"].build(0, {"BK": 16, "STAGES": 3, "FETCH_BA": 1})
+    module = launch.compile(HOPPER_ARCH)
+    assert module.resources[launch.entry].spills == 0
+    assert launch.with_defines({"FETCH_BA": 0}).compile(HOPPER_ARCH).cubin != module.cubin
+
+
 def test_float4_space_skips_unrolls_longer_than_the_step_and_too_many_threads():
     for knobs in SPACES["float4"].candidates(0):
         assert knobs["UNROLL_K"] <= knobs["BK"] and knobs["BK"] % knobs["UNROLL_K"] == 0

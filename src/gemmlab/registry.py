@@ -271,7 +271,7 @@ def _bigtile_derive(d) -> dict:
 
 
 def _bigtile(pad_b: bool, j_outer: int = 2, warps_m: int = 2, warps_n: int = 2, bk: int = 16,
-             stages: int = 4, min_blocks: int = 2, split: bool = False) -> Launch:
+             stages: int = 4, min_blocks: int = 2, split: bool = False, fetch_ba: bool = False) -> Launch:
     """bigtile reading Aᵀ (a pre-pass) and B by 16-byte copies: B as it lies where K % 4 == 0 and
     B and C are aligned, else B's padded copy (a second pre-pass), for any shape."""
     # J_OUTER 2 (the FMAs of one index column by column, down then up) was chosen on the H200
@@ -280,6 +280,8 @@ def _bigtile(pad_b: bool, j_outer: int = 2, warps_m: int = 2, warps_n: int = 2, 
                "MIN_BLOCKS": min_blocks, "VEC": 4, "A_T": 1, "J_OUTER": j_outer, "PAD_B": int(pad_b)}
     if split:  # only then: SPLIT 0 is the macro's default, and bigtile's launches keep their cubins
         defines["SPLIT"] = 1
+    if fetch_ba:  # likewise: B's fragments loaded before A's (16_bigtile.md), a tuned knob
+        defines["FETCH_BA"] = 1
     return Launch("16_bigtile.cu", "bigtile", min_cc=(8, 0), smem=_bigtile_smem, derive=_bigtile_derive,
                   defines=defines, **_bigtile_derive(defines))
 

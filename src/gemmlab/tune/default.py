@@ -69,10 +69,11 @@ def rebuild(winner: dict) -> Launch:
         raise rec.RecordError(f"{winner['rung']} has no tunable launch {winner['launch']} "
                               f"(tunable: {list(space.launches)})")
     names = [name for name, _ in space.knobs]
-    if sorted(winner["knobs"]) != sorted(names):
+    knobs = space.knobs_of(winner["knobs"])  # a knob the record predates holds its absent value
+    if sorted(knobs) != sorted(names):
         raise rec.RecordError(f"{winner['rung']}: the record's knobs {sorted(winner['knobs'])} are not "
                               f"the space's {sorted(names)}")
-    return space.build(winner["launch"], {k: int(winner["knobs"][k]) for k in names})
+    return space.build(winner["launch"], {k: int(knobs[k]) for k in names})
 
 
 def launches_from(record: dict | None, builtin: Sequence[Launch]) -> tuple[Launch, ...]:

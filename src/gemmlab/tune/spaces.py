@@ -34,11 +34,19 @@ class Space:
     build: Callable[[int, Mapping[str, int]], Launch] = field(repr=False)
     launches: tuple[int, ...]  # the launch indexes it tunes (others, e.g. a scalar fallback, it leaves)
     valid: Callable[[Mapping[str, int]], bool] = field(default=lambda knobs: True, repr=False)
+    # Knobs a launch may leave out of its macros, and the value that then holds (the macro's
+    # default in the .cu): a knob added later keeps the rung's launches, and their cubins, as
+    # they were, and records made before it still name whole launches.
+    absent: Mapping[str, int] = field(default_factory=dict)
 
     def current(self, index: int) -> Knobs:
         """The knobs the rung's launch `index` uses today."""
         defines = registry.REGISTRY[self.rung].launches[index].defines
-        return {name: int(defines[name]) for name, _ in self.knobs}
+        return {name: int(defines[name]) if name in defines else self.absent[name] for name, _ in self.knobs}
+
+    def knobs_of(self, knobs: Mapping[str, int]) -> Knobs:
+        """`knobs` with the absent ones filled in (a record made before a knob existed)."""
+        return {**self.absent, **knobs}
 
     def candidates(self, index: int) -> list[Knobs]:
         """Every valid knob setting for launch `index`, the current one first, then the product."""
@@ -68,22 +76,31 @@ def _float4_valid(knobs: Mapping[str, int]) -> bool:
 
 def _bigtile(index: int, knobs: Mapping[str, int]) -> Launch:
     return registry._bigtile(index == 1, knobs["J_OUTER"], knobs["WARPS_M"], 2, knobs["BK"], knobs["STAGES"],
-                             2 if knobs["WARPS_M"] == 2 else 1)
+                             2 if knobs["WARPS_M"] == 2 else 1, fetch_ba=bool(knobs.get("FETCH_BA", 0)))
 
 
 def _splitk(index: int, knobs: Mapping[str, int]) -> Launch:
-    return registry._bigtile(index == 1, bk=knobs["BK"], stages=knobs["STAGES"], split=True)
+    return registry._bigtile(index == 1, bk=knobs["BK"], stages=knobs["STAGES"], split=True,
+                             fetch_ba=bool(knobs.get("FETCH_BA", 0)))
+
+
+#: FETCH_BA leaves the launches it is not set on as they were (16_bigtile.cu's default 0).
+_FETCH_BA = {"FETCH_BA": 0}
 
 
 SPACES: dict[str, Space] = {
     # bigtile: launch 0 B as it lies, 1 B's padded copy (any shape). MIN_BLOCKS follows the warps:
     # two 128-thread blocks or one 256-thread block per SM. A_T stays 1: A as it lies (A_T 0) lost
-    # at every setting tried (16_bigtile.md).
-    "bigtile": Space("bigtile", (("J_OUTER", (2, 1, 0)), ("WARPS_M", (2, 4)), ("BK", (16, 8)), ("STAGES", (4, 3))),
-                     _bigtile, (0, 1)),
+    # at every setting tried (16_bigtile.md). J_OUTER 0 is left out: in the 2026-11-30 record it
+    # ran 4–90 % behind each class's best. FETCH_BA (B's fragments first) changes ptxas's
+    # register allocation: 2–3 % at the large shapes on the H200 (16_bigtile.md).
+    "bigtile": Space("bigtile", (("J_OUTER", (2, 1)), ("WARPS_M", (2, 4)), ("BK", (16, 8)), ("STAGES", (4, 3)),
+                                 ("FETCH_BA", (0, 1))),
+                     _bigtile, (0, 1), absent=_FETCH_BA),
     # splitk: bigtile with SPLIT 1 (J_OUTER 2, 2×2 warps: the winners above); its parts per tile
     # are the host's policy (cuda/handoff.py), not a knob.
-    "splitk": Space("splitk", (("BK", (8, 16)), ("STAGES", (3, 4))), _splitk, (0, 1)),
+    "splitk": Space("splitk", (("BK", (8, 16)), ("STAGES", (3, 4)), ("FETCH_BA", (0, 1))), _splitk, (0, 1),
+                    absent=_FETCH_BA),
     # warptile: launch 0 whole tiles, 1 float4 bounds-checked, 2 the same on padded copies.
     "warptile": Space("warptile", (("BK", (16, 8)), ("MIN_BLOCKS", (2, 1))), _warptile, (0, 1, 2)),
     # float4: launch 0 whole tiles, 1 bounds-checked; 2 is the scalar tiling2d fallback.

@@ -23,10 +23,11 @@
 //
 // A warp owns a 64×64 block of C (lanes 8 down × 4 across); the block has
 // WARPS_M × WARPS_N warps. Knobs: WARPS_M, WARPS_N, BK, STAGES, MIN_BLOCKS,
-// J_OUTER (the order of one index's FMAs), PAD_B, SPLIT (split-K: the `splitk`
-// rung, 16_bigtile_splitk.md), and the four above. With SPLIT 0 the source
-// compiles to the same cubin as before SPLIT existed: ptxas's register
-// allocation, and with it the speed, moves with any change to the loop's code.
+// J_OUTER (the order of one index's FMAs), FETCH_BA (the order of its fragment
+// loads), PAD_B, SPLIT (split-K: the `splitk` rung, 16_bigtile_splitk.md), and
+// the four above. With SPLIT 0 and FETCH_BA 0 the source compiles to the same
+// cubins as before they existed: ptxas's register allocation, and with it the
+// speed, moves with any change to the loop's code.
 #include "common.cuh"
 
 #ifndef WARPS_M
@@ -178,6 +179,13 @@ __device__ __forceinline__ int my_row(int lane, int i) {
     return A_T ? (lane / 4) * 4 + (i / 4) * 32 + i % 4 : lane / 4 + 8 * i;
 }
 
+#ifndef FETCH_BA
+// 1 (A_T): an index's B fragments are loaded before its A fragments. The same loads in
+// another order: ptxas then spaces the shared loads among the FMAs (fewer 4-cycle waits
+// between back-to-back LDS.128), 2-3 % faster at the large shapes on the H200.
+#define FETCH_BA 0
+#endif
+
 #ifndef SPLIT
 #define SPLIT 0  // 1: split-K, part blockIdx.z of gridDim.z (the host's policy: cuda/handoff.py)
 #endif
@@ -298,15 +306,24 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(GEMM_A
         const float* as = As + read * A_STAGE + wr + (lane / 4) * 4;
         float a[2][8], b[2][16];
         auto fetch = [&](int buf, int k) {
-            const float4 x0 = *reinterpret_cast<const float4*>(&as[k * BM]);
-            const float4 x1 = *reinterpret_cast<const float4*>(&as[k * BM + 32]);
-            a[buf][0] = x0.x, a[buf][1] = x0.y, a[buf][2] = x0.z, a[buf][3] = x0.w;
-            a[buf][4] = x1.x, a[buf][5] = x1.y, a[buf][6] = x1.z, a[buf][7] = x1.w;
+#if FETCH_BA
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
                 const float4 v = *reinterpret_cast<const float4*>(&bs[k * BN + 16 * j]);
                 b[buf][4 * j] = v.x, b[buf][4 * j + 1] = v.y, b[buf][4 * j + 2] = v.z, b[buf][4 * j + 3] = v.w;
             }
+#endif
+            const float4 x0 = *reinterpret_cast<const float4*>(&as[k * BM]);
+            const float4 x1 = *reinterpret_cast<const float4*>(&as[k * BM + 32]);
+            a[buf][0] = x0.x, a[buf][1] = x0.y, a[buf][2] = x0.z, a[buf][3] = x0.w;
+            a[buf][4] = x1.x, a[buf][5] = x1.y, a[buf][6] = x1.z, a[buf][7] = x1.w;
+#if !FETCH_BA
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                const float4 v = *reinterpret_cast<const float4*>(&bs[k * BN + 16 * j]);
+                b[buf][4 * j] = v.x, b[buf][4 * j + 1] = v.y, b[buf][4 * j + 2] = v.z, b[buf][4 * j + 3] = v.w;
+            }
+#endif
         };
         fetch(0, 0);
 #pragma unroll UNROLL_K
