@@ -57,6 +57,8 @@ def test_inspect_json_uses_stable_field_names():
     (row,) = doc
     assert set(row) == set(machine.INSPECT_FIELDS.values()) | {"sass"}
     assert row["registers"] > 0 and row["threads"] == 256 and row["sass"]["FFMA"] > 0
+    # the schedule figures (sass.schedule): naive's loop is a chain of FFMAs from global loads
+    assert row["sass"]["loop instructions"] > 0 and row["sass"]["FFMA bank conflicts"] is not None
     assert row["setmaxnreg"] is None  # naive trades no registers
 
 

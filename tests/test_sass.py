@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gemmlab import registry
+from gemmlab.cuda import sass as sass_mod
 from gemmlab.cuda.compiler import HOPPER_ARCH
 from gemmlab.cuda.sass import disassemble, instruction_mix
 
@@ -170,3 +171,51 @@ def test_setmaxnreg_claims_fit_in_the_blocks_registers(name):
     claims = setmaxnreg(module.cubin, launch.entry)
     assert claims and None not in claims.values(), claims
     assert claims["producer"] + 2 * claims["consumer"] <= 3 * regs, (claims, regs)
+
+
+# ---- the schedule figures (sass.schedule) ------------------------------------------------------
+
+
+def listing(*instructions: tuple[int, str, int]) -> list[str]:
+    """cuobjdump's two lines per instruction, for (address, text, stall cycles)."""
+    out = []
+    for address, text, stall in instructions:
+        out.append(f"        /*{address:04x}*/                   {text} ;  /* 0x000000000000000f */")
+        out.append(f"                                                     /* 0x{stall << 41:016x} */")
+    return out
+
+
+def test_bank_conflicts_count_reads_the_reuse_cache_does_not_serve():
+    code = sass_mod._instructions(listing(
+        (0x00, "FFMA R10, R2.reuse, R4, R10", 1),  # R2, R4, R10 all in bank 0: two extra reads
+        (0x10, "FFMA R13, R2, R5, R13", 1),        # R2 from the reuse cache; R5, R13 in bank 1: one
+        (0x20, "IADD3 R1, R1, 0x1, RZ", 1),        # not an FFMA: the cache is not carried over it
+        (0x30, "FFMA R11, R2, R7, R11", 1),        # R2, R7, R11: banks 0, 1, 1: one
+    ))
+    assert sass_mod.bank_conflicts(code) == (3, 4)
+    # four banks: R2 and R10 (bank 2), R5 and R13 (bank 1), R7 and R11 (bank 3): one each
+    assert sass_mod.bank_conflicts(code, banks=4) == (3, 3)
+
+
+def test_main_loop_is_the_longest_backward_branch_and_its_stalls_are_summed():
+    code = sass_mod._instructions(listing(
+        (0x00, "MOV R1, 0x0", 1),
+        (0x10, "LDS.128 R4, [R2]", 4),
+        (0x20, "LDS.128 R8, [R2+0x10]", 1),
+        (0x30, "FFMA R12, R4, R8, R12", 2),
+        (0x40, "@!P0 BRA 0x10", 5),      # the loop: 0x10 … 0x40
+        (0x50, "@P1 BRA 0x30", 1),       # a shorter one
+        (0x60, "EXIT", 1),
+    ))
+    loop = sass_mod.main_loop(code)
+    assert [i[0] for i in loop] == [0x10, 0x20, 0x30, 0x40] and sum(i[3] for i in loop) == 12
+
+
+def test_bigtile_schedule_figures_are_read_from_its_sass():
+    launch = registry.get("splitk").launches[0]
+    figures = sass_mod.schedule(launch.compile(HOPPER_ARCH).cubin)[launch.entry]
+    assert 0 < figures["FFMA bank conflicts"] < 1
+    # the main loop: one BK step's 128 FFMA per reduction index, and its stall cycles
+    assert figures["loop instructions"] > 128 * launch.step
+    assert figures["loop stall cycles"] >= figures["loop instructions"]
+    assert 0 <= figures["loop LDS stalled 4+"] <= 6 * launch.step

@@ -6,7 +6,7 @@ import torch
 
 from ..cuda.compiler import HOPPER_ARCH, device_arch
 from ..cuda.rung import Kernel, builds_for
-from ..cuda.sass import disassemble, instruction_mix, register_claims
+from ..cuda.sass import disassemble, instruction_mix, register_claims, schedule
 from ..registry import Implementation
 
 MAX_THREADS_PER_SM = 2048
@@ -18,6 +18,10 @@ TABLES = {
                   "stack B", "spills", "occupancy"),
     "SASS mix": ("name", "kernel", "FFMA", "LDS", "LDS.128", "LDG.128", "STG.128", "LDGSTS", "HMMA",
                  "HGMMA", "UTMALDG", "SETMAXREG", "BAR", "LDL/STL"),
+    # Static figures of the schedule (sass.schedule): what decides an issue-bound FFMA kernel's
+    # speed beyond its instruction mix (16_bigtile.md, results/experiments/static-model).
+    "SASS schedule": ("name", "kernel", "FFMA bank conflicts", "loop instructions", "loop stall cycles",
+                      "loop LDS stalled 4+"),
 }
 
 
@@ -67,7 +71,7 @@ def inspect_launches(impls: list[Implementation], arch: str | None = None) -> li
                     "smem B": res.smem_bytes,
                     "dyn smem B": kernel.smem, "cluster": list(kernel.cluster),
                     "stack B": res.stack_bytes, "spills": res.spills,
-                } | mix
+                } | mix | schedule(module.cubin)[kernel.entry]
                 if gpu and arch == device_arch():
                     row["occupancy"] = occupancy(module, kernel)
                 rows.append(row)
