@@ -196,6 +196,31 @@ def test_a_candidate_that_spills_is_rejected_at_compile_time():
     assert len(good.cubin) == 16 and good.to_dict()["cubin"] == good.cubin
 
 
+def test_precompile_builds_each_distinct_kernel_once_side_by_side(monkeypatch):
+    import threading
+    import time
+
+    from gemmlab.cuda import rung
+
+    calls, running, peak, lock = [], [0], [0], threading.Lock()
+
+    def fake_compile(kernel, arch=None):
+        with lock:
+            calls.append(kernel.key)
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        time.sleep(0.05)
+        with lock:
+            running[0] -= 1
+
+    monkeypatch.setattr(rung.Kernel, "compile", fake_compile)
+    cands, _ = search.plan(["bigtile", "splitk"], (8192, 6144, 4096))
+    distinct = {k.key for c in cands if not c.verdict for k in c.built.kernels()}
+    assert search.precompile(cands, HOPPER_ARCH, workers=4) == len(distinct) > 10
+    assert sorted(calls) == sorted(distinct)  # each once, the shared pre-pass kernel too
+    assert peak[0] > 1  # side by side
+
+
 def test_build_check_compares_builds_only_on_the_records_gpu_and_compiler(monkeypatch):
     """`default` says whether this machine builds each winner into the cubin the record timed:
     not without a GPU, not with another NVRTC or arch, and else by the digests."""

@@ -5,8 +5,9 @@ For each shape class (one representative shape each), in order:
 1. **plan** (CPU): for each rung named, the launch it runs at the shape, and
    every knob setting of its `Space` for that launch, current knobs first;
    a setting whose own precondition misses the shape is *rejected*;
-2. **compile** (CPU, NVRTC): a candidate that does not compile, or whose
-   kernel spills, is *rejected* with the reason; no GPU time is spent on it;
+2. **compile** (CPU, NVRTC, every distinct kernel side by side: `precompile`):
+   a candidate that does not compile, or whose kernel spills, is *rejected*
+   with the reason; no GPU time is spent on it;
 3. **verify** (GPU): one call on fresh inputs with C poisoned, judged by the
    judge's own `run_case` (float64 reference, normalised max error ≤ 2e-5,
    unwritten elements, inputs untouched) and LeetGPU's check against
@@ -27,8 +28,10 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 import statistics
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
@@ -130,8 +133,36 @@ def cubin_digest(cubin: bytes) -> str:
     return hashlib.sha256(cubin).hexdigest()[:16]
 
 
+def _compile_quietly(kernel, arch: str) -> None:
+    try:
+        kernel.compile(arch)
+    except CompileError:
+        pass  # compile_check compiles it again, in order, and rejects the candidate with the log
+
+
+def precompile(cands: list[Candidate], arch: str, workers: int | None = None) -> int:
+    """Build every distinct kernel of the undecided candidates at once, into the compile cache.
+
+    Each NVRTC build runs in a process of its own (cuda/nvrtc_child.py), so builds side by side
+    are the builds one by one; a search of a hundred kernels of a few seconds each takes a
+    fraction of its time on a many-core host. Returns how many kernels were built or found."""
+    kernels = {}
+    for cand in cands:
+        if not cand.verdict:
+            for kernel in cand.built.kernels():
+                kernels.setdefault(kernel.key, kernel)
+    if kernels:
+        workers = workers or min(len(kernels), os.cpu_count() or 1)
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            list(pool.map(lambda k: _compile_quietly(k, arch), kernels.values()))
+    return len(kernels)
+
+
 def compile_check(cands: list[Candidate], arch: str, progress: Callable[[str], None] | None = None) -> None:
     """Compile each undecided candidate's kernels; reject those that fail or whose kernel spills."""
+    if progress:
+        progress(f"compiling the candidates' kernels on {os.cpu_count() or 1} processes at most")
+    precompile(cands, arch)
     for cand in cands:
         if cand.verdict:
             continue
