@@ -305,6 +305,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(GEMM_A
         // next index's fragments are loaded while this one's 128 FMAs run.
         const float* as = As + read * A_STAGE + wr + (lane / 4) * 4;
         float a[2][8], b[2][16];
+        // B's loads are written out twice, not shared through a helper lambda: with one, NVRTC 13.0
+        // built default's BK 8 launch at 224 registers instead of 241, the slower of its two builds.
         auto fetch = [&](int buf, int k) {
 #if FETCH_BA
 #pragma unroll
