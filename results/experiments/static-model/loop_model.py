@@ -19,7 +19,8 @@ def main() -> None:
     for cand in record["candidates"]:
         if cand["verdict"] != "timed" or cand["rung"] not in ("bigtile", "splitk"):
             continue
-        launch = spaces.space(cand["rung"]).build(cand["launch"], cand["knobs"])
+        space = spaces.space(cand["rung"])
+        launch = space.build(cand["launch"], space.knobs_of(cand["knobs"]))
         cubin = launch.compile("sm_90a").cubin
         print(json.dumps({"rung": cand["rung"], "knobs": cand["knobs"], "ms": round(cand["median_ms"], 4),
                           "same_cubin": hashlib.sha256(cubin).hexdigest()[:16] == cand.get("cubin"),

@@ -76,12 +76,12 @@ def _float4_valid(knobs: Mapping[str, int]) -> bool:
 
 def _bigtile(index: int, knobs: Mapping[str, int]) -> Launch:
     return registry._bigtile(index == 1, knobs["J_OUTER"], knobs["WARPS_M"], 2, knobs["BK"], knobs["STAGES"],
-                             2 if knobs["WARPS_M"] == 2 else 1, fetch_ba=bool(knobs.get("FETCH_BA", 0)))
+                             2 if knobs["WARPS_M"] == 2 else 1, fetch_ba=bool(knobs["FETCH_BA"]))
 
 
 def _splitk(index: int, knobs: Mapping[str, int]) -> Launch:
     return registry._bigtile(index == 1, bk=knobs["BK"], stages=knobs["STAGES"], split=True,
-                             fetch_ba=bool(knobs.get("FETCH_BA", 0)))
+                             fetch_ba=bool(knobs["FETCH_BA"]))
 
 
 #: FETCH_BA leaves the launches it is not set on as they were (16_bigtile.cu's default 0).
