@@ -91,6 +91,20 @@ def test_bigtile_issues_128_ffma_per_six_16_byte_reads(name):
         assert m["LDGSTS"] > 0 and m["LDG"] <= (32 + 1 if name == "splitk" else 0) and m["HMMA"] == 0
 
 
+@pytest.mark.parametrize("name", ["bigtile", "splitk"])
+def test_bigtile_stores_unaligned_rows_after_a_quad_transpose(name):
+    """Launch 1 (B's padded copy, any K) stores C's rows that are not 16-byte aligned after a
+    4×4 transpose within each quad: 2 rounds of 2 SHFL.BFLY per float4 of a thread's 32, i.e.
+    128; launch 0 (K % 4 == 0) stores float4 only and keeps no trace of that path."""
+    def shuffles(which):
+        launch = registry.get(name).launches[which]
+        ops = disassemble(launch.compile(HOPPER_ARCH).cubin)[launch.entry]
+        return sum(op.startswith("SHFL.BFLY") for op in ops)
+
+    assert registry.get(name).launches[1].defines["PAD_B"] == 1
+    assert shuffles(1) == 128 and shuffles(0) == 0
+
+
 @pytest.mark.parametrize("which", [0, -1])
 def test_mma_sync_rung_uses_hmma_fed_by_the_copy_engine(which):
     m = mix("mma-tf32", which)

@@ -179,6 +179,48 @@ __device__ __forceinline__ int my_row(int lane, int i) {
     return A_T ? (lane / 4) * 4 + (i / 4) * 32 + i % 4 : lane / 4 + 8 * i;
 }
 
+// C's stores where its rows are not 16-byte aligned (K % 4 != 0: the odd shapes). The 4 lanes
+// of a quad hold 4 consecutive float4 of one row; stored as they are, each 4-byte store of a
+// warp touches 32 sectors (one float in each). A 4×4 transpose within the quad first (two
+// rounds of shfl.xor) gives lane q the columns 4x + q (x < 4) of each group of 16, so each
+// store writes 16 contiguous bytes per row: 8 sectors, 4× fewer. At 1023³ the stores of the
+// scattered form cost the split-K tile's last part about 10 µs of 64 (ncu, H200). Compiled only
+// where such rows can occur: unused, these functions still moved ptxas's allocation of a
+// launch without PAD_B (NVRTC 13.0), as any change to its source may (16_bigtile.md).
+#if PAD_B || VEC != 4
+__device__ __forceinline__ void quad_transpose(float (&v)[4], int q) {
+    // Round 1 (lanes q, q^1): swap the elements whose bit 0 differs from q's.
+    float s0 = q & 1 ? v[0] : v[1], s1 = q & 1 ? v[2] : v[3];
+    float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+    if (q & 1) v[0] = r0, v[2] = r1; else v[1] = r0, v[3] = r1;
+    // Round 2 (lanes q, q^2): likewise for bit 1. Now v[x] is what lane x held at q.
+    s0 = q & 2 ? v[0] : v[2], s1 = q & 2 ? v[1] : v[3];
+    r0 = __shfl_xor_sync(0xffffffffu, s0, 2), r1 = __shfl_xor_sync(0xffffffffu, s1, 2);
+    if (q & 2) v[0] = r0, v[1] = r1; else v[2] = r0, v[3] = r1;
+}
+// rows: the warp's first row; cols: the quad's first column (the warp's, in a tile of 64).
+__device__ __forceinline__ void store_scalar(const float (&acc)[8][16], float* C, int M, int K, int rows,
+                                             int cols, int lane) {
+    const int q = lane % 4;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+        const int row = rows + my_row(lane, i);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            float v[4] = {acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]};
+            quad_transpose(v, q);  // every lane takes part: rows outside M are skipped after it
+            if (row < M) {
+#pragma unroll
+                for (int x = 0; x < 4; ++x) {
+                    const int col = cols + 16 * j + 4 * x + q;
+                    if (col < K) C[(size_t)row * K + col] = v[x];
+                }
+            }
+        }
+    }
+}
+#endif
+
 #ifndef FETCH_BA
 // 1 (A_T): an index's B fragments are loaded before its A fragments. The same loads in
 // another order: ptxas then spaces the shared loads among the FMAs (fewer 4-cycle waits
@@ -405,6 +447,15 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(GEMM_A
 
     // float4 stores where C's rows allow them (the 16-byte path without PAD_B guarantees it).
     const bool vec_c = (VEC == 4 && !PAD_B) || (K % 4 == 0 && reinterpret_cast<size_t>(C) % 16 == 0);
+#if PAD_B || VEC != 4
+    // Rows that are not 16-byte aligned: stores after a quad transpose (store_scalar), before
+    // the loop below, which is left as it was: even a branch that folds away moved ptxas's
+    // allocation of a launch without PAD_B (NVRTC 13.0).
+    if (!vec_c) {
+        store_scalar(acc, C, M, K, row0 + wr, col0 + wc - 4 * (lane % 4), lane);
+        return;
+    }
+#endif
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
         const int row = row0 + wr + my_row(lane, i);
