@@ -86,6 +86,21 @@ def test_inspect_without_gpu():
     assert "LDGSTS" in result.output and "cp_async" in result.output
 
 
+def test_inspect_dumps_each_kernels_sass_once(monkeypatch):
+    """Every figure of a row (mix, setmaxnreg, schedule) is read from one cuobjdump listing."""
+    from gemmlab import registry
+    from gemmlab.bench.inspect import inspect_launches
+    from gemmlab.cuda import sass
+
+    dumped = []
+    real = sass._dump
+    monkeypatch.setattr(sass, "_dump", lambda cubin: dumped.append(cubin) or real(cubin))
+    rows = inspect_launches([registry.get("wgmma-ws"), registry.get("splitk")])
+    assert rows[0]["setmaxnreg"]  # wgmma-ws trades registers
+    assert all(r["loop instructions"] for r in rows if r["name"] == "splitk" and not r["pre_pass"])
+    assert len(dumped) == len(rows)
+
+
 def study_record() -> dict:
     """A buffering record made from the bench fixture: its rows renamed to the four arms."""
     from gemmlab.bench import studies

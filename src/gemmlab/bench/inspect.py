@@ -6,7 +6,7 @@ import torch
 
 from ..cuda.compiler import HOPPER_ARCH, device_arch
 from ..cuda.rung import Kernel, builds_for
-from ..cuda.sass import disassemble, instruction_mix, register_claims, schedule
+from ..cuda.sass import disassemble, instruction_mix, listing, register_claims, schedule
 from ..registry import Implementation
 
 MAX_THREADS_PER_SM = 2048
@@ -34,8 +34,9 @@ def occupancy(module, kernel: Kernel) -> str:
     return f"{blocks} blk/SM ({100 * blocks * kernel.threads / MAX_THREADS_PER_SM:.0f}%)"
 
 
-def setmaxnreg(cubin: bytes, entry: str) -> dict[str, int] | None:
-    """The registers a warp-specialised kernel's producers keep and its consumers claim."""
+def setmaxnreg(cubin, entry: str) -> dict[str, int] | None:
+    """The registers a warp-specialised kernel's producers keep and its consumers claim
+    (`cubin`: the cubin or its `sass.listing`)."""
     claims = dict(register_claims(cubin).get(entry, ()))
     if not claims:
         return None
@@ -60,18 +61,18 @@ def inspect_launches(impls: list[Implementation], arch: str | None = None) -> li
             for kernel in launch.kernels():
                 module = kernel.compile(arch)
                 res = module.resources[kernel.entry]
-                mix = instruction_mix(disassemble(module.cubin)[kernel.entry])
+                sass = listing(module.cubin)  # one cuobjdump for every figure of the row
+                mix = instruction_mix(disassemble(sass)[kernel.entry])
                 pre = kernel != launch.kernel
                 label = f"pre-pass {kernel.entry}" if pre else impl.launch_label(launch)
                 row = {
                     "name": impl.name, "arch": arch, "kernel": label, "pre_pass": pre,
                     "threads": kernel.threads, "regs": res.registers,
-                    # (a second look at the SASS, only for kernels that trade registers)
-                    "setmaxnreg": setmaxnreg(module.cubin, kernel.entry) if mix["SETMAXREG"] else None,
+                    "setmaxnreg": setmaxnreg(sass, kernel.entry) if mix["SETMAXREG"] else None,
                     "smem B": res.smem_bytes,
                     "dyn smem B": kernel.smem, "cluster": list(kernel.cluster),
                     "stack B": res.stack_bytes, "spills": res.spills,
-                } | mix | schedule(module.cubin)[kernel.entry]
+                } | mix | schedule(sass)[kernel.entry]
                 if gpu and arch == device_arch():
                     row["occupancy"] = occupancy(module, kernel)
                 rows.append(row)

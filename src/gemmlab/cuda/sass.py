@@ -41,11 +41,22 @@ def _dump(cubin: bytes) -> str:
     return proc.stdout
 
 
-def _by_function(cubin: bytes, pattern: re.Pattern) -> dict[str, list]:
+class Listing(str):
+    """cuobjdump's SASS listing of one cubin, dumped once (`listing`) and read by every function
+    below in place of the cubin: a report that asks several questions of one kernel runs
+    cuobjdump once."""
+
+
+def listing(cubin: bytes) -> Listing:
+    return Listing(_dump(cubin))
+
+
+def _by_function(cubin: bytes | Listing, pattern: re.Pattern) -> dict[str, list]:
     """Each function's matches of `pattern` (its first group, or all groups), in order."""
     out: dict[str, list] = {}
     current: list | None = None
-    for line in _dump(cubin).splitlines():
+    text = cubin if isinstance(cubin, Listing) else _dump(cubin)
+    for line in text.splitlines():
         if m := _FUNCTION.match(line):
             current = out.setdefault(m.group(1), [])
         elif current is not None and (m := pattern.match(line)):
@@ -53,7 +64,7 @@ def _by_function(cubin: bytes, pattern: re.Pattern) -> dict[str, list]:
     return out
 
 
-def disassemble(cubin: bytes) -> dict[str, list[str]]:
+def disassemble(cubin: bytes | Listing) -> dict[str, list[str]]:
     """Opcodes (with modifiers) of every function in the cubin, in order."""
     return _by_function(cubin, _INSTR)
 
@@ -61,7 +72,7 @@ def disassemble(cubin: bytes) -> dict[str, list[str]]:
 _SETMAXREG = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+USETMAXREG\.(DEALLOC|TRY_ALLOC)\S*\s+(?:UP\d+,\s*)?(0x[0-9a-f]+)")
 
 
-def register_claims(cubin: bytes) -> dict[str, list[tuple[str, int]]]:
+def register_claims(cubin: bytes | Listing) -> dict[str, list[tuple[str, int]]]:
     """Each function's setmaxnreg figures, in order: ("DEALLOC" | "TRY_ALLOC", registers).
     A warp-specialised kernel's producers give registers back (DEALLOC) and its consumers
     claim them (TRY_ALLOC); functions without setmaxnreg are absent."""
@@ -150,7 +161,7 @@ def main_loop(instructions: list[tuple[int, str, str, int]]) -> list[tuple[int, 
     return [i for i in instructions if start <= i[0] <= end]
 
 
-def schedule(cubin: bytes) -> dict[str, dict]:
+def schedule(cubin: bytes | Listing) -> dict[str, dict]:
     """Per function: bank conflicts per FFMA (None without FFMAs), and its main loop's
     instructions, stall cycles (the sum of their stall counts: one warp's issue time for one
     pass when nothing else waits) and shared loads followed by 4 or more stall cycles."""
