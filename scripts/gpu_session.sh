@@ -49,6 +49,12 @@ for step in "$@"; do
            cp "$(ls -t "$LOGS"/results/studies/*/*.json | head -1)" "$OUT/study-buffering.json" ;;
     sweep) run sweep 400 gemmlab sweep ${SWEEP_RUNGS:-} --out "$LOGS/results"
            cp "$(ls -t "$LOGS"/results/*/sweep-*.json | head -1)" "$OUT/sweep.json" ;;
+    # Each kernel of default's calls and of cuBLAS's, timed one by one by ncu (STEP_SHAPES: MxNxK ...):
+    # what the pre-passes cost next to the product (results/experiments/small-odd).
+    steps) run steps 300 "$(python3 -m gemmlab.cuda.tools find ncu)" --clock-control none \
+             --metrics gpu__time_duration.sum --csv python3 results/experiments/small-odd/steps.py \
+             ${STEP_SHAPES:-8192x6144x4096 8191x6143x4095}
+           cp "$LOGS/steps.txt" "$OUT/steps.csv" ;;
     *) echo "unknown step $step" ;;
   esac
 done

@@ -1,10 +1,10 @@
 """The CUDA command-line tools gemmlab uses, found one way, and the sanitizer's command line.
 
 nvcc builds users' `.cu` solutions, cuobjdump and nvdisasm disassemble cubins,
-compute-sanitizer checks kernels. Each is looked for, in order, on PATH, in
-the toolkit's bin folder ($CUDA_HOME, $CUDA_PATH, else /usr/local/cuda), and
-among NVIDIA's pip wheels (cuda-pathfinder). gemmlab's own kernels need none
-of them: NVRTC compiles those.
+compute-sanitizer checks kernels, ncu times them one by one (scripts/gpu_session.sh).
+Each is looked for, in order, on PATH, in the toolkit's bin folder ($CUDA_HOME,
+$CUDA_PATH, else /usr/local/cuda), and among NVIDIA's pip wheels (cuda-pathfinder).
+gemmlab's own kernels need none of them: NVRTC compiles those.
 
     python -m gemmlab.cuda.tools sanitizer memcheck   # the sanitizer's command line, with its env
 """
@@ -24,6 +24,7 @@ INSTALL = {
     "cuobjdump": "install nvidia-cuda-cuobjdump, or put the CUDA toolkit's bin folder on PATH",
     "nvdisasm": "install nvidia-cuda-nvdisasm, or put the CUDA toolkit's bin folder on PATH",
     "compute-sanitizer": "it ships with the CUDA toolkit: put its bin folder on PATH or set CUDA_HOME",
+    "ncu": "Nsight Compute ships with the CUDA toolkit: put its bin folder on PATH or set CUDA_HOME",
 }
 SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck")
 #: torch's caching allocator rounds allocations up and would hide small overruns.
