@@ -180,11 +180,12 @@ __device__ __forceinline__ int my_row(int lane, int i) {
 }
 
 // C's stores where its rows are not 16-byte aligned (K % 4 != 0: the odd shapes). The 4 lanes
-// of a quad hold 4 consecutive float4 of one row; stored as they are, each 4-byte store of a
-// warp touches 32 sectors (one float in each). A 4×4 transpose within the quad first (two
-// rounds of shfl.xor) gives lane q the columns 4x + q (x < 4) of each group of 16, so each
-// store writes 16 contiguous bytes per row: 8 sectors, 4× fewer. At 1023³ the stores of the
-// scattered form cost the split-K tile's last part about 10 µs of 64 (ncu, H200). Compiled only
+// of a quad hold 4 consecutive float4 of one row; stored as they are, a warp's 4-byte store
+// writes 4 floats 16 bytes apart in each of 8 rows (2 or 3 sectors a row). A 4×4 transpose
+// within the quad first (two rounds of shfl.xor) gives lane q the columns 4x + q (x < 4) of
+// each group of 16, so each store writes 16 contiguous bytes per row (1 or 2 sectors a row):
+// about half the sectors. At 1023³ the stores of the scattered form cost the split-K tile's last part
+// about 10 µs of 64 (ncu, H200). Compiled only
 // where such rows can occur: unused, these functions still moved ptxas's allocation of a
 // launch without PAD_B (NVRTC 13.0), as any change to its source may (16_bigtile.md).
 #if PAD_B || VEC != 4
