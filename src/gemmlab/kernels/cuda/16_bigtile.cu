@@ -184,10 +184,10 @@ __device__ __forceinline__ int my_row(int lane, int i) {
 // writes 4 floats 16 bytes apart in each of 8 rows (2 or 3 sectors a row). A 4×4 transpose
 // within the quad first (two rounds of shfl.xor) gives lane q the columns 4x + q (x < 4) of
 // each group of 16, so each store writes 16 contiguous bytes per row (1 or 2 sectors a row):
-// about half the sectors. At 1023³ the stores of the scattered form cost the split-K tile's last part
-// about 10 µs of 64 (ncu, H200). Compiled only
-// where such rows can occur: unused, these functions still moved ptxas's allocation of a
-// launch without PAD_B (NVRTC 13.0), as any change to its source may (16_bigtile.md).
+// about half the sectors. At 1023³ the stores of the scattered form cost the split-K tile's
+// last part about 10 µs of 64 (ncu, H200). Compiled only where such rows can occur: unused,
+// these functions still moved ptxas's allocation of a launch without PAD_B (NVRTC 13.0), as
+// any change to its source may (16_bigtile.md).
 #if PAD_B || VEC != 4
 __device__ __forceinline__ void quad_transpose(float (&v)[4], int q) {
     // Round 1 (lanes q, q^1): swap the elements whose bit 0 differs from q's.
@@ -451,7 +451,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(GEMM_A
 #if PAD_B || VEC != 4
     // Rows that are not 16-byte aligned: stores after a quad transpose (store_scalar), before
     // the loop below, which is left as it was: even a branch that folds away moved ptxas's
-    // allocation of a launch without PAD_B (NVRTC 13.0).
+    // allocation of a launch without PAD_B (NVRTC 13.0). That loop's scalar branch is dead
+    // code now; removing it rebuilds the PAD_B launches the tune record timed (checked), so it
+    // goes at the next re-tune.
     if (!vec_c) {
         store_scalar(acc, C, M, K, row0 + wr, col0 + wc - 4 * (lane % 4), lane);
         return;
