@@ -339,3 +339,19 @@ def test_exported_solve_matches_the_reference_on_the_gpu(name, tmp_path_factory)
         where = f"{name} {m}×{n}×{k}{' A misaligned' if misaligned else ''}"
         assert fig.unwritten == 0, f"{where}: {fig.unwritten} elements unwritten"
         assert fig.norm_max <= reference.GATES[impl.precision], f"{where}: {fig}"
+
+
+def test_nvcc_builds_an_export_whose_bigtile_takes_its_tiles_by_tma(tmp_path):
+    """bigtile's TMA_COPY (results/experiments/bigtile-tma) exported: descriptors of Aᵀ and of B
+    (as it lies, or its padded copy) encoded in C++ and passed in place of the two pointers."""
+    base = registry.get("splitk")
+    knobs = {"BK": 16, "STAGES": 3, "FETCH_BA": 1, "TMA_COPY": 1}
+    impl = replace(base, name="splitk-tma", launches=tuple(x.with_defines(knobs) for x in base.launches))
+    text = export_text(impl, "splitk_tma.cu")
+    assert text.count("matrix_map(&maps[") == 4 and "maps[0], maps[1], C, M, N, K, work, flags" in text
+    source = tmp_path / "splitk_tma.cu"
+    source.write_text(text)
+    proc = subprocess.run([nvcc(), *NVCC_FLAGS, "-o", str(tmp_path / "splitk_tma.so"), str(source)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+

@@ -105,6 +105,17 @@ def test_bigtile_stores_unaligned_rows_after_a_quad_transpose(name):
     assert shuffles(1) == 128 and shuffles(0) == 0
 
 
+@pytest.mark.parametrize("which", [0, 1])
+def test_bigtile_tma_copy_knob_loads_both_tiles_by_tma(which):
+    """TMA_COPY 1 (results/experiments/bigtile-tma): both tiles by cp.async.bulk.tensor, no
+    cp.async left, no local memory; the smem asked for holds the barriers and the alignment."""
+    launch = registry.get("splitk").launches[which].with_defines({"BK": 16, "STAGES": 3, "FETCH_BA": 1, "TMA_COPY": 1})
+    module = launch.compile(HOPPER_ARCH)
+    m = instruction_mix(disassemble(module.cubin)[launch.entry])
+    assert m["UTMALDG"] > 0 and m["LDGSTS"] == 0 and m["LDL/STL"] == 0 and m["FFMA"] >= 21 * m["LDS.128"]
+    assert launch.kernel.smem == 3 * (128 + 128) * 16 * 4 + 3 * 8 + 128
+
+
 @pytest.mark.parametrize("which", [0, -1])
 def test_mma_sync_rung_uses_hmma_fed_by_the_copy_engine(which):
     m = mix("mma-tf32", which)

@@ -249,8 +249,10 @@ def _wgmma_swap(stages: int = 4, cluster: int = 2, pipe: int = 2) -> tuple[Launc
 
 
 def _bigtile_smem(d) -> int:
-    """STAGES copies of the A (64·WARPS_M × BK) and B (BK × 64·WARPS_N) tiles, unpadded."""
-    return d["STAGES"] * 64 * (d["WARPS_M"] + d["WARPS_N"]) * d["BK"] * 4
+    """STAGES copies of the A (64·WARPS_M × BK) and B (BK × 64·WARPS_N) tiles, unpadded; with
+    TMA_COPY, an 8-byte mbarrier per stage after them and 128 bytes to align the stages."""
+    tiles = d["STAGES"] * 64 * (d["WARPS_M"] + d["WARPS_N"]) * d["BK"] * 4
+    return tiles + (d["STAGES"] * 8 + 128 if d.get("TMA_COPY") else 0)
 
 
 def _bigtile_derive(d) -> dict:

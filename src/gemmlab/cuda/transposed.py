@@ -13,6 +13,10 @@ pad_copy; zeros in the padding, which only ever lands in columns of C that are
 not stored), so that the kernel's 16-byte copies serve any K: a K that is not a
 multiple of 4 costs one more streaming pass, not the 4-byte copies' issue slots.
 
+With the kernel's TMA_COPY 1 (an experiment: results/experiments/bigtile-tma) the tiles
+come by TMA: the kernel takes descriptors of Aᵀ and of B (or its padded copy) in place of
+their pointers, boxes of BK rows by the tile's width, unswizzled (the layout the copies write).
+
 With ``split`` (bigtile's SPLIT 1) the grid has a third dimension, the parts
 each tile's reduction is split into (`handoff.parts`, 1 where the shape has
 enough tiles), and the kernel takes two more arguments: scratch for the parts'
@@ -30,6 +34,7 @@ from . import launch as cl
 from .hopper import TRANSPOSE_TILE as TILE  # the pre-pass file's square tile
 from .pad import PAD_COPY, pitch, up
 from .rung import Call, Kernel, Launch, Step
+from .tma import matrix_map
 
 TRANSPOSE_FP32 = Kernel("hopper_prepass.cu", "transpose_fp32", (256, 1))
 
@@ -88,12 +93,18 @@ class TransposedA:
             steps.append(Step(PAD_COPY, (-(-cols // PAD_COPY.block[0]), n, 1),
                               (b, b_pad, *map(cl.i32, (n, k, k, n, cols)))))
             b = b_pad
+        operands = (at, b)
+        if launch.defines.get("TMA_COPY"):  # the tiles by TMA: descriptors of Aᵀ and of B (or its copy)
+            rows, cols = launch.tile
+            operands = (matrix_map(at, n, m, pitch(m) * 4, launch.step, rows, swizzle_bytes=0),
+                        matrix_map(b, n, k, (pitch(k) if self.pad_b else k) * 4, launch.step, cols,
+                                   swizzle_bytes=0))
         if not self.split:
-            steps.append(Step(launch.kernel, launch.grid(m, k), (at, b, *call.gemm_args()[2:])))
+            steps.append(Step(launch.kernel, launch.grid(m, k), (*operands, *call.gemm_args()[2:])))
             return steps
         across, down, _ = launch.grid(m, k)
         parts = self.parts(launch, m, n, k)
         work = at + up(self.operand_bytes(m, n, k))
         flags = handoff.flags(call.a.device, across * down * parts if parts > 1 else 0).data_ptr()
-        steps.append(Step(launch.kernel, (across, down, parts), (at, b, *call.gemm_args()[2:], work, flags)))
+        steps.append(Step(launch.kernel, (across, down, parts), (*operands, *call.gemm_args()[2:], work, flags)))
         return steps

@@ -64,7 +64,8 @@ def _collect(impl: registry.Implementation) -> Variants:
 
 
 def uses_tma(impl: registry.Implementation) -> bool:
-    return any(isinstance(launch.host, (hopper.TmaOperands, hopper.SwappedOperands)) for launch in impl.launches)
+    return any(isinstance(launch.host, (hopper.TmaOperands, hopper.SwappedOperands))
+               or launch.defines.get("TMA_COPY") for launch in impl.launches)
 
 
 def header(impl: registry.Implementation, filename: str) -> str:

@@ -49,10 +49,20 @@ def body(launch: Launch, variants: Variants) -> list[str]:
         width = transposed.PAD_COPY.block[0]
         lines += kernel_launch(transposed.PAD_COPY, variants, f"dim3(ceil_div(k4, {width}), N)",
                                "B, b, N, K, K, N, k4", "pad_b")
+    operands = "at, b"
+    if launch.defines.get("TMA_COPY"):  # the tiles by TMA: descriptors of Aᵀ and B, as TransposedA.steps
+        rows, cols = launch.tile
+        b_pitch = "k4" if host.pad_b else "K"
+        lines += ["gemmlab::TmaDesc maps[2];",
+                  f"if (!matrix_map(&maps[0], at, N, M, (size_t)m4 * 4, {launch.step}, {rows}, "
+                  "CU_TENSOR_MAP_SWIZZLE_NONE)) return;",
+                  f"if (!matrix_map(&maps[1], b, N, K, (size_t){b_pitch} * 4, {launch.step}, {cols}, "
+                  "CU_TENSOR_MAP_SWIZZLE_NONE)) return;"]
+        operands = "maps[0], maps[1]"
     if host.split:
         rows, cols = launch.tile
         grid = f"dim3(ceil_div(K, {cols}), ceil_div(M, {rows}), parts)"
-        lines += kernel_launch(launch.kernel, variants, grid, "at, b, C, M, N, K, work, flags", "main")
+        lines += kernel_launch(launch.kernel, variants, grid, f"{operands}, C, M, N, K, work, flags", "main")
     else:
-        lines += main_launch(launch, variants, "at, b, C, M, N, K")
+        lines += main_launch(launch, variants, f"{operands}, C, M, N, K")
     return lines

@@ -25,10 +25,22 @@
 // WARPS_M × WARPS_N warps. Knobs: WARPS_M, WARPS_N, BK, STAGES, MIN_BLOCKS,
 // J_OUTER (the order of one index's FMAs), FETCH_BA (the order of its fragment
 // loads), PAD_B, SPLIT (split-K: the `splitk` rung, 16_bigtile_splitk.md), and
-// the four above. With SPLIT 0 and FETCH_BA 0 the source compiles to the same
+// the four above, and TMA_COPY (an experiment: results/experiments/bigtile-tma). With SPLIT 0,
+// FETCH_BA 0 and TMA_COPY 0 the source compiles to the same
 // cubins as before they existed: ptxas's register allocation, and with it the
 // speed, moves with any change to the loop's code.
 #include "common.cuh"
+#ifndef TMA_COPY
+#define TMA_COPY 0  // 1 (A_T, experiment): both tiles by TMA on an mbarrier per stage, no cp.async
+#endif
+#if TMA_COPY
+#include "hopper.cuh"
+// The tiles by descriptor: Aᵀ (N rows of M, pitch(M)) and B (N rows of K, or its padded copy).
+#define BIGTILE_ARGS const __grid_constant__ TmaDesc tma_at, const __grid_constant__ TmaDesc tma_b, \
+                     float* __restrict__ C, int M, int N, int K
+#else
+#define BIGTILE_ARGS GEMM_ARGS
+#endif
 
 #ifndef WARPS_M
 #define WARPS_M 2
@@ -280,9 +292,9 @@ __device__ __forceinline__ void take_in(float (&acc)[8][16], float* work, unsign
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
-    bigtile(GEMM_ARGS, float* __restrict__ work, unsigned* __restrict__ flags) {
+    bigtile(BIGTILE_ARGS, float* __restrict__ work, unsigned* __restrict__ flags) {
 #else
-extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(GEMM_ARGS) {
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(BIGTILE_ARGS) {
 #endif
     extern __shared__ __align__(16) float smem[];
     float* As = smem;                     // STAGES × BM×BK (A_T: BK×BM)
@@ -301,13 +313,44 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(GEMM_A
     const int steps = (N + BK - 1) / BK;
 #define FIRST_STEP 0
 #endif
+#if !TMA_COPY
     const Copier copier(A, B, M, N, K, row0, col0, tid);
+#endif
     float acc[8][16];
 #pragma unroll
     for (int i = 0; i < 8; ++i)
 #pragma unroll
         for (int j = 0; j < 16; ++j) acc[i][j] = 0.0f;
 
+#if TMA_COPY
+    // Stage w's barrier completes when step t's two boxes (out-of-bounds parts as zeros) have
+    // landed; thread 0 issues them. Stage w is refilled only after the block's barrier of the
+    // step that last read it, as with cp.async.
+    // TMA writes each box at a 128-byte boundary: the stages start on one (the host asks for
+    // 128 bytes of slack), the barriers after them.
+    As = reinterpret_cast<float*>((reinterpret_cast<size_t>(smem) + 127) / 128 * 128);
+    Bs = As + STAGES * A_STAGE;
+    uint64_t* full = reinterpret_cast<uint64_t*>(Bs + STAGES * B_STAGE);
+    if (tid == 0) {
+        for (int s = 0; s < STAGES; ++s) mbar_init(&full[s], 1);
+        mbar_init_fence();
+    }
+    __syncthreads();
+    auto issue = [&](int w, int t) {
+        mbar_arrive_expect(&full[w], (A_STAGE + B_STAGE) * 4);
+        tma_load_2d(As + w * A_STAGE, &tma_at, &full[w], row0, t * BK);
+        tma_load_2d(Bs + w * B_STAGE, &tma_b, &full[w], col0, t * BK);
+    };
+    if (tid == 0)
+        for (int s = 0; s < STAGES - 1; ++s)
+            if (FIRST_STEP + s < steps) issue(s, FIRST_STEP + s);
+    int read = 0, write = STAGES - 1;
+    unsigned phase = 0;  // of stage `read`'s barrier: flips each time `read` wraps
+    for (int t = FIRST_STEP; t < steps; ++t) {
+        mbar_wait(&full[read], phase);  // step t's tiles have landed ...
+        __syncthreads();                // ... and every thread is done with step t − 1's stage
+        if (tid == 0 && t + STAGES - 1 < steps) issue(write, t + STAGES - 1);
+#else
 #if SPLIT
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
@@ -342,6 +385,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(GEMM_A
 #endif
         }
         cp_async_commit();  // an empty group near the end keeps the wait count right
+#endif
         const float* bs = Bs + read * B_STAGE + wc;
 #if A_T
         // Both tiles in rows of one reduction index: per index 2 + 4 LDS.128, and the
@@ -433,6 +477,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(GEMM_A
 #endif
         read = read + 1 == STAGES ? 0 : read + 1;
         write = write + 1 == STAGES ? 0 : write + 1;
+#if TMA_COPY
+        phase ^= read == 0;
+#endif
     }
     cp_async_wait<0>();  // nothing may still be writing shared memory when the block exits
 #if SPLIT
