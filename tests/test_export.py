@@ -148,10 +148,10 @@ def test_the_exported_split_k_policy_is_the_python_one(tmp_path):
     from gemmlab.cuda import handoff
 
     runtime = (Path(gemmlab.export.__file__).parent / "host_runtime.cuh").read_text()
-    cases = [(t, s, n, slots) for t in (1, 3, 64, 100, 131, 132, 264, 300) for s in (1, 15, 16, 64, 128, 256)
-             for n in (5, 1024, 2048, 2049) for slots in (132, 264)]
+    cases = [(t, s, n, slots, step) for t in (1, 3, 64, 100, 131, 132, 264, 300) for s in (1, 15, 16, 64, 128, 256)
+             for n in (5, 1024, 2048, 2049) for slots in (132, 264) for step in (8, 16)]
     calls = "".join(f'    std::printf("%d\\n", gemmlab_host::split_parts({t}, {s}, {n}, {slots}, '
-                    f'{handoff.SPLIT_MAX_N}, {handoff.SPLIT_MIN_STEPS}));\n' for t, s, n, slots in cases)
+                    f'{handoff.SPLIT_MAX_N}, {handoff.min_steps(step)}));\n' for t, s, n, slots, step in cases)
     path = tmp_path / "policy.cu"
     path.write_text("#include <cuda_runtime.h>\n#include <cstdio>\n"
                     'namespace gemmlab_host { static const char* const RUNG = "test"; }\n'
@@ -159,7 +159,7 @@ def test_the_exported_split_k_policy_is_the_python_one(tmp_path):
     exe = tmp_path / "policy"
     subprocess.run([nvcc(), "-std=c++17", "-o", str(exe), str(path)], check=True, capture_output=True)
     got = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split()
-    assert [int(x) for x in got] == [handoff.parts(t, s, n, slots) for t, s, n, slots in cases]
+    assert [int(x) for x in got] == [handoff.parts(*case) for case in cases]
 
 
 class Pointer:

@@ -246,21 +246,28 @@ def test_bigtile_macros_decide_host_and_precondition():
 
 
 def test_split_k_policy_fills_idle_slots_only_where_the_reduction_is_short():
-    """handoff.parts: enough parts to fill the slots, none under SPLIT_MIN_STEPS steps, and
-    none at all where N > SPLIT_MAX_N or the tiles already fill the GPU."""
+    """handoff.parts: enough parts to fill the slots, none under SPLIT_MIN_N elements of the
+    reduction (whatever the step), and none at all where N > SPLIT_MAX_N or the tiles already
+    fill the GPU."""
     from gemmlab.cuda import handoff
 
-    assert handoff.parts(tiles=64, steps=128, n=1024, slots=264) == 4  # 1024³ on an H200
-    assert handoff.parts(tiles=6, steps=256, n=2048, slots=264) == 16  # capped by steps / 16
-    assert handoff.parts(tiles=64, steps=512, n=4096, slots=264) == 1  # long reduction
-    assert handoff.parts(tiles=256, steps=256, n=2048, slots=264) == 1  # 2048³: tiles enough
-    assert handoff.parts(tiles=1, steps=1, n=5, slots=264) == 1
-    assert handoff.parts(tiles=0, steps=128, n=1024, slots=264) == 1  # no tiles: nothing to split
+    assert handoff.SPLIT_MIN_N == 128
+    assert handoff.parts(tiles=64, steps=128, n=1024, slots=264, step=8) == 4  # 1024³ on an H200
+    assert handoff.parts(tiles=64, steps=64, n=1024, slots=264, step=16) == 4  # the same with BK 16
+    assert handoff.parts(tiles=6, steps=256, n=2048, slots=264, step=8) == 16  # capped: 128 elements
+    assert handoff.parts(tiles=4, steps=32, n=256, slots=264, step=8) == 2  # 256³
+    assert handoff.parts(tiles=4, steps=16, n=256, slots=264, step=16) == 2  # 256³, BK 16: as BK 8
+    assert handoff.parts(tiles=16, steps=32, n=512, slots=264, step=16) == 4  # 512³, BK 16
+    assert handoff.parts(tiles=64, steps=512, n=4096, slots=264, step=8) == 1  # long reduction
+    assert handoff.parts(tiles=256, steps=256, n=2048, slots=264, step=8) == 1  # 2048³: tiles enough
+    assert handoff.parts(tiles=1, steps=1, n=5, slots=264, step=8) == 1
+    assert handoff.parts(tiles=0, steps=128, n=1024, slots=264, step=8) == 1  # no tiles: nothing to split
     # A flag per saved part: the policy stays within them on any GPU up to FLAGS slots.
-    for slots in (132, 264, 1000, handoff.FLAGS):
-        for t in range(1, slots + 5):
-            parts = handoff.parts(t, 4096, 2048, slots)
-            assert parts == 1 or t * parts <= min(slots, handoff.FLAGS)
+    for step in (8, 16):
+        for slots in (132, 264, 1000, handoff.FLAGS):
+            for t in range(1, slots + 5):
+                parts = handoff.parts(t, 2048 // step, 2048, slots, step)
+                assert parts == 1 or t * parts <= min(slots, handoff.FLAGS)
 
 
 def test_splitk_scratch_holds_the_saved_parts_only_when_it_splits(monkeypatch):

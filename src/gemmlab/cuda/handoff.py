@@ -26,18 +26,26 @@ import torch
 
 #: The longest reduction that is split; longer ones keep one block per tile.
 SPLIT_MAX_N = 2048
-#: The fewest reduction steps (of BK) a part keeps: the pipeline must fill and drain.
-SPLIT_MIN_STEPS = 16
+#: The shortest reduction a part keeps, in elements of N: 16 steps of BK 8, what the splitk
+#: rung was measured with. In steps, as was first written, a BK 16 launch (`default`'s at the
+#: small shapes) kept 256 and split 256³ not at all and 512³ in 2, where BK 8 split them in 2
+#: and 4 and ran 1.8× faster (the H200 sweep of 2026-11-30).
+SPLIT_MIN_N = 128
 #: Flags per buffer: at least the parts of any split grid (264 on an H200).
 FLAGS = 4096
 
 
-def parts(tiles: int, steps: int, n: int, slots: int) -> int:
-    """How many parts each tile's `steps` reduction steps are split into, for `slots` resident
-    blocks: enough to fill them, none shorter than SPLIT_MIN_STEPS; 1 where N is long."""
+def min_steps(step: int) -> int:
+    """The fewest reduction steps of `step` (BK) elements a part keeps: SPLIT_MIN_N's worth."""
+    return max(1, -(-SPLIT_MIN_N // step))
+
+
+def parts(tiles: int, steps: int, n: int, slots: int, step: int) -> int:
+    """How many parts each tile's `steps` reduction steps of `step` elements are split into, for
+    `slots` resident blocks: enough to fill them, none shorter than SPLIT_MIN_N; 1 where N is long."""
     if n > SPLIT_MAX_N or tiles < 1 or tiles >= slots:
         return 1
-    return max(1, min(slots // tiles, steps // SPLIT_MIN_STEPS))
+    return max(1, min(slots // tiles, steps // min_steps(step)))
 
 
 def slot_bytes(threads: int) -> int:

@@ -58,7 +58,7 @@ class TransposedA:
         """Split-K parts per tile: the policy (`handoff.parts`) for MIN_BLOCKS blocks per SM."""
         slots = cl.sm_count(torch.cuda.current_device()) * int(launch.defines["MIN_BLOCKS"])
         across, down = launch.tiles(m, k)
-        return handoff.parts(across * down, -(-n // launch.step), n, slots)
+        return handoff.parts(across * down, -(-n // launch.step), n, slots, launch.step)
 
     def kernels(self, launch: Launch) -> tuple[Kernel, ...]:
         return (TRANSPOSE_FP32, PAD_COPY) if self.pad_b else (TRANSPOSE_FP32,)

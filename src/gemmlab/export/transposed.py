@@ -29,7 +29,7 @@ def body(launch: Launch, variants: Variants) -> list[str]:
         lines += [f"// split-K (handoff.parts): parts per tile where the tiles do not fill the {slots} slots",
                   f"const int tiles = ceil_div(K, {cols}) * ceil_div(M, {rows}), steps = ceil_div(N, {launch.step});",
                   f"const int parts = split_parts(tiles, steps, N, {slots}, {handoff.SPLIT_MAX_N}, "
-                  f"{handoff.SPLIT_MIN_STEPS});",
+                  f"{handoff.min_steps(launch.step)});",
                   "const int saved = parts > 1 ? tiles * parts : 0;  // sums saved for the last part",
                   f"if (saved > {handoff.FLAGS}) {{",
                   f'    std::fprintf(stderr, "gemmlab %s: %d split-K parts need more than {handoff.FLAGS} flags\\n", RUNG, saved);',
