@@ -29,6 +29,7 @@ from .exits import Exit
 from .judge.cases import Case, fresh_seed, standard_cases
 from .judge.runner import Judgement, judge
 from .tune import default as tuned_default
+from .tune.classes import CLASSES
 from .tune.search import MIN_ITERS
 from .tune.spaces import SPACES
 from .ui import helpfmt, machine, usage
@@ -646,7 +647,7 @@ def tune_cmd(
                                                metavar="NAME", show_default=False)],
     shape: Annotated[list[str] | None, typer.Option("--shape", metavar="MxNxK",
         help="tune at this shape, for its shape class (repeatable, one per class; default: one "
-             "representative shape for each of the nine classes)")] = None,
+             f"representative shape for each of the {len(CLASSES)} classes)")] = None,
     warmup: Annotated[int, typer.Option(min=0, help="untimed calls of each candidate first")] = 5,
     iters: Annotated[int, typer.Option(min=MIN_ITERS, help=f"timed calls per candidate ({_SMALL_RULE})")] = MIN_ITERS,
     seed: Seed = None,
