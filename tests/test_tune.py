@@ -152,7 +152,7 @@ def test_a_knob_a_launch_leaves_out_holds_its_macros_default():
 
 def test_fetch_ba_compiles_without_spills_into_another_build():
     # 16_bigtile.md: the measured build (BK 16, 3 stages, SPLIT) with B's fragments fetched first
-    launch = SPACES["splitk"].build(0, {"BK": 16, "STAGES": 3, "FETCH_BA": 1})
+    launch = SPACES["splitk"].build(0, SPACES["splitk"].knobs_of({"BK": 16, "STAGES": 3, "FETCH_BA": 1}))
     module = launch.compile(HOPPER_ARCH)
     assert module.resources[launch.entry].spills == 0
     assert launch.with_defines({"FETCH_BA": 0}).compile(HOPPER_ARCH).cubin != module.cubin

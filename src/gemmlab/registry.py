@@ -268,12 +268,17 @@ def _bigtile_derive(d) -> dict:
         when = None
     else:
         when = Requires(k=4, align=16, operands="BC") if d.get("A_T") else VEC4
+    if d.get("TMA_COPY") and not d.get("A_T"):
+        raise ValueError("bigtile: TMA_COPY needs A_T (the Aᵀ host is the one that encodes the descriptors)")
     return {"block": (32 * d["WARPS_M"] * d["WARPS_N"], 1), "tile": (64 * d["WARPS_M"], 64 * d["WARPS_N"]),
-            "step": d["BK"], "host": host, "when": when}
+            "step": d["BK"], "host": host, "when": when,
+            # TMA_COPY: cp.async.bulk.tensor and mbarriers, Hopper's (built for sm_90a with the rest)
+            "min_cc": _HOPPER if d.get("TMA_COPY") else (8, 0)}
 
 
 def _bigtile(pad_b: bool, j_outer: int = 2, warps_m: int = 2, warps_n: int = 2, bk: int = 16,
-             stages: int = 4, min_blocks: int = 2, split: bool = False, fetch_ba: bool = False) -> Launch:
+             stages: int = 4, min_blocks: int = 2, split: bool = False, fetch_ba: bool = False,
+             tma: bool = False) -> Launch:
     """bigtile reading Aᵀ (a pre-pass) and B by 16-byte copies: B as it lies where K % 4 == 0 and
     B and C are aligned, else B's padded copy (a second pre-pass), for any shape."""
     # J_OUTER 2 (the FMAs of one index column by column, down then up) was chosen on the H200
@@ -284,7 +289,9 @@ def _bigtile(pad_b: bool, j_outer: int = 2, warps_m: int = 2, warps_n: int = 2, 
         defines["SPLIT"] = 1
     if fetch_ba:  # likewise: B's fragments loaded before A's (16_bigtile.md), a tuned knob
         defines["FETCH_BA"] = 1
-    return Launch("16_bigtile.cu", "bigtile", min_cc=(8, 0), smem=_bigtile_smem, derive=_bigtile_derive,
+    if tma:  # likewise: both tiles by TMA on per-stage mbarriers (16_bigtile_tma.md)
+        defines["TMA_COPY"] = 1
+    return Launch("16_bigtile.cu", "bigtile", smem=_bigtile_smem, derive=_bigtile_derive,
                   defines=defines, **_bigtile_derive(defines))
 
 
@@ -478,6 +485,14 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         _md("17_wgmma_swap"), ("kernels/cuda/17_wgmma_swap.cu", "kernels/cuda/hopper.cuh",
                                "kernels/cuda/hopper_prepass.cu"),
         launches=_wgmma_swap(),
+    ),
+    Implementation(
+        "tma", CUDA, 23, FP32, _HOPPER,
+        "strict FP32: splitk's kernel with both tiles by TMA on per-stage mbarriers, one thread issuing",
+        _md("16_bigtile_tma"), ("kernels/cuda/16_bigtile.cu", "kernels/cuda/hopper.cuh",
+                                "kernels/cuda/hopper_prepass.cu", "kernels/cuda/pad.cu"),
+        launches=(_bigtile(pad_b=False, bk=16, stages=3, split=True, fetch_ba=True, tma=True),
+                  _bigtile(pad_b=True, bk=16, stages=3, split=True, fetch_ba=True, tma=True)),
     ),
 )
 

@@ -39,6 +39,8 @@ UNROLL_HELPERS = ("#define GEMMLAB_PRAGMA(text) _Pragma(#text)\n"
                   "#define GEMMLAB_UNROLL(n) GEMMLAB_PRAGMA(unroll n)  // n expanded before it is quoted\n")
 _EXTERN_C = re.compile(r'extern[ \t]+"C"[ \t]+(__global__)')
 _KERNEL_DECL = re.compile(r"__global__\b[^{;]*?\{")
+#: The directives that set macros and choose code: what the trapping kernels keep of their source.
+_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif|define|undef)\b")
 _LAUNCH_BOUNDS = re.compile(r"__launch_bounds__\s*\((?:[^()]|\([^()]*\))*\)\s*")
 #: True in the host pass and the sm_90a device pass: where wgmma and setmaxnreg compile.
 SM90A_PASS = "!defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)"
@@ -123,9 +125,18 @@ def _kernel_text(text: str, source: str) -> str:
 
 
 def _trapping_kernels(text: str) -> str:
-    """Each kernel's declaration with a body that traps (launch bounds dropped: no macros needed)."""
-    stubs = [_LAUNCH_BOUNDS.sub("", decl) + " __trap(); }" for decl in _KERNEL_DECL.findall(text)]
-    return "\n".join(stubs)
+    """The source's preprocessor directives, each kernel's declaration among them where it stood
+    with a body that traps (launch bounds dropped): the macros a declaration uses (16_bigtile.cu's
+    BIGTILE_ARGS) and the conditionals that choose between declarations (SPLIT) as the source
+    sets them."""
+    pieces = [(m.start(), _LAUNCH_BOUNDS.sub("", m.group(0)) + " __trap(); }") for m in _KERNEL_DECL.finditer(text)]
+    at, continued = 0, False
+    for line in text.splitlines(keepends=True):
+        if continued or _DIRECTIVE.match(line):
+            pieces.append((at, line.rstrip("\n")))
+            continued = line.rstrip().endswith("\\")
+        at += len(line)
+    return "\n".join(piece for _, piece in sorted(pieces))
 
 
 def variant_text(variant: Variant, header_macros: set[str]) -> str:

@@ -76,16 +76,24 @@ def _float4_valid(knobs: Mapping[str, int]) -> bool:
 
 def _bigtile(index: int, knobs: Mapping[str, int]) -> Launch:
     return registry._bigtile(index == 1, knobs["J_OUTER"], knobs["WARPS_M"], 2, knobs["BK"], knobs["STAGES"],
-                             2 if knobs["WARPS_M"] == 2 else 1, fetch_ba=bool(knobs["FETCH_BA"]))
+                             2 if knobs["WARPS_M"] == 2 else 1, fetch_ba=bool(knobs["FETCH_BA"]),
+                             tma=bool(knobs["TMA_COPY"]))
 
 
 def _splitk(index: int, knobs: Mapping[str, int]) -> Launch:
     return registry._bigtile(index == 1, bk=knobs["BK"], stages=knobs["STAGES"], split=True,
-                             fetch_ba=bool(knobs["FETCH_BA"]))
+                             fetch_ba=bool(knobs["FETCH_BA"]), tma=bool(knobs["TMA_COPY"]))
 
 
-#: FETCH_BA leaves the launches it is not set on as they were (16_bigtile.cu's default 0).
-_FETCH_BA = {"FETCH_BA": 0}
+def _tma_needs_bk16(knobs: Mapping[str, int]) -> bool:
+    """TMA_COPY only with BK 16: bigtile's BK 8 launch with it ran 0.88–0.96× cuBLAS FP32 at the
+    large shapes on the H200, 9 % behind the same launch without it at 2048³ (16_bigtile_tma.md):
+    half the bytes per barrier round trip."""
+    return not knobs["TMA_COPY"] or knobs["BK"] == 16
+
+
+#: FETCH_BA and TMA_COPY leave the launches they are not set on as they were (16_bigtile.cu's 0).
+_ABSENT = {"FETCH_BA": 0, "TMA_COPY": 0}
 
 
 SPACES: dict[str, Space] = {
@@ -93,14 +101,15 @@ SPACES: dict[str, Space] = {
     # two 128-thread blocks or one 256-thread block per SM. A_T stays 1: A as it lies (A_T 0) lost
     # at every setting tried (16_bigtile.md). J_OUTER 0 is left out: in the 2026-11-30 record it
     # ran 4–90 % behind each class's best. FETCH_BA (B's fragments first) changes ptxas's
-    # register allocation: 2–3 % at the large shapes on the H200 (16_bigtile.md).
+    # register allocation: 2–3 % at the large shapes on the H200 (16_bigtile.md). TMA_COPY: the
+    # tiles by TMA (sm_90a, BK 16 only), 2.7 % at the performance shape (16_bigtile_tma.md).
     "bigtile": Space("bigtile", (("J_OUTER", (2, 1)), ("WARPS_M", (2, 4)), ("BK", (16, 8)), ("STAGES", (4, 3)),
-                                 ("FETCH_BA", (0, 1))),
-                     _bigtile, (0, 1), absent=_FETCH_BA),
+                                 ("FETCH_BA", (0, 1)), ("TMA_COPY", (0, 1))),
+                     _bigtile, (0, 1), _tma_needs_bk16, absent=_ABSENT),
     # splitk: bigtile with SPLIT 1 (J_OUTER 2, 2×2 warps: the winners above); its parts per tile
     # are the host's policy (cuda/handoff.py), not a knob.
-    "splitk": Space("splitk", (("BK", (8, 16)), ("STAGES", (3, 4)), ("FETCH_BA", (0, 1))), _splitk, (0, 1),
-                    absent=_FETCH_BA),
+    "splitk": Space("splitk", (("BK", (8, 16)), ("STAGES", (3, 4)), ("FETCH_BA", (0, 1)), ("TMA_COPY", (0, 1))),
+                    _splitk, (0, 1), _tma_needs_bk16, absent=_ABSENT),
     # warptile: launch 0 whole tiles, 1 float4 bounds-checked, 2 the same on padded copies.
     "warptile": Space("warptile", (("BK", (16, 8)), ("MIN_BLOCKS", (2, 1))), _warptile, (0, 1, 2)),
     # float4: launch 0 whole tiles, 1 bounds-checked; 2 is the scalar tiling2d fallback.

@@ -25,13 +25,13 @@
 // WARPS_M × WARPS_N warps. Knobs: WARPS_M, WARPS_N, BK, STAGES, MIN_BLOCKS,
 // J_OUTER (the order of one index's FMAs), FETCH_BA (the order of its fragment
 // loads), PAD_B, SPLIT (split-K: the `splitk` rung, 16_bigtile_splitk.md), and
-// the four above, and TMA_COPY (an experiment: results/experiments/bigtile-tma). With SPLIT 0,
-// FETCH_BA 0 and TMA_COPY 0 the source compiles to the same
-// cubins as before they existed: ptxas's register allocation, and with it the
+// the four above, and TMA_COPY (both tiles by TMA: the `tma` rung, 16_bigtile_tma.md).
+// With SPLIT 0, FETCH_BA 0 and TMA_COPY 0 the source compiles to the same cubins as before
+// they existed: ptxas's register allocation, and with it the
 // speed, moves with any change to the loop's code.
 #include "common.cuh"
 #ifndef TMA_COPY
-#define TMA_COPY 0  // 1 (A_T, experiment): both tiles by TMA on an mbarrier per stage, no cp.async
+#define TMA_COPY 0  // 1 (A_T, sm_90a): both tiles by TMA on an mbarrier per stage, no cp.async
 #endif
 #if TMA_COPY
 #include "hopper.cuh"
@@ -494,13 +494,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(BIGTIL
 #endif
 
     // float4 stores where C's rows allow them (the 16-byte path without PAD_B guarantees it).
-    const bool vec_c = (VEC == 4 && !PAD_B) || (K % 4 == 0 && reinterpret_cast<size_t>(C) % 16 == 0);
 #if PAD_B || VEC != 4
-    // Rows that are not 16-byte aligned: stores after a quad transpose (store_scalar), before
-    // the loop below, which is left as it was: even a branch that folds away moved ptxas's
-    // allocation of a launch without PAD_B (NVRTC 13.0). That loop's scalar branch is dead
-    // code now; removing it rebuilds the PAD_B launches the tune record timed (checked), so it
-    // goes at the next re-tune.
+    const bool vec_c = K % 4 == 0 && reinterpret_cast<size_t>(C) % 16 == 0;
+    // Rows that are not 16-byte aligned: stores after a quad transpose (store_scalar), kept
+    // out of the launches without PAD_B: even a branch that folds away moved ptxas's register
+    // allocation of those (NVRTC 13.0).
     if (!vec_c) {
         store_scalar(acc, C, M, K, row0 + wr, col0 + wc - 4 * (lane % 4), lane);
         return;
@@ -514,15 +512,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(BIGTIL
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
             const int col = col0 + wc + 16 * j;
-            if (vec_c) {
-                if (col < K)  // K % 4 == 0: all four are in
-                    *reinterpret_cast<float4*>(&out[col]) = make_float4(
-                        acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]);
-            } else {
-#pragma unroll
-                for (int x = 0; x < 4; ++x)
-                    if (col + x < K) out[col + x] = acc[i][4 * j + x];
-            }
+            if (col < K)  // K % 4 == 0: all four are in
+                *reinterpret_cast<float4*>(&out[col]) = make_float4(
+                    acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]);
         }
     }
 }
