@@ -67,7 +67,7 @@ def resources(arch: str | None = None) -> list[dict]:
 
 
 #: What `gemmlab sweep` times when no names are given.
-SWEEP_DEFAULT = ["tiling-2d", "float4", "double-buffer-128", "cp-async", "triton", "warptile", "bigtile", "splitk", "default",
+SWEEP_DEFAULT = ["tiling-2d", "float4", "double-buffer-128", "cp-async", "triton", "warptile", "bigtile", "splitk", "tma", "default",
                  "triton-presplit", "torch", "torch-tf32", "mma-tf32", "wgmma-ws", "wgmma-3xtf32"]
 
 
