@@ -85,11 +85,18 @@ def _splitk(index: int, knobs: Mapping[str, int]) -> Launch:
                              fetch_ba=bool(knobs["FETCH_BA"]), tma=bool(knobs["TMA_COPY"]))
 
 
-def _tma_needs_bk16(knobs: Mapping[str, int]) -> bool:
-    """TMA_COPY only with BK 16: bigtile's BK 8 launch with it ran 0.88–0.96× cuBLAS FP32 at the
-    large shapes on the H200, 9 % behind the same launch without it at 2048³ (16_bigtile_tma.md):
-    half the bytes per barrier round trip."""
-    return not knobs["TMA_COPY"] or knobs["BK"] == 16
+def _step_fits(knobs: Mapping[str, int]) -> bool:
+    """TMA_COPY with BK 16 or 32 only: bigtile's BK 8 launch with it ran 0.88–0.96× cuBLAS FP32
+    at the large shapes on the H200, 9 % behind the same launch without it at 2048³: half the
+    bytes per barrier round trip. BK 32 with TMA only (its boxes are what pays: 1.044× and 1.069×
+    at the performance shape and 8192³ against 1.036× and 1.037× for BK 16 in one run,
+    16_bigtile_tma.md), in 2 or 3 stages (two blocks' stages fit an SM's shared memory); 2
+    stages with BK 32 only."""
+    if knobs["TMA_COPY"] and knobs["BK"] == 8:
+        return False
+    if knobs["BK"] == 32 and (not knobs["TMA_COPY"] or knobs["STAGES"] > 3):
+        return False
+    return knobs["STAGES"] != 2 or knobs["BK"] == 32
 
 
 #: FETCH_BA and TMA_COPY leave the launches they are not set on as they were (16_bigtile.cu's 0).
@@ -102,14 +109,14 @@ SPACES: dict[str, Space] = {
     # at every setting tried (16_bigtile.md). J_OUTER 0 is left out: in the 2026-11-30 record it
     # ran 4–90 % behind each class's best. FETCH_BA (B's fragments first) changes ptxas's
     # register allocation: 2–3 % at the large shapes on the H200 (16_bigtile.md). TMA_COPY: the
-    # tiles by TMA (sm_90a, BK 16 only), 2.7 % at the performance shape (16_bigtile_tma.md).
-    "bigtile": Space("bigtile", (("J_OUTER", (2, 1)), ("WARPS_M", (2, 4)), ("BK", (16, 8)), ("STAGES", (4, 3)),
+    # tiles by TMA (sm_90a, BK 16 or 32), 2.7 % at the performance shape (16_bigtile_tma.md).
+    "bigtile": Space("bigtile", (("J_OUTER", (2, 1)), ("WARPS_M", (2, 4)), ("BK", (16, 8, 32)), ("STAGES", (4, 3, 2)),
                                  ("FETCH_BA", (0, 1)), ("TMA_COPY", (0, 1))),
-                     _bigtile, (0, 1), _tma_needs_bk16, absent=_ABSENT),
+                     _bigtile, (0, 1), _step_fits, absent=_ABSENT),
     # splitk: bigtile with SPLIT 1 (J_OUTER 2, 2×2 warps: the winners above); its parts per tile
     # are the host's policy (cuda/handoff.py), not a knob.
-    "splitk": Space("splitk", (("BK", (8, 16)), ("STAGES", (3, 4)), ("FETCH_BA", (0, 1)), ("TMA_COPY", (0, 1))),
-                    _splitk, (0, 1), _tma_needs_bk16, absent=_ABSENT),
+    "splitk": Space("splitk", (("BK", (8, 16, 32)), ("STAGES", (3, 4, 2)), ("FETCH_BA", (0, 1)), ("TMA_COPY", (0, 1))),
+                    _splitk, (0, 1), _step_fits, absent=_ABSENT),
     # warptile: launch 0 whole tiles, 1 float4 bounds-checked, 2 the same on padded copies.
     "warptile": Space("warptile", (("BK", (16, 8)), ("MIN_BLOCKS", (2, 1))), _warptile, (0, 1, 2)),
     # float4: launch 0 whole tiles, 1 bounds-checked; 2 is the scalar tiling2d fallback.
