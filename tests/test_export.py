@@ -355,3 +355,29 @@ def test_nvcc_builds_an_export_whose_bigtile_takes_its_tiles_by_tma(tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
+
+
+def test_trapping_kernels_keep_the_macros_and_conditionals_their_declarations_use():
+    """A Hopper variant's stand-ins for the other device passes: a declaration built from a
+    macro, and two declarations one of which a conditional removes, come out as the source has
+    them (16_bigtile.cu's BIGTILE_ARGS and SPLIT)."""
+    from gemmlab.export.source import _trapping_kernels
+
+    source = "\n".join([
+        "#ifndef SPLIT", "#define SPLIT 0", "#endif",
+        "#define ARGS const float* A, \\", "             float* C",
+        "#if SPLIT",
+        "__global__ void __launch_bounds__(128, 2) k(ARGS, float* work) {", "    int x = 0;", "}",
+        "#else",
+        "__global__ void __launch_bounds__(128, 2) k(ARGS) {", "#if SPLIT", "    x = 1;", "#endif", "}",
+        "#endif",
+    ])
+    stubs = _trapping_kernels(source)
+    lines = stubs.splitlines()
+    assert "             float* C" in lines  # the continuation line of a multi-line #define
+    assert "int x" not in stubs and "__launch_bounds__" not in stubs
+    first, second = (lines.index(x) for x in lines if x.startswith("__global__"))
+    assert lines[first - 1] == "#if SPLIT" and lines[first + 1] == "#else" and lines[second + 1] == "#if SPLIT"
+    assert lines[first] == "__global__ void k(ARGS, float* work) { __trap(); }"
+    opened = sum(x.startswith("#if") for x in lines)  # #if, #ifdef, #ifndef
+    assert lines[-1] == "#endif" and opened == sum(x == "#endif" for x in lines) == 3

@@ -164,6 +164,27 @@ def test_float4_space_skips_unrolls_longer_than_the_step_and_too_many_threads():
         assert (knobs["BM"] // 8) * (knobs["BM"] // 4) * knobs["MIN_BLOCKS"] <= 2048
 
 
+#: Hopper (sm_90): 228 KB of shared memory per SM, 227 KB a block at most, 1 KB of each block's
+#: kept by the system (../shared/HOPPER.md, CUDA programming guide, compute capability 9.0).
+SM90_SMEM_PER_SM, SM90_SMEM_PER_BLOCK, SMEM_RESERVED = 228 * 1024, 232448, 1024
+
+
+@pytest.mark.parametrize("rung", ["bigtile", "splitk"])
+def test_bigtile_spaces_take_tma_with_bk_16_or_32_and_fit_min_blocks_in_an_sm(rung):
+    space, seen = SPACES[rung], set()
+    for index in space.launches:
+        for knobs in space.candidates(index):
+            seen.add((knobs["BK"], knobs["TMA_COPY"]))
+            assert not knobs["TMA_COPY"] or knobs["BK"] in (16, 32)
+            assert knobs["BK"] != 32 or (knobs["TMA_COPY"] and knobs["STAGES"] <= 3)
+            assert knobs["STAGES"] != 2 or knobs["BK"] == 32
+            launch = space.build(index, knobs)
+            smem, blocks = launch.kernel.smem, int(launch.defines["MIN_BLOCKS"])
+            assert smem <= SM90_SMEM_PER_BLOCK and blocks * (smem + SMEM_RESERVED) <= SM90_SMEM_PER_SM, knobs
+            assert launch.min_cc == ((9, 0) if knobs["TMA_COPY"] else (8, 0))
+    assert seen == {(8, 0), (16, 0), (16, 1), (32, 1)}
+
+
 def test_plan_tunes_the_launch_the_rung_runs_at_the_shape():
     tiled, _ = search.plan(["warptile"], (1024, 1024, 1024))
     aligned, _ = search.plan(["warptile"], (1023, 1024, 1024))
