@@ -3,11 +3,14 @@
 # Usage: bash scripts/gpu_session.sh STEP...   (see the case list below)
 # NEW_RUNGS / NEW_TESTS: the rungs and test filter of the `smoke`, `new` and `new-tests` steps;
 # SAN_RUNGS: the rungs the sanitizer steps cover (default: every CUDA rung).
+# GEMMLAB_COMMIT: the commit of the tree sent to the machine, which tune records and exports
+# name; set it where the machine's copy of .git may be older than the tree (the device tool's is).
 # Each step's full log goes to $LOGS; at the end they are packed into $OUT/logs.tgz
 # (the device tool brings back at most 8 files). Every step is bounded by `timeout`.
 set -uo pipefail
 OUT="${OUT:-out}"; LOGS="${LOGS:-/tmp/gemmlab-logs}"; mkdir -p "$OUT" "$LOGS"
 export PYTHONUNBUFFERED=1
+[ -n "${GEMMLAB_COMMIT:-}" ] || echo "=== GEMMLAB_COMMIT unset: records will name this checkout's git describe"
 # Each step re-packs the logs, so a run cut short still brings back what finished.
 run() { local name=$1 limit=$2; shift 2; echo "=== $name ($(date +%T))"; timeout "$limit" "$@" >"$LOGS/$name.txt" 2>&1; local rc=$?; echo "=== $name rc=$rc"; tail -n "${TAIL:-15}" "$LOGS/$name.txt"; tar -czf "$OUT/logs.tgz" -C "$LOGS" . ; return $rc; }
 sanitize() {  # one compute-sanitizer tool over every CUDA rung, on the notes' shapes
