@@ -52,6 +52,11 @@ for step in "$@"; do
            cp "$(ls -t "$LOGS"/results/studies/*/*.json | head -1)" "$OUT/study-buffering.json" ;;
     sweep) run sweep 400 gemmlab sweep ${SWEEP_RUNGS:-} --out "$LOGS/results"
            cp "$(ls -t "$LOGS"/results/*/sweep-*.json | head -1)" "$OUT/sweep.json" ;;
+    # Every exported CUDA rung built with each grader's flags (export/builds.py) and run here.
+    export-builds) run export-builds 560 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_export.py ;;
+    # RANDOM_N shapes drawn with RANDOM_SEED (bench/randomshapes.py), each timed beside cuBLAS.
+    random) run random 590 gemmlab sweep ${RANDOM_RUNGS:-} --random "${RANDOM_N:-64}" --seed "${RANDOM_SEED:-1}" --out "$LOGS/results"
+            cp "$(ls -t "$LOGS"/results/*/random-*.json | head -1)" "$OUT/random.json" ;;
     # Each kernel of default's calls and of cuBLAS's, timed one by one by ncu (STEP_SHAPES: MxNxK ...):
     # what the pre-passes cost next to the product (results/experiments/small-odd).
     steps) run steps 300 "$(python3 -m gemmlab.cuda.tools find ncu)" --clock-control none \

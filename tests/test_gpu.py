@@ -203,12 +203,14 @@ def _unsplit(launch):
 
 
 @pytest.mark.parametrize("shape, split", [((1024, 1024, 1024), True), ((300, 2048, 200), True),
-                                          ((300, 2048, 201), True), ((200, 4000, 300), False),
+                                          ((300, 2048, 201), True), ((200, 4000, 300), True),
+                                          ((256, 8192, 256), True), ((129, 8191, 131), True),
+                                          ((1920, 1024, 2560), True),  # 300 tiles × 4 parts: more blocks than slots
                                           ((1, 5, 3), False), ((4096, 1024, 4096), False)], ids=str)
-def test_splitk_splits_short_reductions_deterministically(shape, split):
-    """Few tiles and N ≤ SPLIT_MAX_N: each tile's reduction is split into parts summed in a fixed
-    order: right against float64, identical on a second call, every flag lowered again. Otherwise
-    (long N, or tiles enough) it is bigtile, bit for bit."""
+def test_splitk_splits_where_tiles_are_few_deterministically(shape, split):
+    """Few tiles, however long the reduction: each tile's reduction is split into parts summed
+    in a fixed pairwise tree: right against float64, identical on a second call, every counter
+    back at zero. Otherwise (tiles enough, or too short to split) it is bigtile, bit for bit."""
     from gemmlab.cuda import handoff
 
     m, n, k = shape
@@ -224,5 +226,31 @@ def test_splitk_splits_short_reductions_deterministically(shape, split):
     torch.cuda.synchronize()
     assert unwritten(c1) == 0 and torch.equal(c1, c2)
     torch.testing.assert_close(c1.double(), a.double() @ b.double(), rtol=1e-4, atol=1e-4)
-    assert int(handoff.flags(GPU, 0).abs().sum()) == 0
+    assert int(handoff.counters(GPU, 0).abs().sum()) == 0
     assert torch.equal(c1, ref) != split
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 1), (3, 5, 7), (64, 64, 64), (256, 256, 256), (100, 8000, 90),
+                                   (255, 1023, 255), (33, 4096, 4000), (1000, 17, 1000), (7, 8192, 5)], ids=str)
+@pytest.mark.parametrize("misaligned", [False, True])
+def test_small_is_right_and_the_same_on_every_call(shape, misaligned):
+    """`small`: one launch, A and B in place (16-byte loads where they allow it, else 4-byte),
+    split-K where the tiles are few: right against float64 with LeetGPU's check, bit-identical
+    on a second call, every counter back at zero, and nothing written outside C."""
+    from gemmlab.cuda import handoff
+    from gemmlab.reference import error_figures, reference64
+
+    m, n, k = shape
+    impl = registry.get("small")
+    a = uniform((m * n + 1,), 21, GPU)[int(misaligned):][: m * n].view(m, n)
+    b = uniform((n, k), 22, GPU)
+    out = poison_(torch.empty(m * k + 64, device=GPU))  # C with 32 floats of guard on each side
+    c1, c2 = out[32: 32 + m * k].view(m, k), poison_(torch.empty(m, k, device=GPU))
+    impl.solve(a, b, c1, m, n, k)
+    impl.solve(a, b, c2, m, n, k)
+    torch.cuda.synchronize()
+    fig = error_figures(c1, reference64(a, b))
+    assert fig.unwritten == 0 and fig.exact_violations == 0, fig
+    assert torch.equal(c1, c2)
+    assert unwritten(out[:32]) == 32 and unwritten(out[32 + m * k:]) == 32
+    assert int(handoff.counters(GPU, 0).abs().sum()) == 0

@@ -245,29 +245,33 @@ def test_bigtile_macros_decide_host_and_precondition():
     assert fast.with_defines({"WARPS_M": 4}).block == (256, 1) and fast.with_defines({"WARPS_M": 4}).tile == (256, 128)
 
 
-def test_split_k_policy_fills_idle_slots_only_where_the_reduction_is_short():
-    """handoff.parts: enough parts to fill the slots, none under SPLIT_MIN_N elements of the
-    reduction (whatever the step), and none at all where N > SPLIT_MAX_N or the tiles already
-    fill the GPU."""
+def test_split_k_policy_splits_where_tiles_leave_slots_idle_long_reductions_too():
+    """handoff.parts: parts that fill idle slots (also a mostly empty last wave), none under
+    SPLIT_MIN_N elements of the reduction, however long the reduction; the perf shape's 7.8
+    waves are not worth splitting."""
     from gemmlab.cuda import handoff
 
-    assert handoff.SPLIT_MIN_N == 128
-    assert handoff.parts(tiles=64, steps=128, n=1024, slots=264, step=8) == 4  # 1024³ on an H200
-    assert handoff.parts(tiles=64, steps=64, n=1024, slots=264, step=16) == 4  # the same with BK 16
-    assert handoff.parts(tiles=6, steps=256, n=2048, slots=264, step=8) == 16  # capped: 128 elements
-    assert handoff.parts(tiles=4, steps=32, n=256, slots=264, step=8) == 2  # 256³
-    assert handoff.parts(tiles=4, steps=16, n=256, slots=264, step=16) == 2  # 256³, BK 16: as BK 8
-    assert handoff.parts(tiles=16, steps=32, n=512, slots=264, step=16) == 4  # 512³, BK 16
-    assert handoff.parts(tiles=64, steps=512, n=4096, slots=264, step=8) == 1  # long reduction
-    assert handoff.parts(tiles=256, steps=256, n=2048, slots=264, step=8) == 1  # 2048³: tiles enough
-    assert handoff.parts(tiles=1, steps=1, n=5, slots=264, step=8) == 1
-    assert handoff.parts(tiles=0, steps=128, n=1024, slots=264, step=8) == 1  # no tiles: nothing to split
-    # A flag per saved part: the policy stays within them on any GPU up to FLAGS slots.
-    for step in (8, 16):
-        for slots in (132, 264, 1000, handoff.FLAGS):
-            for t in range(1, slots + 5):
-                parts = handoff.parts(t, 2048 // step, 2048, slots, step)
-                assert parts == 1 or t * parts <= min(slots, handoff.FLAGS)
+    p = handoff.parts
+    assert p(tiles=64, steps=128, slots=264, step=8) == 4  # 1024³ on an H200
+    assert p(tiles=64, steps=64, slots=264, step=16) == 4  # the same with BK 16
+    assert p(tiles=6, steps=256, slots=264, step=8) == 16  # capped by SPLIT_MIN_N: 2048 / 128
+    assert p(tiles=4, steps=16, slots=264, step=16) == 2  # 256³: N = 256 holds two parts of 128
+    assert p(tiles=16, steps=512, slots=264, step=16) == 16  # a long reduction over 16 tiles
+    assert p(tiles=300, steps=64, slots=264, step=16) > 1  # 1.14 waves: the second mostly empty
+    assert p(tiles=256, steps=128, slots=264, step=16) == 1  # 2048³: one full wave
+    assert p(tiles=2048, steps=192, slots=264, step=32) == 1  # the performance shape
+    assert p(tiles=1, steps=1, slots=264, step=8) == 1 and p(tiles=0, steps=128, slots=264, step=8) == 1
+    for step in (8, 16, 32):
+        for slots in (132, 264, 1056):
+            for tiles in (1, 2, 7, 64, 131, 263, 264, 265, 1000, 5000):
+                for steps in (1, 16, 100, 1024):
+                    parts = p(tiles, steps, slots, step)
+                    # Never a part shorter than SPLIT_MIN_N, never more counters than the buffer.
+                    assert parts == 1 or steps // parts >= handoff.min_steps(step) - 1
+                    assert 1 <= parts <= handoff.MAX_PARTS and tiles * parts <= max(tiles, handoff.COUNTERS)
+                    # Never modeled slower than not splitting.
+                    assert handoff.modeled_time(tiles, steps, slots, step, parts) <= \
+                        handoff.modeled_time(tiles, steps, slots, step, 1)
 
 
 def test_splitk_scratch_holds_the_saved_parts_only_when_it_splits(monkeypatch):
@@ -299,15 +303,25 @@ def test_splitk_is_bigtile_with_split_and_bigtile_keeps_its_macros():
         registry.get("splitk").launches[0].with_defines({"A_T": 0, "PAD_B": 0})
 
 
-def test_sm90a_launches_run_on_that_gpu_only():
-    """wgmma and setmaxnreg exist in sm_90a alone: a launch that needs 9.0 runs on 9.0 exactly,
-    where any other capability is a floor (mma.sync's 8.0 runs on 9.0 and 12.0)."""
-    from gemmlab.cuda.rung import ARCH_SPECIFIC_CC, cc_of, needs, runs_on
+def test_needs_by_feature_sm90a_on_that_gpu_alone_the_others_floors():
+    """wgmma and setmaxnreg exist in sm_90a alone: that need runs on 9.0 exactly and builds for
+    sm_90a only; TMA's sm_90 and cp.async's sm_80 are floors (later GPUs, later targets)."""
+    from gemmlab.cuda.needs import Needs, cc_of
 
-    assert runs_on(ARCH_SPECIFIC_CC, (9, 0)) and not runs_on(ARCH_SPECIFIC_CC, (10, 0))
-    assert not runs_on(ARCH_SPECIFIC_CC, (8, 9)) and not runs_on(ARCH_SPECIFIC_CC, (12, 0))
-    assert runs_on((8, 0), (9, 0)) and runs_on((8, 0), (12, 0)) and not runs_on((8, 0), (7, 5))
-    assert needs(ARCH_SPECIFIC_CC) == "sm_90a only" and needs((8, 0)) == "sm_80+"
+    A, S90, S80 = Needs.SM90A, Needs.SM90, Needs.SM80
+    assert A.runs_on((9, 0)) and not A.runs_on((10, 0)) and not A.runs_on((8, 9)) and not A.runs_on((12, 0))
+    assert S90.runs_on((9, 0)) and S90.runs_on((10, 0)) and not S90.runs_on((8, 9))
+    assert S80.runs_on((9, 0)) and S80.runs_on((12, 0)) and not S80.runs_on((7, 5))
+    assert A.builds_for("sm_90a") and not A.builds_for("sm_90") and not A.builds_for("sm_100a")
+    assert S90.builds_for("sm_90") and S90.builds_for("sm_100a") and not S90.builds_for("sm_80")
+    assert Needs.ANY.builds_for("sm_75") and not S80.builds_for("sm_75")
+    assert Needs.of(S80, A, Needs.ANY) is A and Needs.of() is Needs.ANY
+    assert [n.bit for n in Needs] == [0, 1, 2, 4]
+    assert A.short == "sm_90a only" and S80.short == "sm_80+"
     assert cc_of("sm_90a") == (9, 0) and cc_of("sm_120") == (12, 0) and cc_of("sm_100f") == (10, 0)
     swap = registry.get("wgmma-swap")
-    assert swap.min_cc == ARCH_SPECIFIC_CC and "sm_90a only" in swap.launches[0].requires
+    assert swap.needs is A and "sm_90a only" in swap.launches[0].requires
+    # TMA is sm_90's: the tma rung runs on any Hopper or later GPU, not only on sm_90a builds.
+    assert registry.get("tma").needs is S90 and registry.get("tma").launches[0].all_needs is S90
+    # A launch needs what its pre-passes need too: the TF32 transpose is sm_80's.
+    assert registry.get("wgmma-tma").launches[0].kernels()[1].needs is S80

@@ -72,3 +72,33 @@ def test_cuda_implementation_without_gpu_is_a_clear_error():
     with pytest.raises(NoGPUError, match="CUDA"):
         registry.get("naive").solve(a, b, c, 3, 4, 5)
     assert unwritten(c) == c.numel()
+
+
+def test_the_fast_path_accepts_only_what_the_full_checks_accept(monkeypatch):
+    """`_conforms` is a shortcut, never a loophole: every call it lets through, the rule-by-rule
+    checks let through too; and the plain case does take it."""
+    from gemmlab import problem
+
+    base = torch.empty(64 * 64 * 4)
+    cases = []
+    for m, n, k in [(4, 4, 4), (1, 7, 3), (5, 1, 1), (8, 8, 8)]:
+        a = base[: m * n].view(m, n)
+        b = base[1000: 1000 + n * k].view(n, k)
+        c = base[3000: 3000 + m * k].view(m, k)
+        cases += [(a, b, c, m, n, k), (a, b, a.new_empty(m, k), m, n, k),
+                  (a, b, base[: m * k].view(m, k), m, n, k),  # C over A
+                  (a.t().contiguous().t() if m > 1 and n > 1 else a, b, c, m, n, k),  # A column-major
+                  (a, b, c.double(), m, n, k), (a, b, c, m, n, k + 1), (a, b, c, True, n, k),
+                  (torch.nn.Parameter(a), b, c, m, n, k)]
+    fast = problem._conforms
+    for args in cases:
+        took_shortcut = fast(*args)
+        monkeypatch.setattr(problem, "_conforms", lambda *a: False)
+        try:
+            problem.validate(*args)
+            full = True
+        except problem.SolveArgumentError:
+            full = False
+        monkeypatch.setattr(problem, "_conforms", fast)
+        assert full or not took_shortcut, [getattr(x, "shape", x) for x in args]
+    assert all(fast(*args) for args in cases[::8])  # the first of each shape: plain and valid

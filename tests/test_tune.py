@@ -19,6 +19,7 @@ import pytest
 
 from gemmlab import registry
 from gemmlab.cuda.compiler import HOPPER_ARCH, CompileError
+from gemmlab.cuda.needs import Needs
 from gemmlab.export import export_text
 from gemmlab.tune import classes, default, record, search
 from gemmlab.tune.classes import CLASSES, InClass, ShapeClass, classify
@@ -181,7 +182,7 @@ def test_bigtile_spaces_take_tma_with_bk_16_or_32_and_fit_min_blocks_in_an_sm(ru
             launch = space.build(index, knobs)
             smem, blocks = launch.kernel.smem, int(launch.defines["MIN_BLOCKS"])
             assert smem <= SM90_SMEM_PER_BLOCK and blocks * (smem + SMEM_RESERVED) <= SM90_SMEM_PER_SM, knobs
-            assert launch.min_cc == ((9, 0) if knobs["TMA_COPY"] else (8, 0))
+            assert launch.all_needs is (Needs.SM90 if knobs["TMA_COPY"] else Needs.SM80)
     assert seen == {(8, 0), (16, 0), (16, 1), (32, 1)}
 
 

@@ -24,7 +24,6 @@ from . import __version__, registry, runtime
 from .bench.results import LATEST
 from .bench.stats import SMALL_ITERS, SMALL_WORK
 from .blame import blame
-from .cuda.rung import ARCH_SPECIFIC_CC, builds_for, needs
 from .exits import Exit
 from .judge.cases import Case, fresh_seed, standard_cases
 from .judge.runner import Judgement, judge
@@ -127,8 +126,7 @@ def facts_table(impl: registry.Implementation) -> Table:
     facts.add_column(overflow="fold")  # kernel labels carry the knobs that tell launches apart: never cut
     facts.add_column(overflow="fold")
     facts.add_row("family / rung / precision", f"{impl.family} / {impl.rung} / {impl.precision}")
-    facts.add_row("compute capability", "{}.{}".format(*impl.min_cc) + (" only" if impl.min_cc == ARCH_SPECIFIC_CC
-                                                                      else " or later"))
+    facts.add_row("needs", str(impl.needs))
     facts.add_row("sources", ", ".join(impl.sources))
     if impl.tile:
         r, c, s = impl.tile
@@ -472,8 +470,8 @@ def inspect(
         raise UsageError(f"{', '.join(names or [])} has no CUDA kernel to inspect; "
                          "CUDA rungs: gemmlab list")
     target = arch or default_arch()
-    left_out = [i for i in impls if not builds_for(i.min_cc, target)]
-    why = ", ".join(f"{i.name} (needs {needs(i.min_cc)})" for i in left_out)
+    left_out = [i for i in impls if not i.needs.builds_for(target)]
+    why = ", ".join(f"{i.name} (needs {i.needs.short})" for i in left_out)
     if len(left_out) == len(impls):
         raise UsageError(f"{target} cannot build {why}")
     ui = _ui(as_json)
@@ -537,7 +535,15 @@ def report(
             raise UsageError("a sweep has no README block; its plot is the report")
         with console.status("plotting the sweep…"):
             path = rep.plot_sweep(record, target, stem=record_path.stem)
-        console.print(f"wrote {path}")
+            written = [path]
+            if record.get("random"):
+                from .bench import summary
+
+                written.append(rep.plot_random(record, target, stem=f"{record_path.stem}-ratios"))
+                md = target / f"{record_path.stem}-summary.md"
+                md.write_text("\n".join(summary.lines(summary.summarize(record))) + "\n")
+                written.append(md)
+        console.print("wrote " + ", ".join(map(str, written)))
         return
     tag = rep.block_tag(record)
     text = usage.block_file(readme, tag) if readme else None
@@ -592,22 +598,35 @@ def sweep(
     names: Names = None,
     out: Annotated[Path, typer.Option(help="results folder (DEVICE/sweep-DATE.json goes under it)")] = Path("results"),
     iters: Annotated[int, typer.Option(min=1, help=f"timed calls per implementation and shape ({_SMALL_RULE})")] = 10,
+    random: Annotated[int | None, typer.Option(
+        "--random", min=1, metavar="N",
+        help="time N shapes drawn at random (bench/randomshapes.py: log-uniform in [1, 8192]³, with "
+             "long-reduction, small and large shares) instead of the fixed ones; summary per implementation")] = None,
+    seed: Annotated[int, typer.Option(help="the random shapes' seed (with --random)")] = 1,
     as_json: AsJson = False,
 ) -> None:
-    """TFLOP/s against size (squares 256…8192, odd variants of the performance shape; GPU)."""
-    from .bench import results, studies
+    """TFLOP/s against size (squares 256…8192, odd variants of the performance shape; GPU), or
+    against N random shapes (--random N --seed S), with each implementation's geometric mean,
+    minimum and 10th percentile of its ratio to cuBLAS."""
+    from .bench import results, studies, summary
 
-    chosen = [i.name for i in usage.names(names)] if names else studies.SWEEP_DEFAULT
+    default_names = studies.RANDOM_DEFAULT if random else studies.SWEEP_DEFAULT
+    chosen = [i.name for i in usage.names(names)] if names else default_names
     usage.out_folder(out)
     if not runtime.has_gpu():
         raise CannotRun("no CUDA GPU: the sweep times shapes up to 8192³ and needs one")
     ui = _ui(as_json)
     bar, update = progress_bar(ui)
     with bar:
-        record = studies.sweep(chosen, iters=iters, progress=update)
+        if random:
+            record = studies.random_sweep(chosen, random, seed, iters=iters, progress=update)
+        else:
+            record = studies.sweep(chosen, iters=iters, progress=update)
     path = results.save_sweep(record, out)
     table, tally = sweep_table(record)
     ui.print(table)
+    if random:
+        ui.print(Markdown("\n".join(summary.lines(record["summary"]))))
     ui.print(f"results: {path}")
     ui.print(escape(tally.line()))
     if as_json:
@@ -722,13 +741,28 @@ def export_cmd(
     output: Annotated[Path | None, typer.Option("-o", "--output", metavar="FILE",
                                                 help="where to write it (default: NAME.cu here)")] = None,
     force: Annotated[bool, typer.Option(help="overwrite an existing file")] = False,
+    nvcc_flags: Annotated[str | None, typer.Option(
+        "--nvcc-flags", metavar="FLAGS",
+        help='also build the file as a grader would, with these nvcc flags ("-arch=sm_80"; "" for '
+             "nvcc's own defaults), and say which launches that build holds")] = None,
 ) -> None:
-    """Write a CUDA rung as one self-contained LeetGPU .cu: its kernels and solve()'s dispatch."""
+    """Write a CUDA rung as one self-contained LeetGPU .cu: its kernels and solve()'s dispatch.
+
+    Exit 0 written (and built, with --nvcc-flags); 1 written but nvcc failed; 2 usage error;
+    3 --nvcc-flags without nvcc or cuobjdump here.
+    """
+    from .cuda import tools
     from .export import ExportError, export_text
 
     impl = usage.names([name])[0]
     path = output or Path(f"{impl.name}.cu")
     usage.new_file(path, force)
+    flags = usage.nvcc_flags(nvcc_flags) if nvcc_flags is not None else None
+    if flags is not None:
+        try:
+            tools.find("nvcc"), tools.find("cuobjdump")
+        except tools.ToolMissing as exc:
+            raise CannotRun(f"--nvcc-flags builds the file: {exc}") from None
     try:
         text = export_text(impl, path.name)
     except ExportError as exc:
@@ -737,9 +771,39 @@ def export_cmd(
         path.write_text(text)
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    from .export.document import plan
+
+    launches = len(plan(impl).launches)
     gate = f" --precision {impl.precision}" if impl.precision != "fp32" else ""
-    console.print(escape(f"wrote {path} ({impl.name}, {len(impl.launches)} launches); "
+    console.print(escape(f"wrote {path} ({impl.name}, {launches} launches); "
                          f"judge it with: gemmlab judge {path}{gate}"))
+    if flags is not None:
+        _export_build(impl, path, flags)
+
+
+def _export_build(impl: registry.Implementation, path: Path, flags: str) -> None:
+    """Build the exported file with a grader's flags; say which launches the build holds."""
+    import tempfile
+
+    from .export.builds import build_library, ranges, real_kernels, sass_of
+    from .export.document import _collect, plan
+
+    p = plan(impl)
+    with tempfile.TemporaryDirectory(prefix="gemmlab-export-") as folder:
+        lib = Path(folder) / f"{path.stem}.so"
+        proc = build_library(path, flags, lib)
+        if proc.returncode:
+            side.print(escape(f"nvcc {flags} failed to build {path}:\n{proc.stdout}{proc.stderr}".rstrip()),
+                       highlight=False)
+            raise typer.Exit(int(Exit.FAILED))
+        real = real_kernels(sass_of(lib))
+    variants = _collect(p.launches)
+    holds = [i for i, launch in enumerate(p.launches)
+             if all(variants.ref(k).removeprefix("gemmlab::") in real for k in launch.kernels())]
+    floor = f"; launches {ranges(list(range(p.own, len(p.launches))))} are the portable floor" \
+        if p.own < len(p.launches) else ""
+    console.print(escape(f"built with nvcc {flags or '(no flags: nvcc defaults)'}: holds launches "
+                         f"{ranges(holds)} of {len(p.launches)}{floor}"), highlight=False)
 
 
 def _show_verdict(v, file: Path, precision: str) -> None:

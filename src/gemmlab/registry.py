@@ -21,9 +21,11 @@ import torch
 from . import problem
 from .cuda import hopper
 from .cuda.compiler import NoGPUError
+from .cuda.needs import Needs
 from .cuda.pad import PaddedOperands
 from .cuda.requires import VEC4, Requires, whole_tiles
-from .cuda.rung import ARCH_SPECIFIC_CC, CudaSolver, Launch, needs, runs_on
+from .cuda.rung import CudaSolver, Launch
+from .cuda.splitgrid import SplitGrid
 from .cuda.transposed import TransposedA
 from .reference import Precision
 from .tune import default as tuned_default
@@ -44,12 +46,17 @@ class Implementation:
     family: Family
     rung: int
     precision: Precision
-    min_cc: tuple[int, int]
+    needs: Needs  # what the rung's own path needs of the GPU (its launches may need less)
     summary: str
     doc: str  # Markdown explanation, relative to the package
     sources: tuple[str, ...]  # relative to the package
     factory: Callable[[], Solve] | None = field(default=None, repr=False)
     launches: tuple[Launch, ...] = ()  # CUDA rungs: fast path(s) first, fallback last
+
+    @property
+    def min_cc(self) -> tuple[int, int]:
+        """The lowest compute capability `needs` runs on (sm_90a's: that one alone)."""
+        return self.needs.min_cc
 
     @property
     def tile(self) -> tuple[int, int, int] | None:
@@ -82,8 +89,8 @@ class Implementation:
             return False, "install gemmlab[triton]"
         if device.type == "cuda":
             cc = torch.cuda.get_device_capability(device)
-            if not runs_on(self.min_cc, cc):
-                return False, f"needs {needs(self.min_cc)}, the device is sm_{cc[0]}{cc[1]}"
+            if not self.needs.runs_on(cc):
+                return False, f"needs {self.needs.short}, the device is sm_{cc[0]}{cc[1]}"
             return True, ""
         if self.family is Family.CUDA:
             return False, "CUDA kernels need a CUDA GPU"
@@ -105,12 +112,22 @@ class Implementation:
     def solve(self, a, b, c, m, n, k) -> None:
         """Validate every argument, then run. Nothing is launched on a bad call."""
         problem.validate(a, b, c, m, n, k)
-        ok, why = self.can_run_on(a.device)
+        device = a.device
+        # Asked once per device: whether a rung runs there does not change while the process runs.
+        key = (self.name, device.type, device.index)
+        verdict = _RUNS_ON.get(key)
+        if verdict is None:
+            verdict = _RUNS_ON[key] = self.can_run_on(device)
+        ok, why = verdict
         if not ok:
             if self.family is Family.CUDA and not torch.cuda.is_available():
                 raise NoGPUError(f"{self.name}: {why}")
             raise problem.DeviceError("A", f"a device {self.name} runs on ({why})", a.device)
         self._solve(a, b, c, m, n, k)
+
+
+#: (implementation, device type, device index) → `can_run_on`'s answer, for `solve`.
+_RUNS_ON: dict[tuple[str, str, int | None], tuple[bool, str]] = {}
 
 
 @dataclass(frozen=True, eq=False)
@@ -193,8 +210,10 @@ def _mma_tf32(vec: int, stages: int = 3) -> Launch:
     defines = {"VEC": vec, "STAGES": stages}
     if vec == 4:
         return Launch("12_mma_tf32.cu", "mma_tf32", (256, 1), (128, 128), defines, when=VEC4,
-                      min_cc=(8, 0), smem=_mma_smem, step=32)
-    return Launch("12_mma_tf32.cu", "mma_tf32", (256, 1), (128, 128), defines, smem=_mma_smem, step=32)
+                      needs=Needs.SM80, smem=_mma_smem, step=32)
+    # VEC 1 (any shape, 4-byte copies) is still mma.sync fed by cp.async: sm_80's too.
+    return Launch("12_mma_tf32.cu", "mma_tf32", (256, 1), (128, 128), defines, needs=Needs.SM80,
+                  smem=_mma_smem, step=32)
 
 
 def _mma_smem(defines) -> int:
@@ -207,7 +226,7 @@ _HOPPER_TILE = (128, 256)
 
 def _wgmma_tma(stages: int = 4) -> Launch:
     return Launch("13_wgmma_tma.cu", "wgmma_tma", (256, 1), _HOPPER_TILE, {"STAGES": stages},
-                  min_cc=(9, 0), smem=hopper.dynamic_smem(_HOPPER_TILE, 2), step=hopper.STEP,
+                  needs=Needs.SM90A, smem=hopper.dynamic_smem(_HOPPER_TILE, 2), step=hopper.STEP,
                   host=hopper.TmaOperands(a="round"))
 
 
@@ -217,7 +236,7 @@ def _warp_specialised(source: str, tile: tuple[int, int], defines: dict, b: str,
     or from the padded copy its pre-pass makes (rounded for TF32, as it is for 3xTF32, which
     splits A itself). ``b``: Bᵀ rounded, or split into the 3xTF32 planes."""
     entry = source.removesuffix(".cu").split("_", 1)[1]
-    common = dict(min_cc=(9, 0), persistent=True, step=hopper.STEP,
+    common = dict(needs=Needs.SM90A, persistent=True, step=hopper.STEP,
                   smem=hopper.dynamic_smem(tile, 2, b_planes=2 if b == "split" else 1))
     if a_in_place:
         # TMA reads A in place: its rows must be describable (16-byte aligned, N % 4 == 0).
@@ -243,7 +262,7 @@ def _wgmma_swap(stages: int = 4, cluster: int = 2, pipe: int = 2) -> tuple[Launc
     fast = Launch("17_wgmma_swap.cu", "wgmma_swap", (384, 1), tile,
                   {"STAGES": stages, "CLUSTER": cluster, "PIPE": pipe},
                   # hopper.A_IN_PLACE and B_IN_PLACE at once (a launch declares one Requires)
-                  when=Requires(n=4, k=4, align=16, operands="AB"), min_cc=(9, 0), persistent=True,
+                  when=Requires(n=4, k=4, align=16, operands="AB"), needs=Needs.SM90A, persistent=True,
                   step=hopper.STEP, smem=hopper.dynamic_smem(tile, 2), host=hopper.SwappedOperands())
     return fast, dataclasses.replace(fast, when=None, host=hopper.SwappedOperands(padded=True))
 
@@ -272,8 +291,8 @@ def _bigtile_derive(d) -> dict:
         raise ValueError("bigtile: TMA_COPY needs A_T (the Aᵀ host is the one that encodes the descriptors)")
     return {"block": (32 * d["WARPS_M"] * d["WARPS_N"], 1), "tile": (64 * d["WARPS_M"], 64 * d["WARPS_N"]),
             "step": d["BK"], "host": host, "when": when,
-            # TMA_COPY: cp.async.bulk.tensor and mbarriers, Hopper's (built for sm_90a with the rest)
-            "min_cc": _HOPPER if d.get("TMA_COPY") else (8, 0)}
+            # TMA_COPY: cp.async.bulk.tensor and mbarriers, sm_90's; else cp.async, sm_80's
+            "needs": Needs.SM90 if d.get("TMA_COPY") else Needs.SM80}
 
 
 def _bigtile(pad_b: bool, j_outer: int = 2, warps_m: int = 2, warps_n: int = 2, bk: int = 16,
@@ -295,6 +314,24 @@ def _bigtile(pad_b: bool, j_outer: int = 2, warps_m: int = 2, warps_n: int = 2, 
                   defines=defines, **_bigtile_derive(defines))
 
 
+#: The `small` kernel's 16-byte path: rows of A and B whole float4s, A and B aligned (C is
+#: stored 16 bytes at a time only where its rows allow it).
+SMALL_VEC4 = Requires(n=4, k=4, align=16, operands="AB")
+
+
+def _small_derive(d) -> dict:
+    """4×4 outputs per thread of a BM×BN tile; VEC 4 needs SMALL_VEC4, VEC 1 runs anywhere."""
+    return {"block": ((d["BM"] // 4) * (d["BN"] // 4), 1), "tile": (d["BM"], d["BN"]), "step": d["BK"],
+            "when": SMALL_VEC4 if d["VEC"] == 4 else None, "buffers": 2}
+
+
+def small_launch(vec: int, bm: int = 64, bn: int = 64, bk: int = 16, min_blocks: int = 4) -> Launch:
+    """The `small` kernel (18_small.cu): A and B in place, split-K over grid z (cuda/splitgrid.py)."""
+    defines = {"BM": bm, "BN": bn, "BK": bk, "VEC": vec, "MIN_BLOCKS": min_blocks}
+    return Launch("18_small.cu", "small", defines=defines, host=SplitGrid(), derive=_small_derive,
+                  **_small_derive(defines))
+
+
 def _cu(stem: str) -> tuple[str, ...]:
     return (f"kernels/cuda/{stem}.cu",)
 
@@ -305,8 +342,7 @@ def _md(stem: str) -> str:
 
 FP32, TF32, FP32X3 = Precision.FP32, Precision.TF32, Precision.FP32X3
 CUDA, TRITON, TORCH = Family.CUDA, Family.TRITON, Family.TORCH
-_ALWAYS = (5, 0)
-_HOPPER = ARCH_SPECIFIC_CC  # sm_90a: wgmma, setmaxnreg (cuda/rung.py)
+_ALWAYS, _SM80, _SM90, _HOPPER = Needs.ANY, Needs.SM80, Needs.SM90, Needs.SM90A
 
 IMPLEMENTATIONS: tuple[Implementation, ...] = (
     Implementation(
@@ -384,7 +420,7 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         "the copy engine moves tiles global→shared (cp.async), 128×128",
         _md("09_cp_async"), _cu("09_cp_async"),
         launches=(
-            Launch("09_cp_async.cu", "cp_async", (512, 1), (128, 128), when=VEC4, min_cc=(8, 0),
+            Launch("09_cp_async.cu", "cp_async", (512, 1), (128, 128), when=VEC4, needs=_SM80,
                    step=16, buffers=2),
             TILING2D,
         ),
@@ -395,13 +431,13 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         _md("10_wmma_tf32"), _cu("10_wmma_tf32"),
         launches=(
             Launch("10_wmma_tf32.cu", "wmma_tf32", (512, 1), (128, 128),
-                   when=Requires(m=128, n=32, k=128, align=32), min_cc=(8, 0), step=32, buffers=1, pad=4),
+                   when=Requires(m=128, n=32, k=128, align=32), needs=_SM80, step=32, buffers=1, pad=4),
             float4_launch(64, 32, 32, 2),
             TILING2D,
         ),
     ),
     Implementation(
-        "triton", TRITON, 11, FP32, (7, 0),
+        "triton", TRITON, 11, FP32, _ALWAYS,  # Triton refuses GPUs it does not support itself
         "one program per 64×64 tile, grouped order, IEEE FP32 dot, masks",
         "kernels/triton/matmul.md", ("kernels/triton/matmul.py",),
         _triton(rows=64, cols=64, red=32, group=8, warps=4, stages=3, precision="ieee"),
@@ -413,7 +449,7 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         _torch,
     ),
     Implementation(
-        "triton-tf32x3", TRITON, 13, FP32X3, (8, 0),
+        "triton-tf32x3", TRITON, 13, FP32X3, _SM80,
         "Triton on tensor cores, three TF32 products per FP32 product",
         "kernels/triton/matmul.md", ("kernels/triton/matmul.py",),
         _triton(rows=128, cols=128, red=32, group=8, warps=8, stages=3, precision="split3",
@@ -427,7 +463,7 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
                   _padded(_warptile(8, 2, exact=False))),
     ),
     Implementation(
-        "triton-presplit", TRITON, 15, FP32X3, (8, 0),
+        "triton-presplit", TRITON, 15, FP32X3, _SM80,
         "3xTF32 with each operand split once into TF32 planes before the product",
         "kernels/triton/presplit.md", ("kernels/triton/presplit.py", "kernels/triton/matmul.py"),
         _triton_presplit(rows=128, cols=128, red=32, group=8, warps=8, stages=3, transpose_b=True,
@@ -440,7 +476,7 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         _torch_tf32,
     ),
     Implementation(
-        "mma-tf32", CUDA, 16, TF32, (8, 0),
+        "mma-tf32", CUDA, 16, TF32, _SM80,
         "tensor cores through mma.sync m16n8k8, fed by a 3-stage cp.async pipeline",
         _md("12_mma_tf32"), _cu("12_mma_tf32"),
         launches=(_mma_tf32(4), _mma_tf32(1)),
@@ -467,16 +503,16 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         launches=(_wgmma_3xtf32(a_in_place=True), _wgmma_3xtf32(a_in_place=False)),
     ),
     Implementation(
-        "bigtile", CUDA, 20, FP32, (8, 0),
+        "bigtile", CUDA, 20, FP32, _SM80,
         "strict FP32: 8×16 outputs per thread, Aᵀ and B by a 4-stage cp.async pipeline",
         _md("16_bigtile"), ("kernels/cuda/16_bigtile.cu", "kernels/cuda/hopper_prepass.cu", "kernels/cuda/pad.cu"),
         launches=(_bigtile(pad_b=False), _bigtile(pad_b=True)),
     ),
     Implementation(
-        "splitk", CUDA, 21, FP32, (8, 0),
+        "splitk", CUDA, 21, FP32, _SM80,
         "strict FP32 (N ≤ 2048: split-K): bigtile with each tile's reduction split where tiles are few",
-        _md("16_bigtile_splitk"), ("kernels/cuda/16_bigtile.cu", "kernels/cuda/hopper_prepass.cu",
-                                   "kernels/cuda/pad.cu"),
+        _md("16_bigtile_splitk"), ("kernels/cuda/16_bigtile.cu", "kernels/cuda/splitk.cuh",
+                                   "kernels/cuda/hopper_prepass.cu", "kernels/cuda/pad.cu"),
         launches=(_bigtile(pad_b=False, bk=8, stages=3, split=True), _bigtile(pad_b=True, bk=8, stages=3, split=True)),
     ),
     Implementation(
@@ -487,12 +523,18 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         launches=_wgmma_swap(),
     ),
     Implementation(
-        "tma", CUDA, 23, FP32, _HOPPER,
+        "tma", CUDA, 23, FP32, _SM90,
         "strict FP32: splitk's kernel with both tiles by TMA on per-stage mbarriers, one thread issuing",
-        _md("16_bigtile_tma"), ("kernels/cuda/16_bigtile.cu", "kernels/cuda/hopper.cuh",
+        _md("16_bigtile_tma"), ("kernels/cuda/16_bigtile.cu", "kernels/cuda/splitk.cuh", "kernels/cuda/hopper.cuh",
                                 "kernels/cuda/hopper_prepass.cu", "kernels/cuda/pad.cu"),
         launches=(_bigtile(pad_b=False, bk=16, stages=3, split=True, fetch_ba=True, tma=True),
                   _bigtile(pad_b=True, bk=16, stages=3, split=True, fetch_ba=True, tma=True)),
+    ),
+    Implementation(
+        "small", CUDA, 24, FP32, _ALWAYS,
+        "strict FP32 for small outputs: one launch, no pre-pass, 64×64 tiles, split-K in a pairwise tree",
+        _md("18_small"), ("kernels/cuda/18_small.cu", "kernels/cuda/splitk.cuh"),
+        launches=(small_launch(4), small_launch(1, min_blocks=3)),
     ),
 )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from ..cuda.compiler import HOPPER_ARCH, device_arch
-from ..cuda.rung import Kernel, builds_for
+from ..cuda.rung import Kernel
 from ..cuda.sass import disassemble, instruction_mix, listing, register_claims, schedule
 from ..registry import Implementation
 
@@ -50,14 +50,17 @@ def default_arch() -> str:
 
 def inspect_launches(impls: list[Implementation], arch: str | None = None) -> list[dict]:
     """One row per kernel of every launch: the main kernel, then its pre-passes. Implementations
-    that `arch` cannot build are left out (`rung.builds_for`)."""
+    that `arch` cannot build are left out (`Needs.builds_for`), and so are the launches of the
+    others that it cannot (`default`'s TMA winners for sm_80, say)."""
     gpu = torch.cuda.is_available()
     arch = arch or default_arch()
     rows = []
     for impl in impls:
-        if not builds_for(impl.min_cc, arch):
+        if not impl.needs.builds_for(arch):
             continue
         for launch in impl.launches:
+            if not launch.all_needs.builds_for(arch):
+                continue
             for kernel in launch.kernels():
                 module = kernel.compile(arch)
                 res = module.resources[kernel.entry]

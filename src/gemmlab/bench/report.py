@@ -125,6 +125,40 @@ def plot_sweep(record: dict, out_dir: Path, stem: str = "sweep") -> Path:
     return path
 
 
+def plot_random(record: dict, out_dir: Path, stem: str = "random") -> Path:
+    """A random sweep: each implementation's ratio to cuBLAS against the output tiles (M·K in
+    128×128 tiles) and against the reduction length N, one colour per implementation."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5), sharey=True)
+    names = [n for n in record["names"] if n != "torch"]
+    colours = plt.get_cmap("tab20")(range(len(names)))
+    for colour, name in zip(colours, names, strict=True):
+        tiles, reduction, ratios = [], [], []
+        for p in record["points"]:
+            row = next((r for r in p["results"] if r["name"] == name), None)
+            if row and row.get("ratio_vs_cublas"):
+                m, n, k = p["shape"]
+                tiles.append(m * k / 128 ** 2)
+                reduction.append(n)
+                ratios.append(row["ratio_vs_cublas"])
+        axes[0].scatter(tiles, ratios, s=14, color=colour, label=name, alpha=0.8)
+        axes[1].scatter(reduction, ratios, s=14, color=colour, alpha=0.8)
+    for ax, xlabel in zip(axes, ("output tiles (M·K / 128²)", "reduction length N"), strict=True):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.axhline(1.0, color="grey", lw=0.8)
+        ax.set_xlabel(xlabel)
+    axes[0].set_ylabel("time of cuBLAS FP32 / time")
+    r = record["random"]
+    fig.suptitle(f"{record['device']['name']}: {r['n']} random shapes (seed {r['seed']}) against cuBLAS FP32")
+    axes[0].legend(fontsize="small", ncol=2)
+    fig.tight_layout()
+    path = out_dir / f"{stem}.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def replace_block(text: str, block: str, tag: str = "results") -> str:
     """Replace what stands between `<!-- tag:begin -->` and `<!-- tag:end -->`."""
     begin, end = f"<!-- {tag}:begin -->", f"<!-- {tag}:end -->"

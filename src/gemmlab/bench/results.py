@@ -96,7 +96,8 @@ def save_sweep(record: dict, root: Path) -> Path:
     """Write a sweep record as ROOT/DEVICE/sweep-DATE.json, after checking it is one."""
     if kind(record) != "sweep":
         raise SchemaError("not a sweep record")
-    path = root / slug(record["device"]["name"]) / f"sweep-{record['date'].replace(':', '')}.json"
+    prefix = "random" if record.get("random") else "sweep"
+    path = root / slug(record["device"]["name"]) / f"{prefix}-{record['date'].replace(':', '')}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(record, indent=1))
     return path

@@ -252,3 +252,32 @@ def _rows(entries: list[_Entry], a, b, shape, peaks: dict) -> list[dict]:
             "figures": fig.to_dict(),
         })
     return rows
+
+
+def host_overhead(impl: registry.Implementation, shape: tuple[int, int, int], iters: int = 20,
+                  seed: int = 0) -> dict:
+    """What a Python caller pays per call above the GPU's own time (the issue's measure): the
+    median time between events around one call started on an idle GPU (the host's work before
+    the kernels reach it included), minus the median with the call queued behind a spin (the
+    GPU's time alone)."""
+    m, n, k = shape
+    a = uniform((m, n), seed, torch.device("cuda"), PERF_LOW, PERF_HIGH)
+    b = uniform((n, k), seed + 1, torch.device("cuda"), PERF_LOW, PERF_HIGH)
+    c = torch.empty((m, k), device="cuda")
+    call = partial(impl.solve, a, b, c, m, n, k)
+    for _ in range(3):
+        call()
+    per_call, gpu = [], []
+    for _ in range(iters):
+        for spin, times in ((False, per_call), (True, gpu)):
+            torch.cuda.synchronize()
+            if spin:
+                torch.cuda._sleep(QUEUE_AHEAD_CYCLES)
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            call()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end))
+    per, alone = summarize(per_call)["median_ms"], summarize(gpu)["median_ms"]
+    return {"per_call_ms": per, "gpu_ms": alone, "overhead_ms": per - alone, "iters": iters}

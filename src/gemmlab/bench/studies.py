@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .. import problem, registry
+from ..cuda.needs import Needs
 from ..reference import Precision
 from .run import measure, run
 from .stats import timed_calls
@@ -36,7 +37,7 @@ def _arm(buffers: str, tile: int) -> registry.Implementation:
         launch = registry.double_buffer_launch(tile)
         stem, rung = "08_double_buffer", 8
     return registry.Implementation(
-        f"{buffers}-{tile}", registry.Family.CUDA, rung, Precision.FP32, (5, 0),
+        f"{buffers}-{tile}", registry.Family.CUDA, rung, Precision.FP32, Needs.ANY,
         f"buffering study: {buffers} buffer, {tile}×{tile} tile ({CONTROLS})",
         f"kernels/cuda/{stem}.md", (f"kernels/cuda/{stem}.cu",),
         launches=(launch, registry.TILING2D),
@@ -99,3 +100,34 @@ def sweep(names: list[str], warmup: int = 2, iters: int = 10,
     return {"schema": 1, "study": "sweep", "date": last["date"], "device": last["device"],
             "versions": last["versions"], "warmup": warmup, "iters": iters, "names": out_names,
             "points": points}
+
+
+#: What `gemmlab sweep --random` times when no names are given: every strict-FP32 CUDA rung that
+#: can be the fastest somewhere (the ladder's first rungs, 5–30× slower, cannot), and cuBLAS.
+RANDOM_DEFAULT = ["float4", "float4-bk16", "double-buffer-64", "cp-async", "warptile", "bigtile", "splitk",
+                  "tma", "small", "default", "torch"]
+#: Whose host overhead the random sweep measures, at shapes with outputs of 1024² or more.
+OVERHEAD_NAMES = ("default", "torch")
+OVERHEAD_OUTPUTS = 1024 * 1024
+
+
+def random_sweep(names: list[str], n: int, seed: int, warmup: int = 2, iters: int = 10,
+                 progress: Callable[[str, int, int], None] | None = None) -> dict:
+    """The sweep over `randomshapes.draw(n, seed)`, with each point's kind, the host overhead of
+    `OVERHEAD_NAMES` where the outputs are large enough, and the summary (`summary.summarize`)."""
+    from . import randomshapes, summary
+    from .run import host_overhead
+
+    drawn = randomshapes.draw(n, seed)
+    labelled = [(f"{kind} {m}×{nn}×{k}", (m, nn, k)) for kind, (m, nn, k) in drawn]
+    record = sweep(names, warmup, iters, labelled, progress)
+    record["study"] = "sweep"
+    record["random"] = {"n": n, "seed": seed, "kinds": [dict(vars(k)) for k in randomshapes.KINDS]}
+    for point, (kind, _) in zip(record["points"], drawn, strict=True):
+        point["kind"] = kind
+        m, _, k = point["shape"]
+        if m * k >= OVERHEAD_OUTPUTS:
+            point["host_overhead"] = {name: host_overhead(registry.get(name), tuple(point["shape"]))
+                                      for name in OVERHEAD_NAMES if name in record["names"]}
+    record["summary"] = summary.summarize(record)
+    return record

@@ -1,38 +1,38 @@
-"""Split-K for bigtile (its SPLIT knob, the `splitk` rung): how many parts, and the scratch.
+"""Split-K for the strict-FP32 kernels (bigtile's SPLIT knob, the `small` rung): how many parts,
+and the scratch and counters the parts meet in (`kernels/cuda/splitk.cuh`).
 
-With fewer 128×128 tiles than the GPU holds blocks at once (1024³: 64 tiles for
-264 slots on an H200), most SMs would idle. Then each tile's reduction is split
-into P contiguous parts run at once (grid z); parts before the last save their
-sums to a slot of the workspace and raise a flag; the last part adds them in a
-fixed order and stores. Splitting reorders the reduction, so it is only done
-where the reduction is short (N ≤ SPLIT_MAX_N): there the FP32 sums cannot
-drift anywhere near LeetGPU's tolerance against `torch.matmul`. The flags live
-apart from the workspace (which other launches overwrite), in one zeroed buffer
-per device and stream, made once: each raised flag is lowered by the block that
-waited on it, so the buffer is zero again after every call.
+Where a shape's output tiles do not fill the GPU's resident blocks (1024³: 64 tiles of 128×128
+for 264 slots on an H200), or fill them in a last wave that is mostly empty, each tile's
+reduction is split into P contiguous parts that run at once (grid z). The parts meet in a
+pairwise tree: no part waits on another, so nothing relies on the parts being resident at
+once, and the adds come in a fixed order, so a call gives the same bits every time.
 
-The last part waits for the others (it spins on their flags). That relies on the
-parts of lower z, which never wait, being dispatched before it, as CUDA dispatches
-a grid's blocks, and on all parts being resident at once (tiles × parts ≤ the
-GPU's slots, by this policy). A counter with which the last part to *finish* sums
-all parts, in a fixed order and without waiting, would drop that reliance; it was
-not made because any edit to the kernel rebuilds the SPLIT cubin that `default`
-runs at the large shapes, which then needs re-measuring (16_bigtile.md).
+Splitting does not cost accuracy: a long reduction summed in parts, then in pairs, is closer to
+the exact product than one chain of N adds (LADDER §7: at a long-reduction shape with inputs
+in [-10, 10), one chain left 119 elements outside LeetGPU's tolerance against the float64
+product, cuBLAS FP32 32). So the policy splits long reductions too; it only weighs time.
+
+`parts` models a call's time in reduction steps of one block: the waves of blocks the grid
+takes, each as long as a part's steps plus a fixed cost (filling the pipeline, writing its
+sums), plus one level of the tree per halving. It takes the fewest parts within MARGIN of the
+best. The exported file's `split_parts` is the same rule in C++ (a test runs both).
 """
 
 from __future__ import annotations
 
 import torch
 
-#: The longest reduction that is split; longer ones keep one block per tile.
-SPLIT_MAX_N = 2048
-#: The shortest reduction a part keeps, in elements of N: 16 steps of BK 8, what the splitk
-#: rung was measured with. In steps, as was first written, a BK 16 launch (`default`'s at the
-#: small shapes) kept 256 and split 256³ not at all and 512³ in 2, where BK 8 split them in 2
-#: and 4 and ran 1.8× faster (the H200 sweep of 2026-11-30).
+#: The shortest reduction a part keeps, in elements of N (16 steps of BK 8).
 SPLIT_MIN_N = 128
-#: Flags per buffer: at least the parts of any split grid (264 on an H200).
-FLAGS = 4096
+#: The most parts a tile's reduction is split into.
+MAX_PARTS = 64
+#: The model's costs, in elements of N of one block: a part's fixed cost, and one tree level's.
+FIXED_N = 32
+LEVEL_N = 16
+#: A split must model at least this much faster than the fewer parts it replaces.
+MARGIN = 0.05
+#: Counters per buffer: at least tiles × parts of any split grid (`parts` never asks for more).
+COUNTERS = 1 << 17
 
 
 def min_steps(step: int) -> int:
@@ -40,29 +40,44 @@ def min_steps(step: int) -> int:
     return max(1, -(-SPLIT_MIN_N // step))
 
 
-def parts(tiles: int, steps: int, n: int, slots: int, step: int) -> int:
+def modeled_time(tiles: int, steps: int, slots: int, step: int, p: int) -> float:
+    """A grid of `tiles` × `p` blocks on `slots` resident blocks, in reduction steps."""
+    waves = -(-tiles * p // slots)
+    per_part = -(-steps // p) + FIXED_N / step
+    return waves * per_part + (LEVEL_N / step) * (p - 1).bit_length()  # levels: ceil(log2 p)
+
+
+def parts(tiles: int, steps: int, slots: int, step: int) -> int:
     """How many parts each tile's `steps` reduction steps of `step` elements are split into, for
-    `slots` resident blocks: enough to fill them, none shorter than SPLIT_MIN_N; 1 where N is long."""
-    if n > SPLIT_MAX_N or tiles < 1 or tiles >= slots:
+    `slots` resident blocks: the fewest whose modeled time is within MARGIN of the best."""
+    if tiles < 1 or slots < 1:
         return 1
-    return max(1, min(slots // tiles, steps // min_steps(step)))
+    limit = max(1, min(MAX_PARTS, steps // min_steps(step), COUNTERS // tiles))
+    times = [modeled_time(tiles, steps, slots, step, p) for p in range(1, limit + 1)]
+    best = min(times)
+    return next(p for p, t in enumerate(times, start=1) if t <= best * (1 + MARGIN))
 
 
-def slot_bytes(threads: int) -> int:
-    """One block's 128 accumulators per thread, as 16_bigtile.cu saves them."""
-    return threads * 128 * 4
+def slot_floats(threads: int, per_thread: int) -> int:
+    """One block's partial sums: `per_thread` accumulators for each of its threads."""
+    return threads * per_thread
 
 
-_flags: dict[tuple[int, int], torch.Tensor] = {}
+_counters: dict[tuple[int, int], torch.Tensor] = {}
 
 
-def flags(device: torch.device, count: int) -> torch.Tensor:
-    """The zeroed flags of torch's current stream on `device`, for `count` parts."""
-    if count > FLAGS:
-        raise ValueError(f"{count} split-K parts need more than the {FLAGS} hand-off flags")
+def counters(device: torch.device, count: int) -> torch.Tensor:
+    """The zeroed hand-off counters of torch's current stream on `device`, for `count` of them.
+
+    One buffer per device and stream, made once: every counter a call raises is lowered by the
+    part that arrives second, so the buffer is zero again after every call, and calls on one
+    stream are ordered.
+    """
+    if count > COUNTERS:
+        raise ValueError(f"{count} split-K counters asked for; the buffer holds {COUNTERS}")
     index = torch.cuda.current_device() if device.index is None else device.index
     key = (index, torch.cuda.current_stream(index).cuda_stream)
-    buf = _flags.get(key)
+    buf = _counters.get(key)
     if buf is None:
-        buf = _flags[key] = torch.zeros(FLAGS, dtype=torch.int32, device=torch.device("cuda", index))
+        buf = _counters[key] = torch.zeros(COUNTERS, dtype=torch.int32, device=torch.device("cuda", index))
     return buf

@@ -24,6 +24,7 @@ from typing import Literal
 import torch
 
 from . import launch as cl
+from .needs import Needs
 from .pad import ALIGN, pitch, up  # the workspace's alignment and row pitch, as the other hosts
 from .requires import Requires
 from .rung import Call, Kernel, Launch, Step
@@ -33,10 +34,11 @@ from .tma import matrix_map
 STEP = 32
 SWIZZLE_BYTES = 128
 _PREPASS = "hopper_prepass.cu"
-TRANSPOSE = Kernel(_PREPASS, "transpose_tf32", (256, 1))
-TRANSPOSE_SPLIT = Kernel(_PREPASS, "transpose_split_tf32", (256, 1))
+# The TF32 roundings (cvt.rna.tf32) are sm_80's; the plain copies run anywhere.
+TRANSPOSE = Kernel(_PREPASS, "transpose_tf32", (256, 1), needs=Needs.SM80)
+TRANSPOSE_SPLIT = Kernel(_PREPASS, "transpose_split_tf32", (256, 1), needs=Needs.SM80)
 TRANSPOSE_TILE = 64
-ROUND_ROWS = Kernel(_PREPASS, "round_rows_tf32", (256, 1))
+ROUND_ROWS = Kernel(_PREPASS, "round_rows_tf32", (256, 1), needs=Needs.SM80)
 PAD_ROWS = Kernel(_PREPASS, "pad_rows", (256, 1))
 CLEAR_FLAG = Kernel(_PREPASS, "clear_flag", (1, 1))
 SPECIAL = Kernel(_PREPASS, "special_fp32", (256, 1))

@@ -23,7 +23,6 @@ a persistent grid, or a `Host` that plans pre-passes and extra parameters.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Protocol
@@ -32,6 +31,7 @@ import torch
 
 from . import launch as cl
 from .compiler import CompiledModule, compile_source, device_arch
+from .needs import Needs
 from .requires import Requires
 
 
@@ -45,6 +45,7 @@ class Kernel:
     defines: Mapping[str, int] = field(default_factory=dict)
     smem: int = 0  # dynamic shared memory, bytes (static shared memory is the compiler's)
     cluster: tuple[int, int, int] = (1, 1, 1)
+    needs: Needs = Needs.ANY  # the strongest feature its code uses (cuda/needs.py)
 
     @property
     def threads(self) -> int:
@@ -98,44 +99,6 @@ class Host(Protocol):
     def steps(self, launch: Launch, call: Call, workspace: torch.Tensor) -> list[Step]: ...
 
 
-#: What every gemmlab kernel runs on.
-DEFAULT_CC = (5, 0)
-#: Launches that need this capability use sm_90a's arch-specific instructions (wgmma,
-#: setmaxnreg), which no later GPU has: they run on compute capability 9.0 only.
-ARCH_SPECIFIC_CC = (9, 0)
-
-
-def runs_on(min_cc: tuple[int, int], cc: tuple[int, int]) -> bool:
-    """Whether code that needs `min_cc` runs on compute capability `cc`."""
-    return cc == min_cc if min_cc == ARCH_SPECIFIC_CC else cc >= min_cc
-
-
-#: A target's name: sm_XY, optionally `a` (arch-specific) or `f` (family-specific).
-ARCH_NAME = re.compile(r"sm_(\d+)([af]?)")
-
-
-def cc_of(arch: str) -> tuple[int, int]:
-    """`sm_90a` → (9, 0), `sm_120` → (12, 0), `sm_100f` → (10, 0)."""
-    name = ARCH_NAME.fullmatch(arch)
-    if not name:
-        raise ValueError(f"not an architecture name: {arch!r}")
-    number = int(name.group(1))
-    return number // 10, number % 10
-
-
-def builds_for(min_cc: tuple[int, int], arch: str) -> bool:
-    """Whether code that needs `min_cc` compiles for target `arch`: sm_90a's instructions for
-    sm_90a alone (not plain sm_90), anything else for its capability or later."""
-    return runs_on(min_cc, cc_of(arch)) and (min_cc != ARCH_SPECIFIC_CC or arch.endswith("a"))
-
-
-def needs(min_cc: tuple[int, int]) -> str:
-    """The capability in words: "sm_80+", or "sm_90a only"."""
-    if min_cc == ARCH_SPECIFIC_CC:
-        return "sm_{}{}a only".format(*min_cc)
-    return "sm_{}{}+".format(*min_cc)
-
-
 @dataclass(frozen=True)
 class Launch:
     source: str
@@ -144,7 +107,8 @@ class Launch:
     tile: tuple[int, int]  # (rows of C, columns of C) per block, or per tile of a persistent grid
     defines: Mapping[str, int] = field(default_factory=dict)
     when: Requires | None = None  # None: always (a fallback)
-    min_cc: tuple[int, int] = DEFAULT_CC
+    #: What the launch's own kernel uses of the GPU; its pre-passes declare their own (`all_needs`).
+    needs: Needs = Needs.ANY
     #: Dynamic shared memory in bytes, or a function of the macros (it grows with STAGES, say).
     smem: int | Callable[[Mapping[str, int]], int] = 0
     #: Blocks per cluster along x, y, z; by default the kernel's CLUSTER macro along x, else none.
@@ -171,18 +135,23 @@ class Launch:
     def kernel(self) -> Kernel:
         smem = self.smem(self.defines) if callable(self.smem) else self.smem
         cluster = self.cluster or (int(self.defines.get("CLUSTER", 1)), 1, 1)
-        return Kernel(self.source, self.entry, self.block, self.defines, smem, cluster)
+        return Kernel(self.source, self.entry, self.block, self.defines, smem, cluster, self.needs)
 
     @property
     def threads(self) -> int:
         return self.block[0] * self.block[1]
 
     @property
+    def all_needs(self) -> Needs:
+        """What the launch needs of the GPU, its pre-passes included."""
+        return Needs.of(*(kernel.needs for kernel in self.kernels()))
+
+    @property
     def requires(self) -> str:
-        """The precondition in words, rendered from `when` and `min_cc`; "always" for a fallback."""
+        """The precondition in words, rendered from `when` and `all_needs`; "always" for a fallback."""
         text = str(self.when) if self.when else "always"
-        if self.min_cc > DEFAULT_CC:
-            text += ", " + needs(self.min_cc)
+        if self.all_needs is not Needs.ANY:
+            text += ", " + str(self.all_needs)
         return text
 
     @property
@@ -214,7 +183,7 @@ class Launch:
         return self.kernel.compile(arch)
 
     def applies(self, a, b, c, m, n, k) -> bool:
-        if not runs_on(self.min_cc, torch.cuda.get_device_capability(a.device)):
+        if not self.all_needs.runs_on(torch.cuda.get_device_capability(a.device)):
             return False
         return self.when is None or self.when(a, b, c, m, n, k)
 
@@ -225,6 +194,12 @@ class Launch:
         if self.host:
             return self.host.steps(self, call, workspace)
         return [Step(self.kernel, self.grid(call.m, call.k), call.gemm_args())]
+
+
+def _raw_stream(device: int) -> int:
+    """torch's current stream on `device` as its CUstream handle (`Stream.cuda_stream`)."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    return raw(device) if raw is not None else torch.cuda.current_stream(device).cuda_stream
 
 
 class CudaSolver:
@@ -271,9 +246,10 @@ class CudaSolver:
         return ws
 
     def __call__(self, a, b, c, m, n, k) -> None:
-        # The device and stream a launch goes to are torch's current ones (cuda/launch.py).
-        key = (a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k, torch.cuda.current_device(),
-               torch.cuda.current_stream().cuda_stream)
+        # The device and stream a launch goes to are torch's current ones (cuda/launch.py); the raw
+        # stream handle is asked for without making a Stream object (a few µs on every call).
+        device = torch.cuda.current_device()
+        key = (a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k, device, _raw_stream(device))
         plan = self._plans.get(key)
         if plan is None:
             plan = self._plan(a, b, c, m, n, k)

@@ -18,9 +18,9 @@ come by TMA: the kernel takes descriptors of Aᵀ and of B (or its padded copy) 
 their pointers, boxes of BK rows by the tile's width, unswizzled (the layout the copies write).
 
 With ``split`` (bigtile's SPLIT 1) the grid has a third dimension, the parts
-each tile's reduction is split into (`handoff.parts`, 1 where the shape has
-enough tiles), and the kernel takes two more arguments: scratch for the parts'
-sums (one slot per part, after the operands) and the hand-off flags.
+each tile's reduction is split into (`handoff.parts`, 1 where the tiles fill
+the GPU), and the kernel takes two more arguments: scratch for the parts'
+sums (one slot per part, after the operands) and the hand-off counters.
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ from .rung import Call, Kernel, Launch, Step
 from .tma import matrix_map
 
 TRANSPOSE_FP32 = Kernel("hopper_prepass.cu", "transpose_fp32", (256, 1))
+#: Accumulators per thread of bigtile (8×16): what a split part saves.
+ACCUMULATORS = 128
 
 
 @dataclass(frozen=True)
@@ -49,16 +51,16 @@ class TransposedA:
     @property
     def label(self) -> str:
         text = "Aᵀ, padded B pre-passes" if self.pad_b else "Aᵀ pre-pass"
-        # Split only where the reduction is short (handoff.SPLIT_MAX_N): say so, since the label
-        # is shown beside timings at shapes (the performance shape's N = 6144) that run unsplit.
-        return text + (f", split-K where N ≤ {handoff.SPLIT_MAX_N}" if self.split else "")
+        # Split only where the tiles do not fill the GPU (handoff.parts): say so, since the label
+        # is shown beside timings at shapes (the performance shape) that run unsplit.
+        return text + (", split-K where the tiles leave SMs idle" if self.split else "")
 
     @staticmethod
     def parts(launch: Launch, m: int, n: int, k: int) -> int:
         """Split-K parts per tile: the policy (`handoff.parts`) for MIN_BLOCKS blocks per SM."""
         slots = cl.sm_count(torch.cuda.current_device()) * int(launch.defines["MIN_BLOCKS"])
         across, down = launch.tiles(m, k)
-        return handoff.parts(across * down, -(-n // launch.step), n, slots, launch.step)
+        return handoff.parts(across * down, -(-n // launch.step), slots, launch.step)
 
     def kernels(self, launch: Launch) -> tuple[Kernel, ...]:
         return (TRANSPOSE_FP32, PAD_COPY) if self.pad_b else (TRANSPOSE_FP32,)
@@ -77,8 +79,8 @@ class TransposedA:
             return self.operand_bytes(m, n, k)
         across, down = launch.tiles(m, k)
         parts = self.parts(launch, m, n, k)
-        saved = across * down * parts if parts > 1 else 0  # sums saved for the last part; unsplit none
-        return up(self.operand_bytes(m, n, k)) + saved * handoff.slot_bytes(launch.threads)
+        saved = across * down * parts if parts > 1 else 0  # a slot per part; unsplit none
+        return up(self.operand_bytes(m, n, k)) + saved * handoff.slot_floats(launch.threads, ACCUMULATORS) * 4
 
     def steps(self, launch: Launch, call: Call, workspace: torch.Tensor) -> list[Step]:
         m, n, k = call.m, call.n, call.k
@@ -105,6 +107,6 @@ class TransposedA:
         across, down, _ = launch.grid(m, k)
         parts = self.parts(launch, m, n, k)
         work = at + up(self.operand_bytes(m, n, k))
-        flags = handoff.flags(call.a.device, across * down * parts if parts > 1 else 0).data_ptr()
-        steps.append(Step(launch.kernel, (across, down, parts), (*operands, *call.gemm_args()[2:], work, flags)))
+        counters = handoff.counters(call.a.device, across * down * parts if parts > 1 else 0).data_ptr()
+        steps.append(Step(launch.kernel, (across, down, parts), (*operands, *call.gemm_args()[2:], work, counters)))
         return steps

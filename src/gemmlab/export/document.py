@@ -4,21 +4,25 @@ from __future__ import annotations
 
 import os
 import subprocess
+from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
 from .. import __version__, registry
 from ..cuda import hopper
+from ..cuda.needs import Needs
 from ..cuda.pad import PaddedOperands
-from ..cuda.rung import ARCH_SPECIFIC_CC, Launch
+from ..cuda.rung import Launch
+from ..cuda.splitgrid import SplitGrid
 from ..cuda.transposed import TransposedA
 from ..tune import default as tuned_default
-from . import host, pad, tma, transposed
+from . import host, pad, splitgrid, tma, transposed
+from .builds import BEST, BUILDS, held, ranges, strongest
 from .source import SourceError, Variants, macros_of
 
 #: The host kinds the exporter can write in C++, by type: the function that writes a launch's body.
 HOST_PLANS = {hopper.TmaOperands: tma.body, hopper.SwappedOperands: tma.swapped_body, PaddedOperands: pad.body,
-              TransposedA: transposed.body}
+              TransposedA: transposed.body, SplitGrid: splitgrid.body}
 
 
 class ExportError(ValueError):
@@ -55,11 +59,44 @@ def gemmlab_commit() -> str:
     return out.stdout.strip() if out.returncode == 0 else ""
 
 
-def _collect(impl: registry.Implementation) -> Variants:
+@dataclass(frozen=True)
+class Plan:
+    """What an exported `solve` tries, in order: the rung's own launches, then, where the last
+    of them needs more than plain CUDA, the portable floor (`floor`)."""
+
+    launches: tuple[Launch, ...]
+    labels: tuple[str, ...]
+    own: int  # the first `own` launches are the rung's
+
+    @property
+    def floor(self) -> tuple[Launch, ...]:
+        return self.launches[self.own:]
+
+
+#: The rung whose launches are every exported file's portable floor: strict FP32, plain CUDA,
+#: any shape (`default`'s own built-in chain).
+FLOOR = tuned_default.BUILTIN
+
+
+def plan(impl: registry.Implementation) -> Plan:
+    """A file built for any target runs: a rung whose launches all need sm_80 or more gets the
+    floor's launches after its own, so that a build without them (no -arch, sm_75) still computes
+    the product (strict FP32, which every precision gate accepts)."""
+    own = tuple(impl.launches)
+    labels = tuple(impl.launch_label(launch) for launch in own)
+    if own[-1].all_needs is Needs.ANY:
+        return Plan(own, labels, len(own))
+    floor = registry.REGISTRY[FLOOR]
+    return Plan(own + tuple(floor.launches),
+                labels + tuple(f"{floor.launch_label(x)} (portable floor: {FLOOR})" for x in floor.launches),
+                len(own))
+
+
+def _collect(launches: tuple[Launch, ...]) -> Variants:
     variants = Variants()
-    for launch in impl.launches:
+    for launch in launches:
         for kernel in launch.kernels():
-            variants.add(kernel, sm90a_only=kernel == launch.kernel and launch.min_cc == ARCH_SPECIFIC_CC)
+            variants.add(kernel)
     return variants
 
 
@@ -68,10 +105,26 @@ def uses_tma(impl: registry.Implementation) -> bool:
                or launch.defines.get("TMA_COPY") for launch in impl.launches)
 
 
-def header(impl: registry.Implementation, filename: str) -> str:
+def build_command(flags: str, filename: str) -> str:
+    """The nvcc line that builds `filename` into a shared library with `flags`."""
+    stem = Path(filename).stem
+    return " ".join(x for x in ("nvcc", flags, "-O3 -std=c++17 -shared -Xcompiler -fPIC -o",
+                                f"{stem}.so {filename}") if x)
+
+
+def build_lines(p: Plan) -> list[str]:
+    """Which launches each build of `BUILDS` holds: one line per build, parsed back by a test
+    that compiles each build and reads which kernels its SASS holds for real."""
+    lines = ["// Builds: the file compiles with any nvcc flags. solve() reads which features the",
+             "// device code the driver loaded has (image_has) and skips the launches it lacks:"]
+    for build in BUILDS:
+        lines.append(f'//   build "{build.flags}": launches {ranges(held(p.launches, build))}; {build.note}')
+    return lines
+
+
+def header(impl: registry.Implementation, filename: str, p: Plan) -> str:
     """What the file is, where it came from, what runs when, and how to build and judge it."""
     commit = gemmlab_commit()
-    stem = Path(filename).stem
     lines = [f"// {filename}: gemmlab rung {impl.rung} `{impl.name}` ({impl.precision}), "
              "exported as one LeetGPU solution.",
              f"// {impl.summary}",
@@ -80,16 +133,18 @@ def header(impl: registry.Implementation, filename: str) -> str:
              "//", "// solve() runs the first launch whose precondition holds (the last always does):"]
     if impl.name == tuned_default.NAME:
         lines[4:4] = [f"// Dispatch from the tune record: {tuned_default.plan()[1]}."]
-    for i, launch in enumerate(impl.launches):
+    for i, launch in enumerate(p.launches):
         kernel = launch.kernel
-        lines.append(f"//   {i}. {impl.launch_label(launch)} — when {launch.requires}")
+        if i == p.own:
+            lines.append("//   … and where this build holds none of those: the portable floor, in plain CUDA:")
+        lines.append(f"//   {i}. {p.labels[i]} — when {launch.requires}")
         lines.append(f"//      block {kernel.block}, tile {launch.tile}, dynamic smem {kernel.smem} B, "
                      f"cluster {kernel.cluster}{', persistent grid' if launch.persistent else ''}"
                      + (f", host {launch.host}" if launch.host else ""))
         lines.append(f"//      macros: {macros_of(launch.defines)}")
-    lines += ["//", "// Build: nvcc -arch=sm_90a -std=c++17 -shared -Xcompiler -fPIC -o "
-              f"{stem}.so {filename}",
-              "// (-arch=sm_80 and up for rungs without wgmma). Links the CUDA runtime only"
+    lines += ["//", *build_lines(p),
+              f"// Fastest on an H100/H200: {build_command(BEST.flags, filename)}",
+              "// Links the CUDA runtime only"
               + ("; TMA descriptors come from the driver through cudaGetDriverEntryPoint, so no"
                  " -lcuda is needed (passing it is harmless)." if uses_tma(impl) else "."),
               f"// Judge: gemmlab judge {filename} --precision {impl.precision}"]
@@ -103,12 +158,18 @@ def _includes(impl: registry.Implementation, variants: Variants) -> str:
     return "\n".join(base + (tma_headers if uses_tma(impl) else []) + variants.includes()) + "\n"
 
 
-def _helpers(impl: registry.Implementation) -> str:
+def _helpers(impl: registry.Implementation, p: Plan) -> str:
     here = files(__package__)
     text = (here / "host_runtime.cuh").read_text()
     if uses_tma(impl):
         text += "\n" + (here / "host_tma.cuh").read_text()
-    return f'namespace gemmlab_host {{\nstatic const char* const RUNG = "{impl.name}";\n}}\n\n' + text
+    advice = f"the fastest build on an H100/H200 is nvcc {BEST.flags}; the file header lists every build"
+    own = strongest(p.launches[:p.own])
+    return ("namespace gemmlab_host {\n"
+            f'static const char* const RUNG = "{impl.name}";\n'
+            f'[[maybe_unused]] static const char* const OWN_NEEDS = "{own.short} ({own.features})";\n'
+            f'[[maybe_unused]] static const char* const BUILD_ADVICE = "{advice}";\n'
+            "}\n\n" + text)
 
 
 def _launch_body(launch: Launch, variants: Variants) -> list[str]:
@@ -120,16 +181,16 @@ def _launch_body(launch: Launch, variants: Variants) -> list[str]:
 def export_text(impl: registry.Implementation, filename: str | None = None) -> str:
     """The whole ``.cu`` of one CUDA rung; ExportError if it is not one the exporter can write."""
     exportable(impl)
+    p = plan(impl)
     try:
-        variants = _collect(impl)
+        variants = _collect(p.launches)
         device = variants.device_code()
     except SourceError as exc:
         raise ExportError(f"{impl.name}: {exc}") from None
-    labels = [impl.launch_label(launch) for launch in impl.launches]
-    launches = [host.launch_function(i, launch, labels[i], _launch_body(launch, variants))
-                for i, launch in enumerate(impl.launches)]
+    launches = [host.launch_function(i, launch, p.labels[i], _launch_body(launch, variants))
+                for i, launch in enumerate(p.launches)]
     return "\n".join([
-        header(impl, filename or f"{impl.name}.cu"), _includes(impl, variants), device, _helpers(impl),
-        "// ---- the launches, in the order solve() tries them ----",
+        header(impl, filename or f"{impl.name}.cu", p), _includes(impl, variants), device,
+        _helpers(impl, p), "// ---- the launches, in the order solve() tries them ----",
         "namespace gemmlab_host {\n", *launches, "}  // namespace gemmlab_host\n",
-        host.solve_function(impl.launches, labels)])
+        host.solve_function(p.launches, list(p.labels), p.own)])

@@ -1,8 +1,10 @@
 """The host half of an exported file: `CudaSolver`'s dispatch and launches, written in C++.
 
 `solve` tries the rung's launches in order and runs the first whose
-precondition holds (`Requires.cpp()` and the compute capability), exactly as
-`CudaSolver.select` does; the last launch is the unconditional fallback. Each
+precondition holds (`Requires.cpp()`) and whose features the loaded device code
+holds (``image_has``: the build may be for any target), as `CudaSolver.select`
+does with the device's compute capability; the last launch is the unconditional
+fallback, and it needs nothing (a portable floor, `document.floor`). Each
 launch is one ``static void launch_i(A, B, C, M, N, K)``: a plain launch
 computes its grid (the tile grid, or a persistent one) and launches; a launch
 with a `Host` gets the body its host kind writes (`export.tma`).
@@ -10,7 +12,8 @@ with a `Host` gets the body its host kind writes (`export.tma`).
 
 from __future__ import annotations
 
-from ..cuda.rung import ARCH_SPECIFIC_CC, DEFAULT_CC, Kernel, Launch
+from ..cuda.needs import Needs
+from ..cuda.rung import Kernel, Launch
 from .source import Variants
 
 GEMM_PARAMS = "const float* A, const float* B, float* C, int M, int N, int K"
@@ -20,9 +23,9 @@ GEMM_ARGS = "A, B, C, M, N, K"
 def condition(launch: Launch) -> str | None:
     """The C++ test of a launch's precondition; None for the fallback."""
     parts = []
-    if launch.min_cc > DEFAULT_CC:
-        op = "==" if launch.min_cc == ARCH_SPECIFIC_CC else ">="  # sm_90a's instructions: 9.0 only
-        parts.append(f"compute_capability() {op} {10 * launch.min_cc[0] + launch.min_cc[1]}")
+    needs = launch.all_needs
+    if needs is not Needs.ANY:  # the loaded image holds its kernels' real code (a build for sm_80 has no TMA)
+        parts.append(f"image_has({needs.bit})")
     if launch.when is not None:
         parts.append(launch.when.cpp())
     return " && ".join(parts) or None
@@ -68,25 +71,25 @@ def launch_function(index: int, launch: Launch, label: str, body: list[str]) -> 
             f"static void launch_{index}({GEMM_PARAMS}) {{\n{lines}\n}}\n")
 
 
-def solve_function(launches: tuple[Launch, ...], labels: list[str]) -> str:
+def solve_function(launches: tuple[Launch, ...], labels: list[str], own: int) -> str:
     """LeetGPU's entry point: the first launch whose precondition holds, the fallback last.
 
-    The fallback may still need a compute capability (as `CudaSolver` would find no launch
-    there, the file says so on stderr instead of running nothing silently).
+    `own`: how many of the launches are the rung's; the rest are the portable floor, which
+    says once on stderr why it runs (the build holds none of the rung's own launches that
+    apply). A build with no device code for this GPU runs nothing, and says so.
     """
-    if not launches or launches[-1].when is not None:
-        raise ValueError("a rung's last launch must be an unconditional fallback")
-    lines = []
+    if not launches or launches[-1].when is not None or launches[-1].all_needs is not Needs.ANY:
+        raise ValueError("an exported file's last launch must be an unconditional, portable fallback")
+    lines = ["    if (image_features() < 0) return;  // no device code for this GPU: said on stderr"]
     for i, launch in enumerate(launches):
+        if i == own:
+            lines.append("    floor_note();  // none of the rung's own launches is in this build for this call")
         test = condition(launch)
         if test is None:
             lines.append(f"    launch_{i}({GEMM_ARGS});  // {labels[i]}: always")
             break
         lines.append(f"    if ({test}) {{  // {labels[i]}: {launch.requires}\n"
                      f"        launch_{i}({GEMM_ARGS});\n        return;\n    }}")
-    else:
-        lines.append('    std::fprintf(stderr, "gemmlab %s: no launch runs on compute capability %d\\n", '
-                     "RUNG, compute_capability());")
     body = "\n".join(lines)
     return ("// A, B and C are device pointers; the caller synchronises after the call.\n"
             f'extern "C" void solve({GEMM_PARAMS}) {{\n    using namespace gemmlab_host;\n'

@@ -26,6 +26,40 @@ namespace gemmlab_host {
     return cc;
 }
 
+// The features of the device code the driver loaded for this GPU (gemmlab::image_features,
+// bits of cuda/needs.py: cp.async 1, TMA 2, wgmma 4), read once: a build's flags, not the GPU,
+// decide what it holds (-arch=sm_80 on an H200 has no TMA). -1, said once on stderr, where
+// the build has no code this GPU runs (-arch=sm_100a on an H200).
+[[maybe_unused]] static int image_features() {
+    static int features = -2;
+    if (features == -2) {
+        int value = 0;
+        const cudaError_t err = cudaMemcpyFromSymbol(&value, gemmlab::image_features, sizeof value);
+        if (err == cudaSuccess) {
+            features = value;
+        } else {
+            std::fprintf(stderr, "gemmlab %s: this build holds no device code this GPU (sm_%d) runs: %s; "
+                         "build it for this GPU (%s)\n", RUNG, compute_capability(), cudaGetErrorName(err),
+                         BUILD_ADVICE);
+            cudaGetLastError();  // not sticky: clear it, so the caller's next call sees its own errors
+            features = -1;
+        }
+    }
+    return features;
+}
+
+[[maybe_unused]] static bool image_has(int bit) { return image_features() >= 0 && (image_features() & bit) == bit; }
+
+// Once per process, where the rung's own launches are not in this build for a call and the
+// portable floor runs instead: the user sees why the file is slower than its rung.
+[[maybe_unused]] static void floor_note() {
+    static bool said = false;
+    if (said) return;
+    said = true;
+    std::fprintf(stderr, "gemmlab %s: this build holds none of the rung's own launches for this call "
+                 "(they need %s); running the portable fallback. %s\n", RUNG, OWN_NEEDS, BUILD_ADVICE);
+}
+
 [[maybe_unused]] static int sm_count() {
     static const int sms = device_attribute(cudaDevAttrMultiProcessorCount);
     return sms;
@@ -46,28 +80,42 @@ namespace gemmlab_host {
     return buffer;
 }
 
-// Split-K parts per tile for `slots` resident blocks: cuda/handoff.py's parts(), the same
-// rule (a test runs both over a grid of inputs): fill the slots, keep min_steps steps per
-// part, and do not split reductions longer than max_n or shapes whose tiles fill the GPU.
-[[maybe_unused]] static int split_parts(int tiles, int steps, int n, int slots, int max_n, int min_steps) {
-    if (n > max_n || tiles < 1 || tiles >= slots) return 1;
-    int parts = slots / tiles;
-    if (parts > steps / min_steps) parts = steps / min_steps;
-    return parts < 1 ? 1 : parts;
+// Split-K parts per tile (cuda/handoff.py's parts(), the same rule; a test runs both over a
+// grid of inputs): a grid of tiles × p blocks on `slots` resident blocks takes ceil(tiles·p /
+// slots) waves of ceil(steps / p) + fixed steps each, plus `level` steps per level of the
+// pairwise tree; the fewest parts within `margin` of the best modeled time.
+[[maybe_unused]] static double split_time(int tiles, int steps, int slots, double fixed, double level, int p) {
+    const long long waves = ((long long)tiles * p + slots - 1) / slots;
+    int levels = 0;
+    while ((1 << levels) < p) ++levels;
+    return (double)waves * ((double)((steps + p - 1) / p) + fixed) + level * levels;
+}
+[[maybe_unused]] static int split_parts(int tiles, int steps, int slots, int min_steps, int max_parts,
+                                        int counters, double fixed, double level, double margin) {
+    if (tiles < 1 || slots < 1) return 1;
+    int limit = steps / min_steps;
+    if (limit > max_parts) limit = max_parts;
+    if (limit > counters / tiles) limit = counters / tiles;
+    if (limit < 1) limit = 1;
+    double best = split_time(tiles, steps, slots, fixed, level, 1);
+    for (int p = 2; p <= limit; ++p) best = std::min(best, split_time(tiles, steps, slots, fixed, level, p));
+    for (int p = 1; p <= limit; ++p)
+        if (split_time(tiles, steps, slots, fixed, level, p) <= best * (1 + margin)) return p;
+    return 1;
 }
 
-// The split-K flags of bigtile's SPLIT 1 (cuda/handoff.py): zeroed once, and zero again
-// after every call, since each flag raised is lowered by the block that waited on it. One
+// The split-K counters (cuda/handoff.py, kernels/cuda/splitk.cuh): zeroed once, and zero again
+// after every call, since the part that arrives second at each node lowers its counter. One
 // buffer for the file: an exported solve runs on the default stream of the current device.
-[[maybe_unused]] static unsigned* handoff_flags(int count) {
-    static unsigned* flags = nullptr;
-    if (!flags) {
+[[maybe_unused]] static unsigned* handoff_counters(int count) {
+    static unsigned* counters = nullptr;
+    if (!counters) {
         unsigned* fresh = nullptr;
-        if (!ok(cudaMalloc(&fresh, count * sizeof(unsigned)), "cudaMalloc (split-K flags)")) return nullptr;
-        if (!ok(cudaMemset(fresh, 0, count * sizeof(unsigned)), "cudaMemset (split-K flags)")) return nullptr;
-        flags = fresh;
+        if (!ok(cudaMalloc(&fresh, count * sizeof(unsigned)), "cudaMalloc (split-K counters)")) return nullptr;
+        if (!ok(cudaMemset(fresh, 0, count * sizeof(unsigned)), "cudaMemset (split-K counters)")) return nullptr;
+        counters = fresh;
     }
-    return flags;
+    return counters;
 }
 
 // More than 48 KiB of dynamic shared memory needs an opt-in per kernel.

@@ -14,19 +14,26 @@ exported file holds them all at once. So:
 * all of it sits inside ``namespace gemmlab``, so a header's own typedefs
   (hopper.cuh's ``uint64_t``) cannot clash with the host's ``<cstdint>``.
 
-A Hopper variant (wgmma, setmaxnreg) only compiles for sm_90a, yet
-``nvcc -arch=sm_90a`` also builds compute_90 PTX. In every device pass but
-sm_90a's, such a variant is replaced by kernels of the same signatures whose
-body traps: a device that cannot run the real kernel fails loudly.
+A variant holds only the kernels the rung may run (a pre-pass file's other
+kernels are left out), and it needs what the strongest of them needs
+(`cuda.needs.Needs`): cp.async is sm_80's, TMA sm_90's, wgmma sm_90a's. The
+file must build under any flags a grader passes (none at all, ``-arch=sm_80``,
+``sm_90``, ``sm_90a``, ``sm_100a``), so each variant that needs more than plain
+CUDA is real only in the device passes whose target has its features; in the
+others its kernels keep their signatures and a body that traps, and the host
+never launches them: it reads back which features the loaded image holds
+(`FEATURES`, read by ``image_has``) and dispatches past what is missing.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..cuda.compiler import source_path
+from ..cuda.needs import Needs
 from ..cuda.rung import Kernel
 
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"[ \t]*$', re.M)
@@ -42,8 +49,30 @@ _KERNEL_DECL = re.compile(r"__global__\b[^{;]*?\{")
 #: The directives that set macros and choose code: what the trapping kernels keep of their source.
 _DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif|define|undef)\b")
 _LAUNCH_BOUNDS = re.compile(r"__launch_bounds__\s*\((?:[^()]|\([^()]*\))*\)\s*")
-#: True in the host pass and the sm_90a device pass: where wgmma and setmaxnreg compile.
-SM90A_PASS = "!defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)"
+
+
+def real_pass(needs: Needs) -> str:
+    """The preprocessor test true where a variant that `needs` this is compiled for real: the
+    host pass (which only needs the kernels' signatures) and the device passes that have it."""
+    return f"!defined(__CUDA_ARCH__) || ({needs.guard})"
+
+
+def features_block() -> str:
+    """`gemmlab::image_features`: in each device pass, the bits (`Needs.bit`) of the features
+    its target has, by the same tests that choose the variants' real code; the host reads the
+    value of the image the driver loaded."""
+    lines = ["// What this build's loaded device code holds, one bit per feature (cuda/needs.py), by",
+             "// the same tests that choose each variant's real code; the host reads it (image_has)."]
+    bits = []
+    for needs in Needs:
+        if needs is Needs.ANY:
+            continue
+        name = f"GEMMLAB_HAS_{needs.name}"
+        lines += [f"#if defined(__CUDA_ARCH__) && ({needs.guard})  // {needs}",
+                  f"#define {name} {needs.bit}", "#else", f"#define {name} 0", "#endif"]
+        bits.append(name)
+    lines.append(f"__device__ int image_features = {' | '.join(bits)};")
+    return "\n".join(lines) + "\n"
 
 
 class SourceError(ValueError):
@@ -99,7 +128,8 @@ class Variant:
     index: int
     source: str
     defines: tuple[tuple[str, int], ...]
-    sm90a_only: bool  # wgmma and friends: real only in the sm_90a pass
+    entries: tuple[str, ...]  # the kernels of the source the rung may run, in order of first use
+    needs: Needs  # the strongest of theirs: real only in the device passes that have it
 
     @property
     def namespace(self) -> str:
@@ -139,15 +169,65 @@ def _trapping_kernels(text: str) -> str:
     return "\n".join(piece for _, piece in sorted(pieces))
 
 
+def _kernel_name(declaration: str) -> str:
+    """The kernel a `__global__ … {` declaration defines: the name before its parameter list."""
+    head = _LAUNCH_BOUNDS.sub("", declaration)
+    name = re.search(r"(\w+)\s*\(", head)
+    if not name:
+        raise SourceError(f"no kernel name in {declaration.strip()!r}")
+    return name.group(1)
+
+
+def _body_end(text: str, opening: int) -> int:
+    """The index just past the brace that closes the one at `opening` (kernel bodies hold no
+    braces in strings or character literals; comments are skipped)."""
+    depth, i = 0, opening
+    while i < len(text):
+        if text.startswith("//", i):
+            i = text.find("\n", i)
+            i = len(text) if i < 0 else i
+            continue
+        if text.startswith("/*", i):
+            i = text.index("*/", i) + 2
+            continue
+        if text[i] == "{":
+            depth += 1
+        elif text[i] == "}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    raise SourceError("a kernel body without its closing brace")
+
+
+def only_kernels(text: str, entries: tuple[str, ...], source: str) -> str:
+    """`text` without the definitions of its kernels that are not in `entries`: a pre-pass file
+    holds kernels of several rungs, and one that needs sm_80 (a TF32 rounding) must not stop a
+    portable rung's file from building for sm_75."""
+    cuts = []
+    for decl in _KERNEL_DECL.finditer(text):
+        if _kernel_name(decl.group(0)) in entries:
+            continue
+        end = _body_end(text, decl.end() - 1)
+        if any(_DIRECTIVE.match(line) for line in text[decl.start():end].splitlines()):
+            raise SourceError(f"{source}: the unused kernel {_kernel_name(decl.group(0))} holds "
+                              "conditionals or macro definitions, so it cannot be left out")
+        cuts.append((decl.start(), end))
+    for start, end in reversed(cuts):
+        text = text[:start] + text[end:]
+    return text
+
+
 def variant_text(variant: Variant, header_macros: set[str]) -> str:
     """``namespace vN { #define … <source> #undef … }``."""
     text = read(variant.source)
-    body = _kernel_text(text, variant.source)
+    body = only_kernels(_kernel_text(text, variant.source), variant.entries, variant.source)
     defines = "\n".join(f"#define {k} {v}" for k, v in variant.defines)
     names = sorted((macros_defined(text) | {k for k, _ in variant.defines}) - header_macros)
     undefs = "\n".join(f"#undef {name}" for name in names)
-    if variant.sm90a_only:
-        body = (f"#if {SM90A_PASS}\n{body}\n#else  // a device pass without wgmma: kernels that trap\n"
+    if variant.needs is not Needs.ANY:
+        body = (f"#if {real_pass(variant.needs)}  // {variant.needs}\n{body}\n"
+                f"#else  // a device pass without them: the same kernels, with bodies that trap (never launched)\n"
                 f"{_trapping_kernels(body)}\n#endif")
     return (f"// ---- {variant.namespace}: {variant.title} ----\nnamespace {variant.namespace} {{\n"
             f"{defines}\n{body}\n{undefs}\n}}  // namespace {variant.namespace}\n")
@@ -160,17 +240,20 @@ class Variants:
         self.all: list[Variant] = []
         self._by_key: dict[tuple, Variant] = {}
 
-    def add(self, kernel: Kernel, sm90a_only: bool) -> Variant:
+    def add(self, kernel: Kernel) -> Variant:
+        """The variant that holds `kernel`, made or widened: its entries and its needs grow."""
         key = (kernel.source, tuple(sorted(kernel.defines.items())))
-        found = self._by_key.get(key)
-        if found is None:
-            found = Variant(len(self.all), kernel.source, key[1], sm90a_only)
-            self.all.append(found)
-            self._by_key[key] = found
-        elif sm90a_only and not found.sm90a_only:
-            raise SourceError(f"{kernel.label} is both a Hopper kernel and a portable one")
         if not re.search(rf"__global__\b[^;{{]*\b{re.escape(kernel.entry)}\s*\(", read(kernel.source)):
             raise SourceError(f"{kernel.source} has no __global__ kernel {kernel.entry}")
+        found = self._by_key.get(key)
+        if found is None:
+            found = Variant(len(self.all), kernel.source, key[1], (kernel.entry,), kernel.needs)
+            self.all.append(found)
+        else:
+            entries = found.entries + (() if kernel.entry in found.entries else (kernel.entry,))
+            found = dataclasses.replace(found, entries=entries, needs=Needs.of(found.needs, kernel.needs))
+            self.all[found.index] = found
+        self._by_key[key] = found
         return found
 
     def ref(self, kernel: Kernel) -> str:
@@ -183,7 +266,7 @@ class Variants:
         header_macros: set[str] = set()
         for name in names:
             header_macros |= macros_defined(read(name))
-        parts = [header_text(names)] + [variant_text(v, header_macros) for v in self.all]
+        parts = [header_text(names), features_block()] + [variant_text(v, header_macros) for v in self.all]
         return UNROLL_HELPERS + "namespace gemmlab {\n\n" + "\n".join(parts) + "\n}  // namespace gemmlab\n"
 
     def includes(self) -> list[str]:

@@ -11,6 +11,12 @@ from .host import kernel_launch, main_launch
 from .source import Variants
 
 
+def split_lines(step: int, slots: str) -> list[str]:
+    """C++ that sets ``parts`` from ``tiles`` and ``steps`` as `handoff.parts` does."""
+    return [f"const int parts = split_parts(tiles, steps, {slots}, {handoff.min_steps(step)}, {handoff.MAX_PARTS}, "
+            f"{handoff.COUNTERS}, {handoff.FIXED_N / step!r}, {handoff.LEVEL_N / step!r}, {handoff.MARGIN!r});"]
+
+
 def body(launch: Launch, variants: Variants) -> list[str]:
     tile = transposed.TILE
     host = launch.host
@@ -26,19 +32,15 @@ def body(launch: Launch, variants: Variants) -> list[str]:
     if host.split:
         rows, cols = launch.tile
         slots = f"sm_count() * {int(launch.defines['MIN_BLOCKS'])}"
-        lines += [f"// split-K (handoff.parts): parts per tile where the tiles do not fill the {slots} slots",
+        lines += [f"// split-K (handoff.parts): parts per tile where the tiles leave the {slots} slots idle",
                   f"const int tiles = ceil_div(K, {cols}) * ceil_div(M, {rows}), steps = ceil_div(N, {launch.step});",
-                  f"const int parts = split_parts(tiles, steps, N, {slots}, {handoff.SPLIT_MAX_N}, "
-                  f"{handoff.min_steps(launch.step)});",
-                  "const int saved = parts > 1 ? tiles * parts : 0;  // sums saved for the last part",
-                  f"if (saved > {handoff.FLAGS}) {{",
-                  f'    std::fprintf(stderr, "gemmlab %s: %d split-K parts need more than {handoff.FLAGS} flags\\n", RUNG, saved);',
-                  "    return;",
-                  "}",
+                  *split_lines(launch.step, slots),
+                  "const int saved = parts > 1 ? tiles * parts : 0;  // a slot per part; unsplit none",
                   f"const size_t work_at = round_up(operands, {pad.ALIGN});",
-                  f"char* base = workspace(work_at + (size_t)saved * {handoff.slot_bytes(launch.threads)});",
-                  f"unsigned* flags = handoff_flags({handoff.FLAGS});",
-                  "if (!base || !flags) return;", "float* work = (float*)(base + work_at);"]
+                  f"char* base = workspace(work_at + (size_t)saved * "
+                  f"{handoff.slot_floats(launch.threads, transposed.ACCUMULATORS) * 4});",
+                  f"unsigned* counters = handoff_counters({handoff.COUNTERS});",
+                  "if (!base || !counters) return;", "float* work = (float*)(base + work_at);"]
     else:
         lines += ["char* base = workspace(operands);", "if (!base) return;"]
     lines += ["float* at = (float*)base;",
@@ -62,7 +64,7 @@ def body(launch: Launch, variants: Variants) -> list[str]:
     if host.split:
         rows, cols = launch.tile
         grid = f"dim3(ceil_div(K, {cols}), ceil_div(M, {rows}), parts)"
-        lines += kernel_launch(launch.kernel, variants, grid, f"{operands}, C, M, N, K, work, flags", "main")
+        lines += kernel_launch(launch.kernel, variants, grid, f"{operands}, C, M, N, K, work, counters", "main")
     else:
         lines += main_launch(launch, variants, f"{operands}, C, M, N, K")
     return lines

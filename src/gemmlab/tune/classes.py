@@ -3,12 +3,14 @@
 A class is a size and a layout:
 
 * **size**, by the outputs M·K against what the GPU covers in one wave of
-  128×128 tiles (SMs × 128²): ``tiny`` up to a quarter of a wave, ``small``
-  up to one wave, ``medium`` up to four, ``large`` beyond. On the H200 (132
-  SMs) that puts 256³ and 512³ in tiny, 1024³ in small, 2048³ in medium,
-  4096³, 8192³ and 8192×6144×4096 in large. Tiny has a class of its own
-  because a 128×128 tile is the wrong unit there: 512³ has 16 of them for
-  264 slots, and the tuner's smaller-tile rungs (float4's 64×64) may win.
+  128×128 tiles (SMs × 128²): ``micro`` up to a sixteenth of a wave,
+  ``tiny`` up to a quarter, ``small`` up to one wave, ``medium`` up to four,
+  ``large`` beyond. On the H200 (132 SMs) that puts 256³ (and anything with
+  outputs up to about 367²) in micro, 512³ in tiny, 1024³ in small, 2048³ in
+  medium, 4096³, 8192³ and 8192×6144×4096 in large. Below a quarter wave a
+  128×128 tile is the wrong unit (512³ has 16 of them for 264 slots), and the
+  smaller-tile rungs (`small`'s 64×64, float4's) may win; below a sixteenth,
+  a call is mostly latency, where one launch without a pre-pass may win.
 * **layout**: ``tiled`` when M % 128, N % 32 and K % 128 are all 0 (every
   whole-tile fast path of the ladder, tiles up to 128² and steps up to 32,
   holds on the whole class), ``aligned`` when N % 4 and K % 4 are 0 otherwise
@@ -30,8 +32,8 @@ from .. import problem
 
 #: The tile whose waves measure size, and the wave counts that bound each size but the last.
 WAVE_TILE = 128
-SIZES: tuple[tuple[str, float | None], ...] = (("tiny", 0.25), ("small", 1), ("medium", 4),
-                                                ("large", None))
+SIZES: tuple[tuple[str, float | None], ...] = (("micro", 1 / 16), ("tiny", 0.25), ("small", 1),
+                                                ("medium", 4), ("large", None))
 #: The multiples of M, N, K that make a shape "tiled".
 TILED = (128, 32, 128)
 LAYOUTS = ("tiled", "aligned", "odd")
@@ -125,20 +127,24 @@ class InClass:
 
 def representatives() -> dict[ShapeClass, tuple[int, int, int]]:
     """One shape per class when `gemmlab tune` is given none: the sweep's shapes and the
-    performance shape's odd variants (M−1 is aligned, all-odd is odd), at each size.
+    performance shape's odd variants (M−1 is aligned, all-odd is odd), at each size; micro's
+    with a reduction four times its sides (small outputs over long reductions are common there).
 
     They fall in their class on any GPU of 100 to 160 SMs (asserted by the tests for the H200's 132).
     """
     m, n, k = problem.PERF_SHAPE
     return {
+        ShapeClass("micro", "tiled"): (256, 1024, 256),
         ShapeClass("tiny", "tiled"): (512, 512, 512),
         ShapeClass("small", "tiled"): (1024, 1024, 1024),
         ShapeClass("medium", "tiled"): (2048, 2048, 2048),
         ShapeClass("large", "tiled"): (m, n, k),
+        ShapeClass("micro", "aligned"): (255, 1024, 256),
         ShapeClass("tiny", "aligned"): (511, 512, 512),
         ShapeClass("small", "aligned"): (1023, 1024, 1024),
         ShapeClass("medium", "aligned"): (2047, 2048, 2048),
         ShapeClass("large", "aligned"): (m - 1, n, k),
+        ShapeClass("micro", "odd"): (255, 1023, 255),
         ShapeClass("tiny", "odd"): (511, 511, 511),
         ShapeClass("small", "odd"): (1023, 1023, 1023),
         ShapeClass("medium", "odd"): (2047, 2047, 2047),

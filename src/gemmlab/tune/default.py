@@ -21,6 +21,7 @@ import dataclasses
 from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 
+from ..cuda.needs import Needs
 from ..cuda.requires import AllOf
 from ..cuda.rung import Launch
 from . import record as rec
@@ -173,7 +174,7 @@ def implementation(ladder: Sequence):
     from .. import registry
 
     return registry.Implementation(
-        NAME, registry.Family.CUDA, max(i.rung for i in ladder) + 1, registry.FP32, (5, 0),
+        NAME, registry.Family.CUDA, max(i.rung for i in ladder) + 1, registry.FP32, Needs.ANY,
         "shape-aware: per shape class the fastest verified strict-FP32 configuration of the "
         "GPU's tune record (gemmlab tune), else warptile",
         "tune/default.md", Lazy(_sources), launches=Lazy(_launches),

@@ -38,7 +38,7 @@ from typing import Protocol
 
 from ..bench.stats import timed_calls
 from ..cuda.compiler import CompileError
-from ..cuda.rung import Launch, needs, runs_on
+from ..cuda.rung import Launch
 from .classes import CLASSES, ShapeClass
 from .record import KIND, SCHEMA, TIE_BREAK, slug
 from .spaces import SPACES
@@ -278,8 +278,8 @@ class GpuMeasure:
         for cand in cands:
             if cand.verdict:
                 continue
-            if not runs_on(cand.built.min_cc, cc):
-                cand.reject("rejected", f"needs {needs(cand.built.min_cc)}, the GPU is sm_{cc[0]}{cc[1]}")
+            if not cand.built.all_needs.runs_on(cc):
+                cand.reject("rejected", f"needs {cand.built.all_needs.short}, the GPU is sm_{cc[0]}{cc[1]}")
                 continue
             r = run_case(solver_of(cand), Precision.FP32, case, seed, device)
             if not r.passed:

@@ -8,7 +8,7 @@ import sys
 from .. import registry
 
 #: Field order of `gemmlab list --json`, one object per implementation.
-LIST_FIELDS = ("rung", "name", "family", "precision", "min_cc", "summary", "sources", "tile", "aliases")
+LIST_FIELDS = ("rung", "name", "family", "precision", "min_cc", "needs", "summary", "sources", "tile", "aliases")
 
 
 def emit(document: object) -> None:
@@ -19,7 +19,7 @@ def emit(document: object) -> None:
 def implementation(impl: registry.Implementation) -> dict:
     return {
         "rung": impl.rung, "name": impl.name, "family": str(impl.family),
-        "precision": str(impl.precision), "min_cc": list(impl.min_cc), "summary": impl.summary,
+        "precision": str(impl.precision), "min_cc": list(impl.min_cc), "needs": impl.needs.name.lower(), "summary": impl.summary,
         "sources": list(impl.sources), "tile": list(impl.tile) if impl.tile else None,
         "aliases": registry.aliases_of(impl.name),
     }
@@ -30,7 +30,7 @@ def explanation(impl: registry.Implementation) -> dict:
     launches = [{
         "kernel": impl.launch_label(launch), "entry": launch.entry,
         "defines": dict(launch.defines), "block": list(launch.block), "tile": list(launch.tile),
-        "when": launch.requires if launch.when else None,
+        "when": launch.requires if launch.when else None, "needs": launch.all_needs.name.lower(),
     } for launch in impl.launches]
     return implementation(impl) | {"intensity": impl.intensity, "launches": launches,
                                    "explanation": impl.explanation()}

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from .. import problem, registry
-from ..cuda.rung import ARCH_NAME
+from ..cuda.needs import ARCH_NAME
 from .errors import UsageError
 
 
@@ -123,3 +123,23 @@ def new_file(path: Path, force: bool) -> None:
         raise UsageError(f"{path} exists; use --force to overwrite")
     if not path.parent.is_dir():
         raise UsageError(f"no such folder: {path.parent}")
+
+
+#: nvcc options a build's flags may not carry: gemmlab chooses the output and its kind.
+_NVCC_OWN = ("-o", "--output-file", "-c", "--compile", "-E", "--preprocess", "-ptx", "-cubin", "-fatbin")
+
+
+def nvcc_flags(given: str) -> str:
+    """A grader's nvcc flags as one string ("" for nvcc's defaults), checked: quotes that close,
+    and nothing that changes what is built (an output file, a compile-only or PTX-only step)."""
+    import shlex
+
+    try:
+        words = shlex.split(given)
+    except ValueError as exc:
+        raise UsageError(f"--nvcc-flags {given!r}: {exc}") from None
+    own = [w for w in words if w in _NVCC_OWN or w.startswith(("-o=", "--output-file="))]
+    if own:
+        raise UsageError(f"--nvcc-flags: {' '.join(own)} is gemmlab's to choose (it builds a shared "
+                         "library to check); give the target and code-generation flags only")
+    return shlex.join(words)

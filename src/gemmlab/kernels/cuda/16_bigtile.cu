@@ -246,53 +246,14 @@ __device__ __forceinline__ void store_scalar(const float (&acc)[8][16], float* C
 #endif
 
 #if SPLIT
-// Split-K for shapes with fewer tiles than the GPU has slots: part z of a tile runs steps
-// [z·S/P, (z+1)·S/P) of its reduction; parts before the last save their sums to a slot
-// of scratch and raise a flag; the last part waits for each flag in turn, adds that slot
-// and stores the tile. Deterministic (a fixed order of adds); a flag is lowered by the
-// block that waited on it, so the host's zeroed flags are zero again after the call. A
-// part waits only on parts of lower z, which blocks are dispatched before it.
-
-// Slot `slot` of scratch: float4 e of thread t at [e][t] (coalesced); L2 only (.cg),
-// since the reader runs on another SM.
-__device__ __forceinline__ float4* slot_at(float* work, int slot) {
-    return reinterpret_cast<float4*>(work + (size_t)slot * THREADS * 128) + threadIdx.x;
-}
-__device__ __forceinline__ void hand_on(const float (&acc)[8][16], float* work, unsigned* flags, int slot) {
-    float4* p = slot_at(work, slot);
-#pragma unroll
-    for (int i = 0; i < 8; ++i)
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-            __stcg(p + (4 * i + j) * THREADS,
-                   make_float4(acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]));
-    __syncthreads();  // every thread's sums are written; then one release store of the flag
-    if (threadIdx.x == 0) {
-        __threadfence();
-        asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flags + slot), "r"(1u) : "memory");
-    }
-}
-__device__ __forceinline__ void take_in(float (&acc)[8][16], float* work, unsigned* flags, int slot) {
-    if (threadIdx.x == 0) {  // one thread waits (acquire) and lowers the flag for the next call
-        unsigned up = 0;
-        do {
-            asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(up) : "l"(flags + slot) : "memory");
-        } while (up == 0);
-        flags[slot] = 0;
-    }
-    __syncthreads();  // what thread 0 saw, the block sees
-    const float4* p = slot_at(work, slot);
-#pragma unroll
-    for (int i = 0; i < 8; ++i)
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-            const float4 v = __ldcg(p + (4 * i + j) * THREADS);
-            acc[i][4 * j] += v.x, acc[i][4 * j + 1] += v.y, acc[i][4 * j + 2] += v.z, acc[i][4 * j + 3] += v.w;
-        }
-}
+// Split-K where the tiles do not fill the GPU, or a long reduction: part z of a tile runs
+// steps [z·S/P, (z+1)·S/P) of its reduction (P = gridDim.z, the host's policy), and the parts
+// meet in splitk.cuh's pairwise tree: no part waits on another, and the order of the adds is
+// fixed, so the result is the same bit for bit from run to run.
+#include "splitk.cuh"
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
-    bigtile(BIGTILE_ARGS, float* __restrict__ work, unsigned* __restrict__ flags) {
+    bigtile(BIGTILE_ARGS, float* __restrict__ work, unsigned* __restrict__ counters) {
 #else
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(BIGTILE_ARGS) {
 #endif
@@ -483,14 +444,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(BIGTIL
     }
     cp_async_wait<0>();  // nothing may still be writing shared memory when the block exits
 #if SPLIT
-    if (gridDim.z > 1) {  // parts of tile (x, y): slots tile·P … tile·P + P − 1
-        const int slot0 = (blockIdx.y * gridDim.x + blockIdx.x) * gridDim.z;
-        if (blockIdx.z + 1 < gridDim.z) {
-            hand_on(acc, work, flags, slot0 + blockIdx.z);
-            return;
-        }
-        for (int p = 0; p + 1 < (int)gridDim.z; ++p) take_in(acc, work, flags, slot0 + p);
-    }
+    if (gridDim.z > 1 && !splitk::combine<128, THREADS>(reinterpret_cast<float(&)[128]>(acc), work, counters,
+                                                          blockIdx.y * gridDim.x + blockIdx.x, blockIdx.z,
+                                                          gridDim.z))
+        return;  // another part of this tile goes on with its sum
 #endif
 
     // float4 stores where C's rows allow them (the 16-byte path without PAD_B guarantees it).

@@ -1,0 +1,50 @@
+"""The host side of a launch that splits each tile's reduction across grid z, operands in place.
+
+The `small` rung's kernel reads A and B where they lie and takes two more arguments than
+``(A, B, C, M, N, K)``: scratch for the parts' sums and the hand-off counters (`handoff`). The
+grid is the tile grid with a third dimension, the parts (`handoff.parts` for MIN_BLOCKS blocks
+per SM; 1 where the tiles fill the GPU, and then nothing is saved).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from . import handoff
+from . import launch as cl
+from .rung import Call, Kernel, Launch, Step
+
+#: Accumulators per thread of the `small` kernel (4×4): what a split part saves.
+ACCUMULATORS = 16
+
+
+@dataclass(frozen=True)
+class SplitGrid:
+    """Host of a launch whose kernel splits the reduction over grid z and reads A and B in place."""
+
+    label = "split-K where the tiles leave SMs idle"
+
+    @staticmethod
+    def parts(launch: Launch, m: int, n: int, k: int) -> int:
+        slots = cl.sm_count(torch.cuda.current_device()) * int(launch.defines["MIN_BLOCKS"])
+        across, down = launch.tiles(m, k)
+        return handoff.parts(across * down, -(-n // launch.step), slots, launch.step)
+
+    def kernels(self, launch: Launch) -> tuple[Kernel, ...]:
+        return ()
+
+    def workspace_bytes(self, launch: Launch, m: int, n: int, k: int) -> int:
+        across, down = launch.tiles(m, k)
+        parts = self.parts(launch, m, n, k)
+        saved = across * down * parts if parts > 1 else 0
+        return saved * handoff.slot_floats(launch.threads, ACCUMULATORS) * 4
+
+    def steps(self, launch: Launch, call: Call, workspace: torch.Tensor | None) -> list[Step]:
+        m, n, k = call.m, call.n, call.k
+        across, down, _ = launch.grid(m, k)
+        parts = self.parts(launch, m, n, k)
+        work = workspace.data_ptr() if workspace is not None else 0
+        counters = handoff.counters(call.a.device, across * down * parts if parts > 1 else 0).data_ptr()
+        return [Step(launch.kernel, (across, down, parts), (*call.gemm_args(), work, counters))]
