@@ -64,18 +64,24 @@ def test_in_class_says_its_bounds_in_words():
 
 
 def _read_class_text(text: str):
-    """An independent reading of `InClass`'s words: the bounds on M·K and the layout's clauses."""
+    """An independent reading of `InClass`'s words: the bounds on M·N·K and M·K, and the layout's
+    clauses."""
     m = re.fullmatch(r"shape class (\w+)-(\w+) on (\d+) SMs \((.*); (.*)\)", text)
     assert m, text
     bounds, layout = m.group(4), m.group(5)
-    lower = re.search(r"(\d+) < M·K", bounds) or re.search(r"M·K > (\d+)", bounds)
-    upper = re.search(r"M·K ≤ (\d+)", bounds)
+    work_hi = re.search(r"M·N·K ≤ (\d+)", bounds)
+    work_lo = re.search(r"M·N·K > (\d+)", bounds)
+    outputs = re.sub(r"M·N·K [≤>] \d+,? ?", "", bounds)
+    lower = re.search(r"(\d+) < M·K", outputs) or re.search(r"M·K > (\d+)", outputs)
+    upper = re.search(r"M·K ≤ (\d+)", outputs)
     lo, hi = int(lower.group(1)) if lower else 0, int(upper.group(1)) if upper else None
     mods = [("MNK".index(d), int(v)) for d, v in re.findall(r"([MNK]) % (\d+)", layout)]
 
     def holds(mm, n, k) -> bool:
         dims = (mm, n, k)
         size = lo < mm * k and (hi is None or mm * k <= hi)
+        size = size and (not work_hi or mm * n * k <= int(work_hi.group(1)))
+        size = size and (not work_lo or mm * n * k > int(work_lo.group(1)))
         if layout.startswith("N % 4 != 0"):
             return size and (n % 4 != 0 or k % 4 != 0)
         if layout.startswith("N % 4 == 0"):  # aligned, and not all of the tiled multiples

@@ -320,14 +320,18 @@ SMALL_VEC4 = Requires(n=4, k=4, align=16, operands="AB")
 
 
 def _small_derive(d) -> dict:
-    """4×4 outputs per thread of a BM×BN tile; VEC 4 needs SMALL_VEC4, VEC 1 runs anywhere."""
+    """4×4 outputs per thread of a BM×BN tile in STAGES shared stages (rows padded by 4 floats);
+    VEC 4 needs SMALL_VEC4, VEC 1 any shape. cp.async: sm_80's."""
     return {"block": ((d["BM"] // 4) * (d["BN"] // 4), 1), "tile": (d["BM"], d["BN"]), "step": d["BK"],
-            "when": SMALL_VEC4 if d["VEC"] == 4 else None, "buffers": 2}
+            "when": SMALL_VEC4 if d["VEC"] == 4 else None, "buffers": d["STAGES"], "pad": 4,
+            "needs": Needs.SM80}
 
 
-def small_launch(vec: int, bm: int = 64, bn: int = 64, bk: int = 16, min_blocks: int = 4) -> Launch:
+def small_launch(vec: int, bm: int = 32, bn: int = 64, bk: int = 16, stages: int = 4, chains: int = 2,
+                 min_blocks: int = 3) -> Launch:
     """The `small` kernel (18_small.cu): A and B in place, split-K over grid z (cuda/splitgrid.py)."""
-    defines = {"BM": bm, "BN": bn, "BK": bk, "VEC": vec, "MIN_BLOCKS": min_blocks}
+    defines = {"BM": bm, "BN": bn, "BK": bk, "STAGES": stages, "CHAINS": chains, "VEC": vec,
+               "MIN_BLOCKS": min_blocks}
     return Launch("18_small.cu", "small", defines=defines, host=SplitGrid(), derive=_small_derive,
                   **_small_derive(defines))
 
@@ -531,10 +535,10 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
                   _bigtile(pad_b=True, bk=16, stages=3, split=True, fetch_ba=True, tma=True)),
     ),
     Implementation(
-        "small", CUDA, 24, FP32, _ALWAYS,
-        "strict FP32 for small outputs: one launch, no pre-pass, 64×64 tiles, split-K in a pairwise tree",
+        "small", CUDA, 24, FP32, _SM80,
+        "strict FP32 for little work: one launch, no pre-pass, 32×64 tiles, cp.async stages, split-K in a tree",
         _md("18_small"), ("kernels/cuda/18_small.cu", "kernels/cuda/splitk.cuh"),
-        launches=(small_launch(4), small_launch(1, min_blocks=3)),
+        launches=(small_launch(4), small_launch(1)),
     ),
 )
 

@@ -2,15 +2,16 @@
 
 A class is a size and a layout:
 
-* **size**, by the outputs M·K against what the GPU covers in one wave of
-  128×128 tiles (SMs × 128²): ``micro`` up to a sixteenth of a wave,
-  ``tiny`` up to a quarter, ``small`` up to one wave, ``medium`` up to four,
-  ``large`` beyond. On the H200 (132 SMs) that puts 256³ (and anything with
-  outputs up to about 367²) in micro, 512³ in tiny, 1024³ in small, 2048³ in
-  medium, 4096³, 8192³ and 8192×6144×4096 in large. Below a quarter wave a
-  128×128 tile is the wrong unit (512³ has 16 of them for 264 slots), and the
-  smaller-tile rungs (`small`'s 64×64, float4's) may win; below a sixteenth,
-  a call is mostly latency, where one launch without a pre-pass may win.
+* **size**: ``micro`` where the work is small, M·N·K ≤ 2²² per SM (5.5·10⁸
+  on the H200's 132 SMs: 512³, 800³, 100 × 8000 × 100, 5800 × 686 × 131),
+  whatever the outputs: such a call is latency (launches, pre-passes, the
+  chain of reduction steps), and the random-shape sweep of 2026-12-01 found
+  one launch without a pre-pass (`small`) ahead of every 128×128-tile build
+  there, at outputs from 1 to 4 million. Above that, by the outputs M·K
+  against what the GPU covers in one wave of 128×128 tiles (SMs × 128²):
+  ``tiny`` up to a quarter of a wave (few tiles over a long reduction:
+  512 × 4096 × 512), ``small`` up to one wave (1024³), ``medium`` up to four
+  (2048³), ``large`` beyond (4096³, 8192³, 8192×6144×4096).
 * **layout**: ``tiled`` when M % 128, N % 32 and K % 128 are all 0 (every
   whole-tile fast path of the ladder, tiles up to 128² and steps up to 32,
   holds on the whole class), ``aligned`` when N % 4 and K % 4 are 0 otherwise
@@ -32,8 +33,12 @@ from .. import problem
 
 #: The tile whose waves measure size, and the wave counts that bound each size but the last.
 WAVE_TILE = 128
-SIZES: tuple[tuple[str, float | None], ...] = (("micro", 1 / 16), ("tiny", 0.25), ("small", 1),
-                                                ("medium", 4), ("large", None))
+#: The work (M·N·K) per SM up to which a call is `micro`.
+MICRO_WORK_PER_SM = 1 << 22
+#: Above micro's work, the sizes by outputs M·K in waves, each but the last with its bound.
+OUTPUT_SIZES: tuple[tuple[str, float | None], ...] = (("tiny", 0.25), ("small", 1), ("medium", 4),
+                                                       ("large", None))
+SIZES: tuple[str, ...] = ("micro", *(name for name, _ in OUTPUT_SIZES))
 #: The multiples of M, N, K that make a shape "tiled".
 TILED = (128, 32, 128)
 LAYOUTS = ("tiled", "aligned", "odd")
@@ -53,7 +58,7 @@ class ShapeClass:
 
 
 #: Every class, in the order records, tables and dispatch list them.
-CLASSES: tuple[ShapeClass, ...] = tuple(ShapeClass(s, lay) for lay in LAYOUTS for s, _ in SIZES)
+CLASSES: tuple[ShapeClass, ...] = tuple(ShapeClass(s, lay) for lay in LAYOUTS for s in SIZES)
 BY_KEY = {c.key: c for c in CLASSES}
 
 
@@ -62,9 +67,16 @@ def wave_outputs(sms: int) -> int:
     return sms * WAVE_TILE * WAVE_TILE
 
 
-def size_of(m: int, k: int, sms: int) -> str:
+def micro_work(sms: int) -> int:
+    """The most work (M·N·K) a `micro` call has on `sms` SMs."""
+    return MICRO_WORK_PER_SM * sms
+
+
+def size_of(m: int, n: int, k: int, sms: int) -> str:
+    if m * n * k <= micro_work(sms):
+        return "micro"
     outputs = m * k
-    for name, waves in SIZES:
+    for name, waves in OUTPUT_SIZES:
         if waves is None or outputs <= waves * wave_outputs(sms):
             return name
     raise AssertionError("the last size is unbounded")
@@ -78,13 +90,13 @@ def layout_of(m: int, n: int, k: int) -> str:
 
 
 def classify(m: int, n: int, k: int, sms: int) -> ShapeClass:
-    return ShapeClass(size_of(m, k, sms), layout_of(m, n, k))
+    return ShapeClass(size_of(m, n, k, sms), layout_of(m, n, k))
 
 
 def _size_bounds(size: str, sms: int) -> tuple[int, int | None]:
-    """(exclusive lower, inclusive upper) bound of M·K for a size; None: unbounded."""
+    """(exclusive lower, inclusive upper) bound of M·K for a size above micro; None: unbounded."""
     lower = 0
-    for name, waves in SIZES:
+    for name, waves in OUTPUT_SIZES:
         upper = None if waves is None else int(waves * wave_outputs(sms))
         if name == size:
             return lower, upper
@@ -103,11 +115,14 @@ class InClass:
         return classify(m, n, k, self.sms) == self.cls
 
     def __str__(self) -> str:
-        lower, upper = _size_bounds(self.cls.size, self.sms)
-        if upper is None:
-            size = f"M·K > {lower}"
+        work = micro_work(self.sms)
+        if self.cls.size == "micro":
+            size = f"M·N·K ≤ {work}"
         else:
-            size = f"{lower} < M·K ≤ {upper}" if lower else f"M·K ≤ {upper}"
+            lower, upper = _size_bounds(self.cls.size, self.sms)
+            outputs = (f"M·K > {lower}" if upper is None
+                       else f"{lower} < M·K ≤ {upper}" if lower else f"M·K ≤ {upper}")
+            size = f"M·N·K > {work}, {outputs}"
         tm, tn, tk = TILED
         layout = {"tiled": f"M % {tm} == 0, N % {tn} == 0, K % {tk} == 0",
                   "aligned": f"N % 4 == 0, K % 4 == 0, not (M % {tm}, N % {tn}, K % {tk} all 0)",
@@ -115,9 +130,15 @@ class InClass:
         return f"shape class {self.cls.key} on {self.sms} SMs ({size}; {layout})"
 
     def cpp(self) -> str:
-        lower, upper = _size_bounds(self.cls.size, self.sms)
-        mk = "(long long)M * K"
-        parts = ([f"{mk} > {lower}LL"] if lower else []) + ([f"{mk} <= {upper}LL"] if upper is not None else [])
+        mnk = "(long long)M * N * K"
+        work = micro_work(self.sms)
+        if self.cls.size == "micro":
+            parts = [f"{mnk} <= {work}LL"]
+        else:
+            lower, upper = _size_bounds(self.cls.size, self.sms)
+            mk = "(long long)M * K"
+            parts = ([f"{mnk} > {work}LL"] + ([f"{mk} > {lower}LL"] if lower else [])
+                     + ([f"{mk} <= {upper}LL"] if upper is not None else []))
         tm, tn, tk = TILED
         tiled = f"(M % {tm} == 0 && N % {tn} == 0 && K % {tk} == 0)"
         vec4 = "(N % 4 == 0 && K % 4 == 0)"
@@ -127,25 +148,25 @@ class InClass:
 
 def representatives() -> dict[ShapeClass, tuple[int, int, int]]:
     """One shape per class when `gemmlab tune` is given none: the sweep's shapes and the
-    performance shape's odd variants (M−1 is aligned, all-odd is odd), at each size; micro's
-    with a reduction four times its sides (small outputs over long reductions are common there).
+    performance shape's odd variants (M−1 is aligned, all-odd is odd), at each size; micro's and
+    tiny's with a reduction four and eight times their sides (few outputs over a long reduction).
 
     They fall in their class on any GPU of 100 to 160 SMs (asserted by the tests for the H200's 132).
     """
     m, n, k = problem.PERF_SHAPE
     return {
         ShapeClass("micro", "tiled"): (256, 1024, 256),
-        ShapeClass("tiny", "tiled"): (512, 512, 512),
+        ShapeClass("tiny", "tiled"): (512, 4096, 512),
         ShapeClass("small", "tiled"): (1024, 1024, 1024),
         ShapeClass("medium", "tiled"): (2048, 2048, 2048),
         ShapeClass("large", "tiled"): (m, n, k),
         ShapeClass("micro", "aligned"): (255, 1024, 256),
-        ShapeClass("tiny", "aligned"): (511, 512, 512),
+        ShapeClass("tiny", "aligned"): (511, 4096, 512),
         ShapeClass("small", "aligned"): (1023, 1024, 1024),
         ShapeClass("medium", "aligned"): (2047, 2048, 2048),
         ShapeClass("large", "aligned"): (m - 1, n, k),
         ShapeClass("micro", "odd"): (255, 1023, 255),
-        ShapeClass("tiny", "odd"): (511, 511, 511),
+        ShapeClass("tiny", "odd"): (511, 4095, 511),
         ShapeClass("small", "odd"): (1023, 1023, 1023),
         ShapeClass("medium", "odd"): (2047, 2047, 2047),
         ShapeClass("large", "odd"): (m - 1, n - 1, k - 1),

@@ -100,14 +100,21 @@ def _step_fits(knobs: Mapping[str, int]) -> bool:
 
 
 def _small(index: int, knobs: Mapping[str, int]) -> Launch:
-    return registry.small_launch(4 if index == 0 else 1, knobs["BM"], knobs["BN"], knobs["BK"], knobs["MIN_BLOCKS"])
+    return registry.small_launch(4 if index == 0 else 1, knobs["BM"], knobs["BN"], knobs["BK"], knobs["STAGES"],
+                                 knobs["CHAINS"], knobs["MIN_BLOCKS"])
 
 
 def _small_valid(knobs: Mapping[str, int]) -> bool:
-    """Every thread brings whole float4s of both tiles each step (18_small.cu's static_assert)."""
-    threads = (knobs["BM"] // 4) * (knobs["BN"] // 4)
-    return all(x % (4 * threads) == 0 for x in (knobs["BM"] * knobs["BK"], knobs["BK"] * knobs["BN"]))
+    """Every thread copies whole float4s of both tiles each step (18_small.cu's static_assert),
+    and the stages fit static shared memory's 48 KB."""
+    launch = registry.small_launch(4, knobs["BM"], knobs["BN"], knobs["BK"], knobs["STAGES"], knobs["CHAINS"],
+                                   knobs["MIN_BLOCKS"])
+    whole = all(x % (4 * launch.threads) == 0 for x in (knobs["BM"] * knobs["BK"], knobs["BK"] * knobs["BN"]))
+    return whole and launch.static_smem <= STATIC_SMEM
 
+
+#: What a kernel may declare of static shared memory (more needs dynamic shared memory).
+STATIC_SMEM = 48 * 1024
 
 #: FETCH_BA and TMA_COPY leave the launches they are not set on as they were (16_bigtile.cu's 0).
 _ABSENT = {"FETCH_BA": 0, "TMA_COPY": 0}
@@ -127,9 +134,11 @@ SPACES: dict[str, Space] = {
     # are the host's policy (cuda/handoff.py), not a knob.
     "splitk": Space("splitk", (("BK", (8, 16, 32)), ("STAGES", (3, 4, 2)), ("FETCH_BA", (0, 1)), ("TMA_COPY", (0, 1))),
                     _splitk, (0, 1), _step_fits, absent=_ABSENT),
-    # small: launch 0 16-byte loads, 1 4-byte loads (any shape); tile, step and the blocks per SM
-    # the split policy counts on (18_small.md).
-    "small": Space("small", (("BM", (64, 32)), ("BN", (64, 32)), ("BK", (16, 32)), ("MIN_BLOCKS", (4, 3, 2))),
+    # small: launch 0 16-byte copies, 1 4-byte copies (any shape); tile, step, stages, chains and
+    # the blocks per SM the split policy counts on (18_small.md). The first search (2026-12-01,
+    # register prefetch, one chain) chose 32×64 tiles with BK 16 at every micro and tiny class.
+    "small": Space("small", (("BM", (32, 64)), ("BN", (64,)), ("BK", (16, 32)), ("STAGES", (4, 6)),
+                             ("CHAINS", (2, 4)), ("MIN_BLOCKS", (3, 2))),
                    _small, (0, 1), _small_valid),
     # warptile: launch 0 whole tiles, 1 float4 bounds-checked, 2 the same on padded copies.
     "warptile": Space("warptile", (("BK", (16, 8)), ("MIN_BLOCKS", (2, 1))), _warptile, (0, 1, 2)),

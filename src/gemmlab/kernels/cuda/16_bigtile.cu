@@ -248,7 +248,8 @@ __device__ __forceinline__ void store_scalar(const float (&acc)[8][16], float* C
 #if SPLIT
 // Split-K where the tiles do not fill the GPU, or a long reduction: part z of a tile runs
 // steps [z·S/P, (z+1)·S/P) of its reduction (P = gridDim.z, the host's policy), and the parts
-// meet in splitk.cuh's pairwise tree: no part waits on another, and the order of the adds is
+// meet in splitk.cuh's tree (pairs: a 64 KB slot per part is a lot to read at once): no part
+// waits on another, and the order of the adds is
 // fixed, so the result is the same bit for bit from run to run.
 #include "splitk.cuh"
 
@@ -444,7 +445,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(BIGTIL
     }
     cp_async_wait<0>();  // nothing may still be writing shared memory when the block exits
 #if SPLIT
-    if (gridDim.z > 1 && !splitk::combine<128, THREADS>(reinterpret_cast<float(&)[128]>(acc), work, counters,
+    if (gridDim.z > 1 && !splitk::combine<128, THREADS, 2>(reinterpret_cast<float(&)[128]>(acc), work, counters,
                                                           blockIdx.y * gridDim.x + blockIdx.x, blockIdx.z,
                                                           gridDim.z))
         return;  // another part of this tile goes on with its sum

@@ -1,19 +1,23 @@
-// Small outputs: one launch, no pre-pass, the reduction split across blocks.
+// Small outputs and little work: one launch, no pre-pass, the reduction split across blocks,
+// and within a thread across several accumulator chains.
 //
-// Below about a quarter of a wave of 128×128 tiles, a call's time is latency: the launch, the
-// first loads, a pre-pass's own launch, and for a long reduction the one chain of steps a tile
-// walks alone. So this kernel reads A and B where they lie (no Aᵀ pass), covers C in BM×BN tiles
-// small enough to give many blocks (64×64 by default, 4×4 outputs per thread), and splits each
-// tile's reduction into gridDim.z parts that meet in splitk.cuh's pairwise tree (no block waits
-// on another; a fixed order of adds). Strict FP32: every product is an FMA in reduction order
-// within a part, and the parts are added in pairs.
+// Where a call's work is small, its time is latency: the launch, the loads of each reduction
+// step waiting on the one before, a pre-pass's own launch (bigtile's Aᵀ), and, where N is long,
+// the one chain of steps each tile walks alone while most SMs idle. So this kernel reads A and
+// B where they lie (no pre-pass), covers C in BM×BN tiles small enough to give many blocks (4×4
+// outputs per thread), keeps STAGES − 1 steps of loads in flight (cp.async into a ring of shared
+// stages, as bigtile does), and splits each tile's reduction into gridDim.z parts that meet in
+// splitk.cuh's tree (no block waits on another; a fixed order of adds).
 //
-// Per step each thread loads A and B values into registers for the next step while it runs this
-// step's FMAs from shared memory (a register prefetch, two shared buffers, one barrier a step):
-// A's tile transposed on the way (As[k][m]), so that a thread's 4 rows are one float4, as are its
-// 4 columns of B. VEC 4: 16-byte loads (the host's precondition: N % 4 == 0, K % 4 == 0, A and B
-// 16-byte aligned); VEC 1: 4-byte loads, any shape and alignment. C is stored 16 bytes at a
-// time where its rows allow it.
+// Strict FP32: every product is an FMA. Within a part, step t's FMAs go to accumulator chain
+// t % CHAINS, and the chains are added in pairs at the end: the same FMAs in a fixed order, but
+// CHAINS shorter chains of adds, closer to the exact product than one (the registers are
+// there: a thread holds 16 outputs).
+//
+// VEC 4: 16-byte copies (the host's precondition: N % 4 == 0, K % 4 == 0, A and B 16-byte
+// aligned); VEC 1: 4-byte copies, any shape and alignment. A's tile lies as A does (As[m][k]):
+// a warp reads two of its rows at a time, broadcast; B's (Bs[k][n]) is read 16 bytes a thread.
+// C is stored 16 bytes at a time where its rows allow it.
 #include "common.cuh"
 
 #ifndef BM
@@ -25,127 +29,125 @@
 #ifndef BK
 #define BK 16
 #endif
+#ifndef STAGES
+#define STAGES 4
+#endif
+#ifndef CHAINS
+#define CHAINS 2
+#endif
 #ifndef VEC
 #define VEC 4
 #endif
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 4
 #endif
+#ifndef FAN
+#define FAN 8  // the split-K tree's fan-in: a slot is 16 floats a thread, cheap to read 8 of
+#endif
 #define TM 4
 #define TN 4
-// A's tile is stored transposed, As[k][m]: a thread's 4 rows are one float4. Its float4 chunks
-// are XOR-swizzled by the row k's group of 4, so that a warp's transposing scalar stores (8 rows
-// m × 4 groups of k) hit 32 banks, not 8; a thread's 4 rows stay one float4.
-#define A_AT(k, m) (((((m) / 4) ^ (2 * (((k) / 4) % 4))) * 4) + (m) % 4)
 #define THREADS ((BM / TM) * (BN / TN))
-// Floats of A and of B each thread brings per step (in VEC-wide pieces).
-#define A_PER_THREAD (BM * BK / THREADS)
-#define B_PER_THREAD (BK * BN / THREADS)
-static_assert(A_PER_THREAD % VEC == 0 && B_PER_THREAD % VEC == 0 && A_PER_THREAD >= VEC && B_PER_THREAD >= VEC,
-              "each thread must bring whole VEC-wide pieces of both tiles");
+// Rows of both tiles padded by 4 floats (16-byte copies stay aligned): a warp's two rows of A
+// (4 apart) then fall in different banks, not 64 floats apart in the same one.
+#define PAD 4
+#define LDA (BK + PAD)
+#define LDB (BN + PAD)
+#define A_STAGE (BM * LDA)
+#define B_STAGE (BK * LDB)
+// Copies of VEC floats each thread issues per step, for A's tile and for B's.
+#define A_COPIES (BM * BK / VEC / THREADS)
+#define B_COPIES (BK * BN / VEC / THREADS)
+static_assert((BM * BK) % (VEC * THREADS) == 0 && (BK * BN) % (VEC * THREADS) == 0 && A_COPIES >= 1 &&
+                  B_COPIES >= 1, "each thread must copy whole VEC-wide pieces of both tiles");
 static_assert(BK % VEC == 0 && BN % VEC == 0, "a piece lies within one row of its tile");
-static_assert(BM >= 32, "the swizzle of A's chunks spans 8 of them");
+static_assert(STAGES >= 2 && CHAINS >= 1 && (CHAINS & (CHAINS - 1)) == 0, "STAGES ≥ 2, CHAINS a power of 2");
 
 #include "splitk.cuh"
 
+// Step t's tiles into one stage: zeros outside A and B (the copy's source size 0).
+__device__ __forceinline__ void copy_step(float* As, float* Bs, const float* A, const float* B, int M, int N,
+                                          int K, int row0, int col0, int t) {
+    const int n0 = t * BK;
+#pragma unroll
+    for (int l = 0; l < A_COPIES; ++l) {
+        const int e = (threadIdx.x + l * THREADS) * VEC, r = e / BK, c = e % BK;
+        const bool in = row0 + r < M && n0 + c < N;  // VEC 4: N % 4 == 0, so the piece is all in or out
+        const float* src = in ? &A[(size_t)(row0 + r) * N + n0 + c] : A;
+        if (VEC == 4) cp_async16(&As[r * LDA + c], src, in); else cp_async4(&As[r * LDA + c], src, in);
+    }
+#pragma unroll
+    for (int l = 0; l < B_COPIES; ++l) {
+        const int e = (threadIdx.x + l * THREADS) * VEC, r = e / BN, c = e % BN;
+        const bool in = n0 + r < N && col0 + c < K;
+        const float* src = in ? &B[(size_t)(n0 + r) * K + col0 + c] : B;
+        if (VEC == 4) cp_async16(&Bs[r * LDB + c], src, in); else cp_async4(&Bs[r * LDB + c], src, in);
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     small(GEMM_ARGS, float* __restrict__ work, unsigned* __restrict__ counters) {
-    __shared__ __align__(16) float As[2][BK][BM];  // transposed and swizzled: As[k][A_AT(k, m)]
-    __shared__ __align__(16) float Bs[2][BK][BN];
+    __shared__ __align__(16) float As[STAGES][A_STAGE];  // As[s][m * LDA + k]
+    __shared__ __align__(16) float Bs[STAGES][B_STAGE];  // Bs[s][k * LDB + n]
     const int tid = threadIdx.x;
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
     const int trow = (tid / (BN / TN)) * TM, tcol = (tid % (BN / TN)) * TN;
     // This part's steps of BK: [first, last) of ceil(N / BK).
     const int all = (N + BK - 1) / BK;
-    const int first = (int)((long long)all * blockIdx.z / gridDim.z);
-    const int last = (int)((long long)all * (blockIdx.z + 1) / gridDim.z);
+    const int first = all * blockIdx.z / gridDim.z, last = all * (blockIdx.z + 1) / gridDim.z;
 
-    float pa[A_PER_THREAD], pb[B_PER_THREAD];
-    // Piece l of this thread: A's (row, column) within the tile, B's likewise.
-    auto a_at = [&](int l, int& r, int& c) {
-        const int e = (tid + l * THREADS) * VEC;
-        r = e / BK, c = e % BK;
-    };
-    auto b_at = [&](int l, int& r, int& c) {
-        const int e = (tid + l * THREADS) * VEC;
-        r = e / BN, c = e % BN;
-    };
-    auto fetch = [&](int t) {  // step t's values, zeros outside the matrices
-        const int n0 = t * BK;
+    float acc[CHAINS][TM * TN];
 #pragma unroll
-        for (int l = 0; l < A_PER_THREAD / VEC; ++l) {
-            int r, c;
-            a_at(l, r, c);
-            const int row = row0 + r, n = n0 + c;
-            if (VEC == 4) {
-                float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-                if (row < M && n < N) v = *reinterpret_cast<const float4*>(&A[(size_t)row * N + n]);
-                pa[4 * l] = v.x, pa[4 * l + 1] = v.y, pa[4 * l + 2] = v.z, pa[4 * l + 3] = v.w;
-            } else {
-                pa[l] = row < M && n < N ? A[(size_t)row * N + n] : 0.0f;
+    for (int c = 0; c < CHAINS; ++c)
+#pragma unroll
+        for (int i = 0; i < TM * TN; ++i) acc[c][i] = 0.0f;
+
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (first + s < last) copy_step(As[s], Bs[s], A, B, M, N, K, row0, col0, first + s);
+        cp_async_commit();
+    }
+    // Steps come CHAINS at a time, so that step t's chain (t − first) % CHAINS is known when
+    // compiling: an accumulator indexed at run time would live in local memory.
+    for (int t0 = first; t0 < last; t0 += CHAINS) {
+#pragma unroll
+        for (int c = 0; c < CHAINS; ++c) {
+            const int t = t0 + c;
+            if (t >= last) break;
+            cp_async_wait<STAGES - 2>();  // step t's group has landed (for this thread) ...
+            __syncthreads();              // ... and for every thread; step t − 1's stage is free
+            const int read = (t - first) % STAGES;
+            if (t + STAGES - 1 < last) {
+                const int write = (t - first + STAGES - 1) % STAGES;
+                copy_step(As[write], Bs[write], A, B, M, N, K, row0, col0, t + STAGES - 1);
+            }
+            cp_async_commit();  // an empty group near the end keeps the wait count right
+            const float* as = &As[read][trow * LDA];
+            const float* bs = &Bs[read][tcol];
+#pragma unroll
+            for (int k = 0; k < BK; ++k) {
+                const float4 b = *reinterpret_cast<const float4*>(&bs[k * LDB]);
+                const float bv[4] = {b.x, b.y, b.z, b.w};
+#pragma unroll
+                for (int i = 0; i < TM; ++i) {
+                    const float a = as[i * LDA + k];
+#pragma unroll
+                    for (int j = 0; j < TN; ++j) acc[c][i * TN + j] = fmaf(a, bv[j], acc[c][i * TN + j]);
+                }
             }
         }
-#pragma unroll
-        for (int l = 0; l < B_PER_THREAD / VEC; ++l) {
-            int r, c;
-            b_at(l, r, c);
-            const int n = n0 + r, col = col0 + c;
-            if (VEC == 4) {
-                float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-                if (n < N && col < K) v = *reinterpret_cast<const float4*>(&B[(size_t)n * K + col]);
-                pb[4 * l] = v.x, pb[4 * l + 1] = v.y, pb[4 * l + 2] = v.z, pb[4 * l + 3] = v.w;
-            } else {
-                pb[l] = n < N && col < K ? B[(size_t)n * K + col] : 0.0f;
-            }
-        }
-    };
-    auto stage = [&](int buf) {
-#pragma unroll
-        for (int l = 0; l < A_PER_THREAD / VEC; ++l) {
-            int r, c;
-            a_at(l, r, c);
-#pragma unroll
-            for (int j = 0; j < VEC; ++j) As[buf][c + j][A_AT(c + j, r)] = pa[VEC * l + j];
-        }
-#pragma unroll
-        for (int l = 0; l < B_PER_THREAD / VEC; ++l) {
-            int r, c;
-            b_at(l, r, c);
-#pragma unroll
-            for (int j = 0; j < VEC; ++j) Bs[buf][r][c + j] = pb[VEC * l + j];
-        }
-    };
-
-    float acc[TM * TN];
-#pragma unroll
-    for (int i = 0; i < TM * TN; ++i) acc[i] = 0.0f;
-    if (first < last) {
-        fetch(first);
-        stage(0);
     }
-    __syncthreads();
-    int buf = 0;
-    for (int t = first; t < last; ++t) {
-        const bool more = t + 1 < last;
-        if (more) fetch(t + 1);  // in flight while this step's FMAs run
+    cp_async_wait<0>();  // nothing may still be writing shared memory when the block exits
+    // The chains added in pairs: (c0 + c1) + (c2 + c3) …, a fixed order.
 #pragma unroll
-        for (int k = 0; k < BK; ++k) {
-            const float4 a = *reinterpret_cast<const float4*>(&As[buf][k][A_AT(k, trow)]);
-            const float4 b = *reinterpret_cast<const float4*>(&Bs[buf][k][tcol]);
-            const float av[4] = {a.x, a.y, a.z, a.w}, bv[4] = {b.x, b.y, b.z, b.w};
+    for (int w = 1; w < CHAINS; w *= 2)
 #pragma unroll
-            for (int i = 0; i < TM; ++i)
+        for (int c = 0; c + w < CHAINS; c += 2 * w)
 #pragma unroll
-                for (int j = 0; j < TN; ++j) acc[i * TN + j] = fmaf(av[i], bv[j], acc[i * TN + j]);
-        }
-        if (more) stage(buf ^ 1);
-        __syncthreads();  // the next step's tile is written, and this one's is no longer read
-        buf ^= 1;
-    }
+            for (int i = 0; i < TM * TN; ++i) acc[c][i] += acc[c + w][i];
 
     if (gridDim.z > 1 &&
-        !splitk::combine<TM * TN, THREADS>(acc, work, counters, blockIdx.y * gridDim.x + blockIdx.x, blockIdx.z,
-                                           gridDim.z))
+        !splitk::combine<TM * TN, THREADS, FAN>(acc[0], work, counters, blockIdx.y * gridDim.x + blockIdx.x,
+                                                blockIdx.z, gridDim.z))
         return;  // another part of this tile goes on with its sum
 
     const bool vec_c = K % 4 == 0 && reinterpret_cast<size_t>(C) % 16 == 0;
@@ -156,11 +158,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
         float* out = &C[(size_t)row * K + col0 + tcol];
         if (vec_c && col0 + tcol < K) {  // K % 4 == 0: all four columns are in
             *reinterpret_cast<float4*>(out) =
-                make_float4(acc[i * TN], acc[i * TN + 1], acc[i * TN + 2], acc[i * TN + 3]);
+                make_float4(acc[0][i * TN], acc[0][i * TN + 1], acc[0][i * TN + 2], acc[0][i * TN + 3]);
         } else {
 #pragma unroll
             for (int j = 0; j < TN; ++j)
-                if (col0 + tcol + j < K) out[j] = acc[i * TN + j];
+                if (col0 + tcol + j < K) out[j] = acc[0][i * TN + j];
         }
     }
 }
