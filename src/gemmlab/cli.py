@@ -676,6 +676,10 @@ def tune_cmd(
     force: Annotated[bool, typer.Option(help="overwrite an existing -o file")] = False,
     install: Annotated[bool, typer.Option("--install", help="also install the record as the one "
         "`default` dispatches by on this GPU (src/gemmlab/tuned/GPU.json, a tracked file)")] = False,
+    calibrate: Annotated[list[Path] | None, typer.Option("--calibrate", metavar="SWEEP",
+        help="no GPU time: recalibrate the installed record's classes on random-sweep records "
+             "(gemmlab sweep --random): where one of the NAMEs' own launches beat default over "
+             "a class's shapes, it becomes the class's winner (tune/calibrate.py)")] = None,
     as_json: AsJson = False,
 ) -> None:
     """Search rungs' compile-time configurations per shape class on this GPU; write the record.
@@ -692,6 +696,9 @@ def tune_cmd(
     given = command.shapes(shape)
     command.output(output, force)
     usage.out_folder(out)
+    if calibrate:
+        _calibrate(rungs, calibrate, output, out, install, as_json)
+        return
     if not runtime.has_gpu():
         raise CannotRun("no CUDA GPU: gemmlab tune verifies and times every candidate on one")
     import torch
@@ -804,6 +811,48 @@ def _export_build(impl: registry.Implementation, path: Path, flags: str) -> None
         if p.own < len(p.launches) else ""
     console.print(escape(f"built with nvcc {flags or '(no flags: nvcc defaults)'}: holds launches "
                          f"{ranges(holds)} of {len(p.launches)}{floor}"), highlight=False)
+
+
+def _calibrate(rungs: list[str], sweeps: list[Path], output: Path | None, out: Path, install: bool,
+               as_json: bool) -> None:
+    """`gemmlab tune NAME… --calibrate SWEEP…`: the installed record recalibrated on the sweeps."""
+    from .bench import results
+    from .cuda.compiler import nvrtc_version
+    from .tune import calibrate, record
+    from .tune.search import cubin_digest
+
+    current, why = tuned_default.plan()
+    if current is None:
+        raise UsageError(f"no installed tune record to calibrate: {why}")
+    loaded = []
+    for path in sweeps:
+        data = usage.json_file(path)
+        if not data.get("random") or results.kind(data) != "sweep":
+            raise UsageError(f"{path} is not a random-shape sweep (gemmlab sweep --random)")
+        if results.slug(data["device"]["name"]) != current["gpu"]["slug"]:
+            raise UsageError(f"{path} was measured on {data['device']['name']}, the record is "
+                             f"{current['gpu']['name']}'s")
+        loaded.append(data)
+    same_build = nvrtc_version() == current.get("versions", {}).get("nvrtc")
+
+    def digest(launch) -> str | None:
+        return cubin_digest(launch.kernel.compile(current["arch"]).cubin) if same_build else None
+
+    rec = calibrate.calibrate(current, loaded, rungs, digest)
+    rec["date"] = rec["calibration"]["date"]
+    path = output or record.save(rec, out)
+    if output:
+        output.write_text(record.dumps(record.validate(rec)))
+    for key, entry in rec["calibration"]["classes"].items():
+        scores = ", ".join(f"{n} {s:.3f}" for n, s in entry["scores"].items())
+        side.print(escape(f"{key}: {entry['points']} shapes" + (f"; {scores}" if scores else "")
+                          + (f" → {entry['chosen']}" if entry["chosen"] else "")), highlight=False)
+    side.print(f"record: {path}" + ("" if same_build else " (cubin digests left out: this NVRTC is not "
+                                                           "the record's)"), highlight=False)
+    if install:
+        side.print(f"installed: {record.install(rec)}", highlight=False)
+    if as_json:
+        machine.emit(rec)
 
 
 def _show_verdict(v, file: Path, precision: str) -> None:

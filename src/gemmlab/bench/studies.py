@@ -106,15 +106,17 @@ def sweep(names: list[str], warmup: int = 2, iters: int = 10,
 #: can be the fastest somewhere (the ladder's first rungs, 5–30× slower, cannot), and cuBLAS.
 RANDOM_DEFAULT = ["float4", "float4-bk16", "double-buffer-64", "cp-async", "warptile", "bigtile", "splitk",
                   "tma", "small", "default", "torch"]
-#: Whose host overhead the random sweep measures, at shapes with outputs of 1024² or more.
+#: Whose host overhead the random sweep measures, and where: shapes of 1024² outputs and more, fixed
+#: (at a random large shape the clock's own drift between calls is larger than the overhead).
 OVERHEAD_NAMES = ("default", "torch")
-OVERHEAD_OUTPUTS = 1024 * 1024
+OVERHEAD_SHAPES = ((1024, 1024, 1024), (2048, 1024, 2048), (2048, 2048, 2048))
+OVERHEAD_ITERS = 100
 
 
 def random_sweep(names: list[str], n: int, seed: int, warmup: int = 2, iters: int = 10,
                  progress: Callable[[str, int, int], None] | None = None) -> dict:
     """The sweep over `randomshapes.draw(n, seed)`, with each point's kind, the host overhead of
-    `OVERHEAD_NAMES` where the outputs are large enough, and the summary (`summary.summarize`)."""
+    `OVERHEAD_NAMES` at `OVERHEAD_SHAPES`, and the summary (`summary.summarize`)."""
     from . import randomshapes, summary
     from .run import host_overhead
 
@@ -125,9 +127,9 @@ def random_sweep(names: list[str], n: int, seed: int, warmup: int = 2, iters: in
     record["random"] = {"n": n, "seed": seed, "kinds": [dict(vars(k)) for k in randomshapes.KINDS]}
     for point, (kind, _) in zip(record["points"], drawn, strict=True):
         point["kind"] = kind
-        m, _, k = point["shape"]
-        if m * k >= OVERHEAD_OUTPUTS:
-            point["host_overhead"] = {name: host_overhead(registry.get(name), tuple(point["shape"]))
-                                      for name in OVERHEAD_NAMES if name in record["names"]}
+    record["host_overhead"] = [
+        {"shape": list(shape), **{name: host_overhead(registry.get(name), shape, OVERHEAD_ITERS)
+                                  for name in OVERHEAD_NAMES if name in record["names"]}}
+        for shape in OVERHEAD_SHAPES]
     record["summary"] = summary.summarize(record)
     return record

@@ -86,6 +86,14 @@ def summarize(record: dict) -> dict[str, dict]:
         }
     if "default" in out and out["default"].get("points"):
         out["default"]["vs_best_other_strict"] = _against_best(record, "default")
+    for entry in record.get("host_overhead", []):
+        for name, figures in entry.items():
+            if name != "shape" and name in out:
+                out[name].setdefault("host_overhead_us", []).append(
+                    {"shape": entry["shape"], "us": figures["overhead_ms"] * 1e3})
+    if base in record["names"] and record.get("host_overhead"):  # the baseline's own, to compare with
+        out[base] = {"host_overhead_us": [{"shape": e["shape"], "us": e[base]["overhead_ms"] * 1e3}
+                                          for e in record.get("host_overhead", []) if base in e]}
     return out
 
 
@@ -112,6 +120,8 @@ def lines(summary: dict[str, dict]) -> list[str]:
     out = ["| implementation | shapes | geomean | min | p10 | worst ≥ 256² outputs | worst gap < 256² (µs) "
            "| shapes less accurate than cuBLAS |", "|---|---:|---:|---:|---:|---|---|---:|"]
     for name, s in summary.items():
+        if name == registry.BASELINE:
+            continue
         if not s.get("points"):
             out.append(f"| {name} | 0 | - | - | - | - | - | - |")
             continue
@@ -119,6 +129,11 @@ def lines(summary: dict[str, dict]) -> list[str]:
         out.append(f"| {name} | {s['points']} | {s['geomean']:.3f} | {s['min']:.3f} | {s['p10']:.3f} | "
                    + (f"{wl['ratio']:.3f} ({wl['label']})" if wl else "-") + " | "
                    + (f"{sg['us']:+.1f} ({sg['label']})" if sg else "-") + f" | {len(s['accuracy_worse_than_cublas'])} |")
+    overheads = [f"{name} " + ", ".join(f"{'×'.join(map(str, o['shape']))}: {o['us']:.1f}"
+                                        for o in s["host_overhead_us"])
+                 for name, s in summary.items() if s.get("host_overhead_us")]
+    if overheads:
+        out += ["", "Host overhead of a Python call (µs, per-call time minus GPU time): " + "; ".join(overheads) + "."]
     if summary.get("default", {}).get("vs_best_other_strict"):
         b = summary["default"]["vs_best_other_strict"]
         if b["label"]:

@@ -140,6 +140,10 @@ SPACES: dict[str, Space] = {
     "small": Space("small", (("BM", (32, 64)), ("BN", (64,)), ("BK", (16, 32)), ("STAGES", (4, 6)),
                              ("CHAINS", (2, 4)), ("MIN_BLOCKS", (3, 2))),
                    _small, (0, 1), _small_valid),
+    # tma: splitk's space, around the tma rung's own launches (BK 16, 3 stages, FETCH_BA, TMA_COPY):
+    # calibration (tune/calibrate.py) names that rung's launch where a random sweep found it fastest.
+    "tma": Space("tma", (("BK", (16, 32)), ("STAGES", (3, 4, 2)), ("FETCH_BA", (1, 0)), ("TMA_COPY", (1,))),
+                 _splitk, (0, 1), _step_fits, absent=_ABSENT),
     # warptile: launch 0 whole tiles, 1 float4 bounds-checked, 2 the same on padded copies.
     "warptile": Space("warptile", (("BK", (16, 8)), ("MIN_BLOCKS", (2, 1))), _warptile, (0, 1, 2)),
     # float4: launch 0 whole tiles, 1 bounds-checked; 2 is the scalar tiling2d fallback.

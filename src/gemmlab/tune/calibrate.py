@@ -1,0 +1,101 @@
+"""Calibrate `default`'s dispatch on shapes nobody chose: random-shape sweeps (`gemmlab sweep --random`).
+
+`gemmlab tune` picks each class's winner at one representative shape, so a winner can fit its
+representative and miss the class: on the H200 (2026-12-01) the large classes' winners, picked at
+8192×6144×4096, ran up to 18 % behind the `tma` rung's own launch at other large shapes. A random
+sweep times every strict-FP32 rung at many shapes of each class, `default` (the installed record's
+winners) among them. Calibration reads those rows: per class with at least MIN_POINTS shapes,
+the geometric mean over them of each rung's ratio to cuBLAS FP32; where a rung with a search
+space beats `default` by more than MARGIN, its own launch for that class's layout becomes the
+class's winner. No GPU time: the figures are the sweep's. The record keeps, per class, what
+was compared and what was chosen (``calibration``), so the choice can be re-read and re-made.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from datetime import UTC, datetime
+
+from .classes import BY_KEY, CLASSES, classify, representatives
+from .spaces import SPACES
+
+#: The fewest sweep shapes of a class that calibration acts on.
+MIN_POINTS = 3
+#: How much faster (in geometric mean) a rung must be than `default` to replace its winner.
+MARGIN = 0.01
+INCUMBENT = "default"
+
+
+def _ratios(points: list[dict], name: str) -> list[float] | None:
+    """cuBLAS time / `name`'s time at each point; None if `name` did not pass at every one."""
+    out = []
+    for p in points:
+        rows = {r["name"]: r for r in p["results"]}
+        row, ref = rows.get(name), rows.get("torch")
+        if not (row and ref and row.get("passed") and row.get("median_ms") and ref.get("median_ms")):
+            return None
+        out.append(ref["median_ms"] / row["median_ms"])
+    return out
+
+
+def _geomean(values: list[float]) -> float:
+    return math.exp(statistics.fmean(math.log(v) for v in values))
+
+
+def scores(points: list[dict], names: list[str]) -> dict[str, float]:
+    """Each name's geometric-mean ratio to cuBLAS over `points` (names that failed anywhere left out)."""
+    out = {}
+    for name in names:
+        ratios = _ratios(points, name)
+        if ratios:
+            out[name] = _geomean(ratios)
+    return out
+
+
+def _winner(rung: str, cls_key: str) -> dict:
+    """The class's winner entry for `rung`'s own launch at the class's layout (as the tuner names one)."""
+    from .search import launch_at
+
+    index = launch_at(rung, representatives()[BY_KEY[cls_key]])
+    space = SPACES[rung]
+    knobs = space.current(index)
+    built = space.build(index, knobs)
+    host = getattr(built.host, "label", "")
+    return {"rung": rung, "launch": index, "knobs": knobs,
+            "kernel": built.kernel.label + (f" ({host})" if host else "")}
+
+
+def calibrate(record: dict, sweeps: list[dict], rungs: list[str], digest=None) -> dict:
+    """`record` with the classes' winners replaced where the sweeps say a rung's own launch is
+    faster than `default` over the class's shapes. `digest(launch)` names the cubin a new winner
+    builds into (the tuner's `cubin` field), where the caller can compile for the record's GPU."""
+    sms = record["gpu"]["sm_count"]
+    names = [INCUMBENT, *rungs]
+    entries = {}
+    out = dict(record, classes={k: dict(v) for k, v in record["classes"].items()})
+    for cls in CLASSES:
+        points = [p for s in sweeps for p in s["points"] if classify(*p["shape"], sms) == cls]
+        entry = {"points": len(points), "scores": {}, "chosen": None}
+        entries[cls.key] = entry
+        current = out["classes"].get(cls.key)
+        if len(points) < MIN_POINTS or not current or not current.get("winner"):
+            continue
+        got = scores(points, names)
+        entry["scores"] = got
+        if INCUMBENT not in got:
+            continue
+        best = max((n for n in got if n != INCUMBENT), key=got.get, default=None)
+        if best and got[best] > got[INCUMBENT] * (1 + MARGIN):
+            winner = _winner(best, cls.key)
+            if digest:
+                winner["cubin"] = digest(SPACES[best].build(winner["launch"], winner["knobs"]))
+            current["winner"] = winner | {"calibrated": {"geomean": got[best], "replaced": got[INCUMBENT]}}
+            entry["chosen"] = best
+    out["calibration"] = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "sweeps": [{"date": s["date"], "seed": s.get("random", {}).get("seed"), "n": len(s["points"])}
+                   for s in sweeps],
+        "min_points": MIN_POINTS, "margin": MARGIN, "rungs": rungs, "classes": entries,
+    }
+    return out
