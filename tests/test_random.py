@@ -87,3 +87,64 @@ def test_random_sweep_on_a_cpu_says_it_needs_a_gpu_and_writes_nothing(tmp_path, 
     assert_one_line(invoke("sweep", "--random", "5", "--seed", "2"), 3, "no CUDA GPU")
     assert not any(tmp_path.iterdir())
     assert_one_line(invoke("sweep", "--random", "0"), 2, "--random")
+
+
+def _sweep(points, date="2026-12-01T00:00:00+00:00", seed=9):
+    return {"schema": 1, "study": "sweep", "date": date, "random": {"n": len(points), "seed": seed}, "points": points,
+            "names": ["torch", "default", "tma", "small"], "device": {"name": "NVIDIA H200"}}
+
+
+def _tune_record():
+    from gemmlab.tune import default as tuned_default
+
+    record, _ = tuned_default.plan()
+    return record
+
+
+def test_calibration_replaces_a_winner_only_where_a_rung_beats_default_over_the_class():
+    """Three large-odd shapes where tma's own launch runs 10 % ahead of default: it becomes that
+    class's winner, with the evidence; a micro class where default is ahead keeps its winner; a
+    class with two shapes is left alone (too few)."""
+    import json
+
+    from gemmlab.tune import calibrate
+    from gemmlab.tune.classes import classify
+
+    record = _tune_record()
+    sms = record["gpu"]["sm_count"]
+    large = [(8191, 6143, 4095), (7001, 5001, 3001), (6001, 4001, 5001)]
+    micro = [(10, 20, 30), (33, 44, 55), (7, 9, 11)]
+    tiny_few = [(511, 4095, 511), (501, 4001, 503)]
+    assert {classify(*s, sms).key for s in large} == {"large-odd"}
+    assert {classify(*s, sms).key for s in micro} == {"micro-odd"}
+    points = ([_point(f"l{i}", s, {"torch": 1.0, "default": 0.95, "tma": 0.86, "small": 2.0}) for i, s in enumerate(large)]
+              + [_point(f"m{i}", s, {"torch": 0.01, "default": 0.008, "tma": 0.03, "small": 0.0085})
+                 for i, s in enumerate(micro)]
+              + [_point(f"t{i}", s, {"torch": 1.0, "default": 2.0, "tma": 1.0, "small": 1.0}) for i, s in enumerate(tiny_few)])
+    before = json.dumps(record, sort_keys=True)
+    out = calibrate.calibrate(record, [_sweep(points)], ["tma", "small"])
+    assert json.dumps(record, sort_keys=True) == before  # the input is not changed
+    winner = out["classes"]["large-odd"]["winner"]
+    assert winner["rung"] == "tma" and winner["launch"] == 1  # the padded launch: an odd layout
+    assert winner["knobs"] == calibrate.SPACES["tma"].current(1)
+    assert winner["calibrated"]["geomean"] == pytest.approx(1 / 0.86)
+    assert out["classes"]["micro-odd"]["winner"] == record["classes"]["micro-odd"]["winner"]
+    assert out["classes"]["tiny-odd"]["winner"] == record["classes"]["tiny-odd"]["winner"]
+    entries = out["calibration"]["classes"]
+    assert entries["large-odd"]["chosen"] == "tma" and entries["large-odd"]["points"] == 3
+    assert entries["micro-odd"]["chosen"] is None and entries["tiny-odd"]["scores"] == {}
+    # The calibrated record is one `default` can dispatch by: every winner rebuilds.
+    from gemmlab.tune.default import rebuild
+
+    assert rebuild(winner).kernel.label in winner["kernel"]
+
+
+def test_calibration_refuses_a_sweep_that_is_not_random_or_not_this_gpus(tmp_path):
+    import json
+
+    fixed = tmp_path / "fixed.json"
+    fixed.write_text(json.dumps(_sweep([]) | {"random": None}))
+    assert_one_line(invoke("tune", "tma", "--calibrate", fixed), 2, "not a random-shape sweep")
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(_sweep([]) | {"device": {"name": "NVIDIA A100"}}))
+    assert_one_line(invoke("tune", "tma", "--calibrate", other), 2, "measured on NVIDIA A100")

@@ -531,18 +531,21 @@ def report(
         raise UsageError(f"{record_path} is not a results record: {exc}") from None
     target = usage.out_folder(_report_target(record_path, out, docs))
     if kind == "sweep":
-        if readme:
-            raise UsageError("a sweep has no README block; its plot is the report")
+        if readme and not record.get("random"):
+            raise UsageError("a fixed-shape sweep has no README block; its plot is the report")
+        text = usage.block_file(readme, "random") if readme else None
         with console.status("plotting the sweep…"):
             path = rep.plot_sweep(record, target, stem=record_path.stem)
             written = [path]
             if record.get("random"):
-                from .bench import summary
-
-                written.append(rep.plot_random(record, target, stem=f"{record_path.stem}-ratios"))
+                ratios = rep.plot_random(record, target, stem=f"{record_path.stem}-ratios")
+                block = rep.random_block(record, ratios)
                 md = target / f"{record_path.stem}-summary.md"
-                md.write_text("\n".join(summary.lines(summary.summarize(record))) + "\n")
-                written.append(md)
+                md.write_text(block)
+                written += [ratios, md]
+                if readme and text is not None:
+                    readme.write_text(rep.replace_block(text, block, tag="random"))
+                    written.append(readme)
         console.print("wrote " + ", ".join(map(str, written)))
         return
     tag = rep.block_tag(record)
@@ -827,7 +830,11 @@ def _calibrate(rungs: list[str], sweeps: list[Path], output: Path | None, out: P
     loaded = []
     for path in sweeps:
         data = usage.json_file(path)
-        if not data.get("random") or results.kind(data) != "sweep":
+        try:
+            random_sweep = bool(data.get("random")) and results.kind(data) == "sweep"
+        except results.SchemaError as exc:
+            raise UsageError(f"{path} is not a results record: {exc}") from None
+        if not random_sweep:
             raise UsageError(f"{path} is not a random-shape sweep (gemmlab sweep --random)")
         if results.slug(data["device"]["name"]) != current["gpu"]["slug"]:
             raise UsageError(f"{path} was measured on {data['device']['name']}, the record is "

@@ -159,6 +159,20 @@ def plot_random(record: dict, out_dir: Path, stem: str = "random") -> Path:
     return path
 
 
+def random_block(record: dict, plot: Path) -> str:
+    """A random sweep's Markdown: what it was, the summary per implementation, its plot."""
+    from . import summary
+
+    r = record["random"]
+    clocks = record["points"][-1].get("clocks_during_timing") or {}
+    mhz = (clocks.get("sm_clock_mhz") or {}).get("median")
+    head = (f"_{record['device']['name']} · {r['n']} random shapes, seed {r['seed']} "
+            f"(bench/randomshapes.py) · GPU time, cuda-events, interleaved · {record['date']}"
+            + (f" · SM clock median {mhz:.0f} MHz at the last shape" if mhz else "") + "_")
+    return "\n".join([head, "", *summary.lines(summary.summarize(record)), "",
+                      f"![ratio to cuBLAS against output tiles and N](docs/{plot.name})", ""])
+
+
 def replace_block(text: str, block: str, tag: str = "results") -> str:
     """Replace what stands between `<!-- tag:begin -->` and `<!-- tag:end -->`."""
     begin, end = f"<!-- {tag}:begin -->", f"<!-- {tag}:end -->"

@@ -20,7 +20,7 @@
 
 namespace splitk {
 
-constexpr int kBatch = 8;  // float4 loads of a slot in flight at once, per thread
+[[maybe_unused]] constexpr int kBatch = 8;  // float4 loads of a slot in flight at once, per thread
 
 // L2 only (.cg): the reader runs on another SM, and L1 is not coherent between SMs.
 template <int kAcc, int kThreads>
