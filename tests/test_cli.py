@@ -55,11 +55,6 @@ def test_explain_takes_a_rung_number_and_labels_kernels_as_bench_does():
     assert result.output.count("float4: 16-byte memory operations") == 1  # the shared notes once
 
 
-def test_unknown_name_is_an_error():
-    result = invoke("check", "nope")
-    assert result.exit_code == 2 and "unknown implementation" in result.output
-
-
 def test_check_passes_torch_and_marks_cuda_not_run():
     result = invoke("check", "torch", "naive", "--seed", "3", "--group", "notes")
     assert result.exit_code == 0, result.output
@@ -145,7 +140,8 @@ def test_help_placeholders_read_as_typed(name):
 
 
 def test_shape_placeholder_and_version():
-    assert "M N K" in invoke("bench", "--help").output
+    text = " ".join(invoke("bench", "--help").output.replace("│", " ").split())
+    assert "--shape MxNxK" in text and "8192x6144x4096 or 8192 6144 4096" in text
     result = invoke("--version")
     assert result.exit_code == 0 and result.output.strip() == f"gemmlab {__version__}"
     assert invoke("-h").exit_code == 0

@@ -28,11 +28,13 @@ from .cuda.rung import ARCH_SPECIFIC_CC, builds_for, needs
 from .exits import Exit
 from .judge.cases import Case, fresh_seed, standard_cases
 from .judge.runner import Judgement, judge
+from .problem import PERF_SHAPE
 from .tune import default as tuned_default
 from .tune.classes import CLASSES
 from .tune.search import MIN_ITERS
 from .tune.spaces import SPACES
-from .ui import helpfmt, machine, usage
+from .ui import helpfmt, machine, shapes, usage
+from .ui import names as resolver
 from .ui.errors import CannotRun, UsageError, guarded, one_line_parse_errors
 from .ui.tally import Tally
 
@@ -71,8 +73,9 @@ console = Console(width=_width(sys.stdout))
 #: Where a `--json` command's tables and messages go, so that stdout holds only JSON.
 side = Console(stderr=True, width=_width(sys.stderr))
 
-Names = Annotated[list[str] | None, typer.Argument(help="implementation names (default: all)",
-                                                   metavar="NAME", show_default=False)]
+Names = Annotated[list[str] | None, typer.Argument(
+    help="implementation names, aliases, or rung numbers for every implementation on a rung "
+         "(default: all; gemmlab list shows them)", metavar="NAME|RUNG", show_default=False)]
 AsJson = Annotated[bool, typer.Option("--json", help="print the result as JSON on stdout; "
                                                      "messages go to stderr")]
 Seed = Annotated[int | None, typer.Option(help="seed of the inputs (default: fresh, and reported)")]
@@ -153,7 +156,7 @@ def explain(
     as_json: AsJson = False,
 ) -> None:
     """The idea behind an implementation, its data path, intensity and preconditions."""
-    impls = usage.rung_or_name(name)
+    impls = usage.names([name])
     if as_json:
         machine.emit([machine.explanation(i) for i in impls])
         return
@@ -256,25 +259,25 @@ def _outcome(j: Judgement) -> tuple[str, str]:
     return "not run", "; ".join(reasons) or "no case ran"
 
 
-@app.command()
+@app.command(cls=shapes.Command)
 @guarded
 def check(
     names: Names = None,
     seed: Seed = None,
     group: Annotated[list[str] | None, typer.Option("--group",
         metavar="GROUP", help="only this case group (repeatable): " + ", ".join(CASE_GROUPS))] = None,
-    shape: Annotated[tuple[int, int, int] | None, typer.Option("--shape",
-        metavar="M N K", help="one custom shape instead of the case groups")] = None,
+    shape: Annotated[str | None, typer.Option("--shape", metavar=shapes.METAVAR,
+        help=f"one custom shape instead of the case groups, {shapes.HELP}")] = None,
     perf: Annotated[bool, typer.Option(help="include the 8192×6144×4096 case (GPU)")] = True,
     sanitize: Annotated[bool, typer.Option(
         help="run compute-sanitizer (memcheck, racecheck, synccheck) over the CUDA kernels instead")] = False,
     as_json: AsJson = False,
 ) -> None:
     """Judge implementations on every case; exit 1 if any case fails, 3 if none could run."""
+    custom = shapes.one(shape)  # before the names: `--shape 16 16` is a shape typed wrong, not rung 16
     impls = usage.names(names)
-    shape = usage.shape(shape)
     groups = usage.groups(group, CASE_GROUPS)
-    if shape and groups:
+    if custom and groups:
         raise UsageError("--shape and --group exclude each other: a custom shape is one case")
     if sanitize:
         if as_json:
@@ -284,7 +287,7 @@ def check(
     ui = _ui(as_json)
     device = runtime.default_device()
     seed = fresh_seed() if seed is None else seed
-    cases = select_cases(seed, groups, list(shape) if shape else None, perf)
+    cases = select_cases(seed, groups, list(custom) if custom else None, perf)
     ui.print(f"device: {runtime.gpu_name()} · base seed {seed} · {len(cases)} case{'s' if len(cases) != 1 else ''}")
     tally, report = Tally(), []
     for impl in impls:
@@ -383,12 +386,12 @@ NO_GPU_BENCH = ("No CUDA GPU here: CPU figures, indicative only. Timing what run
                 "(torch, Triton through its interpreter) at a small shape; the baseline is CPU torch.")
 
 
-@app.command()
+@app.command(cls=shapes.Command)
 @guarded
 def bench(
     names: Names = None,
-    shape: Annotated[tuple[int, int, int] | None, typer.Option("--shape",
-        metavar="M N K", help="the shape (default: 8192 6144 4096 on a GPU, 256 256 256 on a CPU)")] = None,
+    shape: Annotated[str | None, typer.Option("--shape", metavar=shapes.METAVAR,
+        help=f"the shape, {shapes.HELP} (default: {shapes.label(PERF_SHAPE)} on a GPU, 256x256x256 on a CPU)")] = None,
     warmup: Annotated[int, typer.Option(min=0, help="untimed calls of each implementation first")] = 5,
     iters: Annotated[int, typer.Option(min=1, help="timed calls of each implementation")] = 10,
     flush_l2: Annotated[bool, typer.Option("--flush-l2", help="overwrite 256 MiB before each timed call")] = False,
@@ -402,8 +405,8 @@ def bench(
     from .bench import results
     from .bench.run import run
 
+    size = shapes.one(shape)
     impls = usage.names(names)
-    shape = usage.shape(shape)
     usage.out_folder(out)
     for given, option in ((latest, "--latest"), (csv, "--csv")):
         if given:
@@ -414,7 +417,7 @@ def bench(
         ui.print(f"[yellow]{NO_GPU_BENCH}[/yellow]")
     bar, update = progress_bar(ui)
     with bar:
-        record = run([i.name for i in impls] if names else None, shape, warmup, iters, flush_l2,
+        record = run([i.name for i in impls] if names else None, size, warmup, iters, flush_l2,
                      seed, progress=update)
     path = results.save(record, out)
     if latest:
@@ -586,10 +589,12 @@ def sweep_table(record: dict) -> tuple[Table, Tally]:
     return table, tally
 
 
-@app.command()
+@app.command(cls=shapes.Command)
 @guarded
 def sweep(
     names: Names = None,
+    shape: Annotated[list[str] | None, typer.Option("--shape", metavar=shapes.METAVAR,
+        help=f"time at this shape instead of the sweep's own (repeatable), {shapes.HELP}")] = None,
     out: Annotated[Path, typer.Option(help="results folder (DEVICE/sweep-DATE.json goes under it)")] = Path("results"),
     iters: Annotated[int, typer.Option(min=1, help=f"timed calls per implementation and shape ({_SMALL_RULE})")] = 10,
     as_json: AsJson = False,
@@ -597,6 +602,7 @@ def sweep(
     """TFLOP/s against size (squares 256…8192, odd variants of the performance shape; GPU)."""
     from .bench import results, studies
 
+    points = [(shapes.label(s), s) for s in shapes.many(shape)] or None
     chosen = [i.name for i in usage.names(names)] if names else studies.SWEEP_DEFAULT
     usage.out_folder(out)
     if not runtime.has_gpu():
@@ -604,7 +610,7 @@ def sweep(
     ui = _ui(as_json)
     bar, update = progress_bar(ui)
     with bar:
-        record = studies.sweep(chosen, iters=iters, progress=update)
+        record = studies.sweep(chosen, iters=iters, shapes=points, progress=update)
     path = results.save_sweep(record, out)
     table, tally = sweep_table(record)
     ui.print(table)
@@ -639,15 +645,28 @@ def new(
     console.print(f"wrote {path}; judge it with: gemmlab judge {path}")
 
 
-@app.command("tune")
+def _tunable(tokens: list[str]) -> list[str]:
+    """The names tune's tokens stand for; a rung number stands for its implementations that
+    have a search space (all of them, for tune to refuse, when none has)."""
+    out: list[str] = []
+    for token in tokens:
+        impls = resolver.resolve(token)
+        if resolver.is_rung(token):
+            impls = [i for i in impls if i.name in SPACES] or impls
+        out += [i.name for i in impls]
+    return out
+
+
+@app.command("tune", cls=shapes.Command)
 @guarded
 def tune_cmd(
     names: Annotated[list[str], typer.Argument(help="rungs to search, each with a search space: "
-                                                    f"{', '.join(SPACES)} (gemmlab.tune.spaces)",
-                                               metavar="NAME", show_default=False)],
-    shape: Annotated[list[str] | None, typer.Option("--shape", metavar="MxNxK",
-        help="tune at this shape, for its shape class (repeatable, one per class; default: one "
-             f"representative shape for each of the {len(CLASSES)} classes)")] = None,
+                                                    f"{', '.join(SPACES)} (gemmlab.tune.spaces); a rung "
+                                                    "number stands for those on it",
+                                               metavar="NAME|RUNG", show_default=False)],
+    shape: Annotated[list[str] | None, typer.Option("--shape", metavar=shapes.METAVAR,
+        help=f"tune at this shape, {shapes.HELP}, for its shape class (repeatable, one per class; "
+             f"default: one representative shape for each of the {len(CLASSES)} classes)")] = None,
     warmup: Annotated[int, typer.Option(min=0, help="untimed calls of each candidate first")] = 5,
     iters: Annotated[int, typer.Option(min=MIN_ITERS, help=f"timed calls per candidate ({_SMALL_RULE})")] = MIN_ITERS,
     seed: Seed = None,
@@ -669,8 +688,8 @@ def tune_cmd(
     from .export.document import gemmlab_commit
     from .tune import command, record, search
 
-    rungs = command.rungs(names)
-    given = command.shapes(shape)
+    given = shapes.many(shape)
+    rungs = command.rungs(_tunable(names))
     command.output(output, force)
     usage.out_folder(out)
     if not runtime.has_gpu():
@@ -681,10 +700,10 @@ def tune_cmd(
     from .cuda.compiler import device_arch
 
     info = device_info.gpu()
-    shapes = command.by_class(given, info["sm_count"])
+    by_class = command.by_class(given, info["sm_count"])
     ui = _ui(as_json)
     seed = fresh_seed() if seed is None else seed
-    total, done = search.steps_for(rungs, shapes, iters), 0
+    total, done = search.steps_for(rungs, by_class, iters), 0
 
     bar, update = progress_bar(ui)
 
@@ -694,7 +713,7 @@ def tune_cmd(
         done += 1
 
     with bar, device_info.ClockSampler(torch.cuda.current_device()) as sampler:
-        rec = search.tune(rungs, shapes, search.GpuMeasure(), device_arch(), info, device_info.versions(),
+        rec = search.tune(rungs, by_class, search.GpuMeasure(), device_arch(), info, device_info.versions(),
                           gemmlab_commit(), warmup, iters, seed, progress=say)
     rec["clocks_during_timing"] = sampler.summary()
     if output:
@@ -718,7 +737,8 @@ def tune_cmd(
 @app.command("export")
 @guarded
 def export_cmd(
-    name: Annotated[str, typer.Argument(help="a CUDA rung's name (see gemmlab list)", metavar="NAME")],
+    name: Annotated[str, typer.Argument(help="a CUDA rung's name, or a rung number for every "
+                                             "implementation on it (see gemmlab list)", metavar="NAME|RUNG")],
     output: Annotated[Path | None, typer.Option("-o", "--output", metavar="FILE",
                                                 help="where to write it (default: NAME.cu here)")] = None,
     force: Annotated[bool, typer.Option(help="overwrite an existing file")] = False,
@@ -726,20 +746,25 @@ def export_cmd(
     """Write a CUDA rung as one self-contained LeetGPU .cu: its kernels and solve()'s dispatch."""
     from .export import ExportError, export_text
 
-    impl = usage.names([name])[0]
-    path = output or Path(f"{impl.name}.cu")
-    usage.new_file(path, force)
-    try:
-        text = export_text(impl, path.name)
+    impls = usage.names([name])
+    if output and len(impls) > 1:
+        raise UsageError(f"rung {name} has {len(impls)} implementations ({', '.join(i.name for i in impls)}): "
+                         "-o names one file; leave it out to write NAME.cu for each")
+    paths = [output or Path(f"{impl.name}.cu") for impl in impls]
+    for path in paths:
+        usage.new_file(path, force)
+    try:  # every text first, so that a rung the exporter cannot write leaves nothing behind
+        texts = [export_text(impl, path.name) for impl, path in zip(impls, paths, strict=True)]
     except ExportError as exc:
         raise UsageError(str(exc)) from None
-    try:
-        path.write_text(text)
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
-    gate = f" --precision {impl.precision}" if impl.precision != "fp32" else ""
-    console.print(escape(f"wrote {path} ({impl.name}, {len(impl.launches)} launches); "
-                         f"judge it with: gemmlab judge {path}{gate}"))
+    for impl, path, text in zip(impls, paths, texts, strict=True):
+        try:
+            path.write_text(text)
+        except OSError as exc:
+            raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+        gate = f" --precision {impl.precision}" if impl.precision != "fp32" else ""
+        console.print(escape(f"wrote {path} ({impl.name}, {len(impl.launches)} launches); "
+                             f"judge it with: gemmlab judge {path}{gate}"))
 
 
 def _show_verdict(v, file: Path, precision: str) -> None:
