@@ -23,20 +23,11 @@ def test_list_shows_every_rung():
 
 def test_list_is_in_rung_order():
     # torch-tf32 shares torch's rung 12: it is listed beside torch, not after rung 15
-    rows = [line.split("│") for line in invoke("list").output.splitlines() if line.startswith("│")]
-    rungs = [int(cells[1]) for cells in rows if cells[1].strip()]
+    rows = [line.split() for line in invoke("list").output.splitlines() if line[:4].strip().isdigit()]
+    rungs = [int(cells[0]) for cells in rows]
     assert rungs == sorted(rungs) and len(rungs) == len(registry.IMPLEMENTATIONS)
-    names = [cells[2].split()[0] for cells in rows if cells[1].strip()]
+    names = [cells[1] for cells in rows]
     assert names.index("torch-tf32") == names.index("torch") + 1
-
-
-def test_list_fits_80_columns(monkeypatch):
-    monkeypatch.setattr(cli.console, "width", 80)
-    result = invoke("list")
-    assert result.exit_code == 0
-    assert max(len(line) for line in result.output.splitlines()) <= 80
-    for impl in registry.IMPLEMENTATIONS:
-        assert f" {impl.name} " in result.output  # never folded
 
 
 def test_explain():
@@ -179,7 +170,7 @@ def test_accurate_is_the_fastest_fp32x3_rung_that_runs_here():
         else "triton-presplit"
     assert impl.name == expected and registry.aliases_of(expected) == ["accurate"]
     result = invoke("list")
-    assert f"{expected} = accurate" in " ".join(result.output.split())
+    assert f"accurate = {expected} on this machine" in result.output.splitlines()
 
 
 @pytest.mark.skipif(HAS_GPU, reason="the CPU's labels")

@@ -33,7 +33,7 @@ from .tune import default as tuned_default
 from .tune.classes import CLASSES
 from .tune.search import MIN_ITERS
 from .tune.spaces import SPACES
-from .ui import helpfmt, machine, shapes, usage
+from .ui import helpfmt, listing, machine, shapes, usage
 from .ui import names as resolver
 from .ui.errors import CannotRun, UsageError, guarded, one_line_parse_errors
 from .ui.tally import Tally
@@ -109,20 +109,8 @@ def list_(as_json: AsJson = False) -> None:
     if as_json:
         machine.emit([machine.implementation(i) for i in registry.by_rung()])
         return
-    table = Table(title="gemmlab implementations",
-                  caption="gemmlab explain NAME|RUNG: sources and launches; --json: every field")
-    table.add_column("rung", justify="right")
-    table.add_column("name", no_wrap=True)
-    table.add_column("family")
-    table.add_column("precision")
-    table.add_column("idea", ratio=1, overflow="fold")
-    for impl in registry.by_rung():
-        aliases = registry.aliases_of(impl.name)
-        name = impl.name + "".join(f" [bold]= {a}[/bold]" for a in aliases)
-        if impl.name == tuned_default.NAME:
-            name += f" [bold]= {escape(tuned_default.mark())}[/bold]"
-        table.add_row(str(impl.rung), name, impl.family, impl.precision, impl.summary)
-    console.print(table)
+    for line in listing.lines(registry.by_rung()):
+        console.print(line)
 
 
 def facts_table(impl: registry.Implementation) -> Table:

@@ -1,0 +1,85 @@
+"""What a person reads on a terminal: the layout of tables, help lines, and the notes beside figures."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from gemmlab import registry
+from gemmlab.tune import default as tuned_default
+
+
+def run_gemmlab(*args: str, columns: int = 80) -> subprocess.CompletedProcess:
+    """The installed entry point in a process of its own, at a terminal width of `columns`."""
+    env = os.environ | {"COLUMNS": str(columns)}
+    return subprocess.run([sys.executable, "-m", "gemmlab", *args], capture_output=True, text=True,
+                          env=env, timeout=120)
+
+
+def list_rows(output: str) -> dict[str, str]:
+    """name → its idea, read back from the table: the cells of each row's continuation lines joined
+    by one space, so that a word folded across two lines would read as two words."""
+    lines = output.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.split()[:2] == ["rung", "name"])
+    idea_at = lines[header].index("idea")
+    rows: dict[str, list[str]] = {}
+    name = None
+    for line in lines[header + 2:]:
+        if not line.strip() or not line.startswith(" "):  # the footer starts at the left edge
+            break
+        if line[:4].strip():
+            name = line.split()[1]
+            rows[name] = []
+        assert name is not None, line
+        assert line[:idea_at].strip() == "" or line[:4].strip(), f"a row's own cells wrapped: {line!r}"
+        rows[name].append(line[idea_at:].strip())
+    return {n: " ".join(parts) for n, parts in rows.items()}
+
+
+@pytest.fixture(scope="module")
+def list_at_80() -> str:
+    result = run_gemmlab("list", columns=80)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_list_fits_80_columns_without_breaking_a_word(list_at_80):
+    assert max(len(line.rstrip()) for line in list_at_80.splitlines()) <= 80
+    rows = list_rows(list_at_80)
+    assert list(rows) == [i.name for i in registry.by_rung()]
+    for impl in registry.IMPLEMENTATIONS:
+        assert rows[impl.name] == impl.summary, impl.name
+
+
+def test_list_gives_the_idea_room_to_read_at_80_columns(list_at_80):
+    header = next(line for line in list_at_80.splitlines() if line.split()[:2] == ["rung", "name"])
+    assert 80 - header.index("idea") >= 30, header
+    ideas = [line for line in list_at_80.splitlines() if line[:4].strip().isdigit()]
+    assert sum(len(line.split()) for line in ideas) / len(ideas) >= 8  # words per first line, not 1 or 2
+
+
+def test_list_names_the_tune_record_and_the_aliases_in_a_footer(list_at_80):
+    lines = list_at_80.splitlines()
+    rule = next(i for i, line in enumerate(lines) if set(line.strip()) == {"─"})
+    footer_at = next(i for i in range(rule + 1, len(lines)) if lines[i] and not lines[i].startswith(" "))
+    footer = " ".join(" ".join(lines[footer_at:]).split())
+    assert f"default: dispatches by {' '.join(tuned_default.plan()[1].split())}" in footer
+    for alias in registry.ALIASES:
+        assert f"{alias} = {registry.resolve(alias)} on this machine" in footer
+    table = lines[rule + 1:footer_at]
+    default_row = next(line for line in table if line.split()[1:2] == [tuned_default.NAME])
+    assert default_row.split()[:4] == [str(registry.get("default").rung), "default", "cuda", "fp32"]
+    idea_at = lines[rule - 1].index("idea")
+    for line in table:  # the name column holds names alone: no record, no "= alias"
+        assert len(line[:idea_at].split()) in (0, 4), line
+
+
+def test_list_is_readable_when_the_terminal_is_wide_too():
+    result = run_gemmlab("list", columns=200)
+    assert result.returncode == 0
+    assert list_rows(result.stdout) == {i.name: i.summary for i in registry.by_rung()}
+
+
