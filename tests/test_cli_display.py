@@ -9,7 +9,9 @@ import sys
 import pytest
 
 from gemmlab import registry
+from gemmlab.exits import Exit
 from gemmlab.tune import default as tuned_default
+from tests.clitools import invoke
 
 
 def run_gemmlab(*args: str, columns: int = 80) -> subprocess.CompletedProcess:
@@ -81,5 +83,20 @@ def test_list_is_readable_when_the_terminal_is_wide_too():
     result = run_gemmlab("list", columns=200)
     assert result.returncode == 0
     assert list_rows(result.stdout) == {i.name: i.summary for i in registry.by_rung()}
+
+
+def test_gemmlab_alone_prints_the_help_on_stderr_and_exits_2_without_an_empty_error():
+    result = invoke()
+    assert result.exit_code == int(Exit.USAGE) == 2
+    assert result.stdout == ""
+    assert "Usage:" in result.stderr and "Commands" in result.stderr
+    assert "error:" not in result.output
+    assert invoke("-h").exit_code == 0 and "Usage:" in invoke("-h").stdout
+
+
+def test_gemmlab_alone_from_the_entry_point():
+    result = run_gemmlab()
+    assert result.returncode == 2 and result.stdout == ""
+    assert "Usage: gemmlab" in result.stderr and "error" not in result.stderr
 
 

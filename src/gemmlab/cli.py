@@ -8,6 +8,7 @@ document and every message goes to stderr.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import sys
@@ -59,7 +60,8 @@ def progress_bar(con: Console | None = None):
 #: The timing rule for small shapes, in words (bench.stats.timed_calls decides it).
 _SMALL_RULE = f"at least {SMALL_ITERS} below {round(SMALL_WORK ** (1 / 3))}³"
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
+# `gemmlab` alone is handled by `_options`, the same under every typer and click version.
+app = typer.Typer(add_completion=False, invoke_without_command=True, pretty_exceptions_show_locals=False,
                   context_settings={"help_option_names": ["-h", "--help"]},
                   help="LeetGPU's FP32 matrix multiplication: the ladder, the judge, the benchmark.")
 
@@ -95,10 +97,16 @@ def _show_version(value: bool) -> None:
 
 @app.callback()
 def _options(
+    ctx: typer.Context,
     version: Annotated[bool, typer.Option("--version", callback=_show_version, is_eager=True,
                                           help="print the version and exit")] = False,
 ) -> None:
     """LeetGPU's FP32 matrix multiplication: the ladder, the judge, the benchmark."""
+    if ctx.invoked_subcommand is None:
+        # No command: the help, on stderr, and exit 2 (a usage error), as ruff and uv do; -h is 0.
+        with contextlib.redirect_stdout(sys.stderr):
+            typer.echo(ctx.get_help(), err=True, nl=False)
+        raise typer.Exit(int(Exit.USAGE))
     runtime.configure()  # before any command touches CUDA or Triton
 
 
