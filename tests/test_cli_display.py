@@ -7,8 +7,10 @@ import subprocess
 import sys
 
 import pytest
+import typer
 
 from gemmlab import registry
+from gemmlab.cli import app
 from gemmlab.exits import Exit
 from gemmlab.tune import default as tuned_default
 from tests.clitools import invoke
@@ -98,5 +100,37 @@ def test_gemmlab_alone_from_the_entry_point():
     result = run_gemmlab()
     assert result.returncode == 2 and result.stdout == ""
     assert "Usage: gemmlab" in result.stderr and "error" not in result.stderr
+
+
+def _usage_line(*command: str) -> str:
+    return next(line.strip() for line in invoke(*command, "-h").stdout.splitlines() if "Usage:" in line)
+
+
+def test_usage_lines_name_arguments_as_typed():
+    """`{file}` read as a template's placeholder (judge -h): every argument is NAME, [NAME] or NAME…"""
+    group = typer.main.get_command(app)
+    for name in group.commands:
+        line = _usage_line(name)
+        assert "{" not in line and "}" not in line, line
+    assert _usage_line("judge").endswith(" judge [OPTIONS] FILE")
+    assert _usage_line("explain").endswith(" explain [OPTIONS] NAME|RUNG")
+    assert _usage_line("check").endswith(" check [OPTIONS] [NAME|RUNG]...")
+
+
+def test_judge_help_shows_placeholders_not_types():
+    text = invoke("judge", "-h").stdout
+    for odd in ("<str>", "<bool>", "<list["):
+        assert odd not in text, odd
+    for placeholder in ("FRAMEWORK", "PRECISION", "TOOL", "GROUP"):
+        assert placeholder in text
+
+
+def test_bench_help_states_both_default_shapes():
+    from gemmlab.bench.run import CPU_SHAPE
+    from gemmlab.problem import PERF_SHAPE
+
+    text = " ".join(invoke("bench", "-h").stdout.split())
+    for shape in (PERF_SHAPE, CPU_SHAPE):
+        assert "x".join(map(str, shape)) in text
 
 

@@ -792,10 +792,11 @@ def _show_verdict(v, file: Path, precision: str) -> None:
 
 @app.command("judge")
 def judge_cmd(
-    file: Annotated[Path, typer.Argument(help="a .cu or .py solution in LeetGPU's format")],
-    framework: Annotated[str | None, typer.Option(
+    file: Annotated[Path, typer.Argument(help="a .cu or .py solution in LeetGPU's format", metavar="FILE")],
+    framework: Annotated[str | None, typer.Option("--framework", metavar="FRAMEWORK",
         help="cuda, torch, triton or jax (default: .cu is cuda; else what the module imports)")] = None,
-    precision: Annotated[str, typer.Option(help="the gate to hold it to: fp32, fp32x3 or tf32")] = "fp32",
+    precision: Annotated[str, typer.Option("--precision", metavar="PRECISION",
+        help="the gate to hold it to: fp32, fp32x3 or tf32")] = "fp32",
     seed: Seed = None,
     perf: Annotated[bool, typer.Option(help="include the 8192×6144×4096 case (GPU)")] = True,
     group: Annotated[list[str] | None, typer.Option(
@@ -807,7 +808,7 @@ def judge_cmd(
                                "(default: the smaller of 16 GiB and half this machine's memory)")] = None,
     warmup: Annotated[int, typer.Option(min=0, help="timed calls made first and not counted")] = 5,
     iters: Annotated[int, typer.Option(min=1, help="timed calls counted (each one checked)")] = 10,
-    sanitize: Annotated[str | None, typer.Option(
+    sanitize: Annotated[str | None, typer.Option("--sanitize", metavar="TOOL",
         help="run the cases under compute-sanitizer: memcheck, racecheck or synccheck")] = None,
 ) -> None:
     """Judge your own solution from outside its process: every case, then timed calls, each one checked.
