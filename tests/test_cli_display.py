@@ -7,13 +7,14 @@ import subprocess
 import sys
 
 import pytest
+import torch
 import typer
 
 from gemmlab import registry
 from gemmlab.cli import app
 from gemmlab.exits import Exit
 from gemmlab.tune import default as tuned_default
-from tests.clitools import invoke
+from tests.clitools import HAS_GPU, invoke
 
 
 def run_gemmlab(*args: str, columns: int = 80) -> subprocess.CompletedProcess:
@@ -134,3 +135,33 @@ def test_bench_help_states_both_default_shapes():
         assert "x".join(map(str, shape)) in text
 
 
+# ---- torch-tf32 on a CPU ---------------------------------------------------------------------
+
+
+def test_on_a_cpu_torch_tf32_computes_exactly_what_torch_does():
+    """The fact behind the note: if torch's CPU matmul ever honours TF32, the note must go."""
+    gen = torch.Generator().manual_seed(0)
+    a, b = torch.randn(67, 129, generator=gen), torch.randn(129, 71, generator=gen)
+    c32, c_tf32 = torch.empty(67, 71), torch.empty(67, 71)
+    registry.get("torch").solve(a, b, c32, 67, 129, 71)
+    registry.get("torch-tf32").solve(a, b, c_tf32, 67, 129, 71)
+    assert torch.equal(c32, c_tf32)
+
+
+@pytest.mark.skipif(HAS_GPU, reason="what a CPU run says")
+def test_check_and_bench_say_why_torch_tf32_shows_fp32_figures_on_a_cpu(tmp_path):
+    note = "torch-tf32 on a CPU computes in FP32, so its figures are torch's"
+    check = invoke("check", "torch", "torch-tf32", "--group", "example")
+    assert check.exit_code == 0, check.output
+    assert " ".join(check.output.split()).count(note) == 1  # for torch-tf32, not for torch
+    bench = invoke("bench", "12", "--shape", "16x16x16", "--iters", "1", "--warmup", "0", "--out", tmp_path)
+    assert bench.exit_code == 0, bench.output
+    assert " ".join(bench.output.split()).count(note) == 1
+
+
+def test_no_tf32_note_where_tf32_is_tf32():
+    from gemmlab import cli
+
+    assert cli.tf32_on_cpu_note("torch-tf32", "tf32", "cuda") is None
+    assert cli.tf32_on_cpu_note("torch", "fp32", "cpu") is None
+    assert cli.tf32_on_cpu_note("torch-tf32", "tf32", "cpu")

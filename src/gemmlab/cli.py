@@ -245,6 +245,16 @@ def _judge_with_progress(impl: registry.Implementation, cases: list[Case], devic
         return judge(impl.name, impl.solve, impl.precision, cases, device, seed, on_result=on_result)
 
 
+#: Why a tf32 implementation that runs on a CPU (torch-tf32) shows fp32's figures there: torch's
+#: TF32 switch is cuBLAS's; the CPU's matmul has no TF32 and ignores it (a test holds this).
+TF32_ON_CPU = ("{name} on a CPU computes in FP32, so its figures are torch's: TF32 is the GPU "
+               "tensor cores' format, and torch's CPU matmul ignores the TF32 switch")
+
+
+def tf32_on_cpu_note(name: str, precision: str, platform: str) -> str | None:
+    return TF32_ON_CPU.format(name=name) if precision == "tf32" and platform == "cpu" else None
+
+
 def _outcome(j: Judgement) -> tuple[str, str]:
     """(passed | failed | not run, why) for one implementation's judgement."""
     if j.failed:
@@ -292,6 +302,8 @@ def check(
         if ok:
             j = _judge_with_progress(impl, cases, device, seed, ui)
             ui.print(judgement_table(j, where_it_runs(impl, device)))
+            if note := tf32_on_cpu_note(impl.name, impl.precision, device.type):
+                ui.print(f"[yellow]{escape(note)}[/yellow]")
             status, why = _outcome(j)
             entry["cases"] = [r.to_dict() for r in j.results]
         else:
@@ -361,6 +373,9 @@ def finish(record: dict, path: Path, ui: Console, as_json: bool) -> None:
     from .bench import results
 
     ui.print(bench_table(record))
+    for r in record["results"]:
+        if "median_ms" in r and (note := tf32_on_cpu_note(r["name"], r["precision"], record.get("platform", ""))):
+            ui.print(f"[yellow]{escape(note)}[/yellow]")
     clocks = record.get("clocks_during_timing") or {}
     if clocks.get("samples"):
         c, p = clocks["sm_clock_mhz"], clocks["power_w"]
