@@ -1,0 +1,69 @@
+"""Figures the prose states that the code decides: each is derived here, so the two cannot drift apart."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import torch
+
+from gemmlab import registry
+from gemmlab.tune import classes
+from gemmlab.ui.tally import Tally
+from tests.clitools import invoke
+
+ROOT = Path(__file__).parents[1]
+README = (ROOT / "README.md").read_text()
+DEFAULT_MD = (ROOT / "src" / "gemmlab" / "tune" / "default.md").read_text()
+H200_SMS = 132
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def cpu_summary_of_check_all() -> str:
+    """The closing line `gemmlab check` (every implementation) prints on a CPU with Triton installed."""
+    tally = Tally()
+    for impl in registry.IMPLEMENTATIONS:
+        ok, why = impl.can_run_on(torch.device("cpu"))
+        tally.add(True) if ok else tally.skip(why)
+    return tally.line()
+
+
+def test_readme_example_summary_line_is_what_check_prints_on_a_cpu():
+    line = cpu_summary_of_check_all()
+    cuda = sum(impl.family is registry.Family.CUDA for impl in registry.IMPLEMENTATIONS)
+    assert line.endswith(f"0 failed, {cuda} not run (CUDA kernels need a CUDA GPU)")  # the example's premise
+    assert f"`{line}` on a CPU" in flat(README)
+
+
+def _phrase(waves: float | None) -> str:
+    """How default.md says a size's bound (a new bound needs words here and there)."""
+    return {0.25: "up to a quarter of a wave", 1: "up to one wave", 4: "up to four", None: "beyond"}[waves]
+
+
+def test_explain_default_names_every_size_class_with_its_bound():
+    text = flat(DEFAULT_MD)
+    for name, waves in classes.SIZES:
+        assert f"*{name}* {_phrase(waves)}" in text, name
+    shown = flat(invoke("explain", "default").output)
+    for name, _ in classes.SIZES:
+        assert f"{name} {_phrase(dict(classes.SIZES)[name])}" in shown  # as printed, emphasis gone
+
+
+def test_explain_default_examples_fall_in_the_classes_it_names():
+    example = re.search(r"on the H200's (\d+) SMs: ([^)]*)\)", flat(DEFAULT_MD))
+    assert example and int(example.group(1)) == H200_SMS
+    pairs = re.findall(r"(\d+)³ (?:and up )?(\w+)", example.group(2))
+    assert [size for _, size in pairs] == [name for name, _ in classes.SIZES]
+    for side, size in pairs:
+        n = int(side)
+        assert classes.size_of(n, n, H200_SMS) == size, (n, size)
+
+
+def test_readme_states_each_size_bound_as_classes_defines_it():
+    fractions = {0.25: "¼", 1: "1", 4: "4"}
+    expected = ", ".join(f"{name} ≤ {fractions[waves]}" if waves is not None else f"{name} beyond"
+                         for name, waves in classes.SIZES)
+    assert expected in flat(README)
