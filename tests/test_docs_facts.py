@@ -67,3 +67,23 @@ def test_readme_states_each_size_bound_as_classes_defines_it():
     expected = ", ".join(f"{name} ≤ {fractions[waves]}" if waves is not None else f"{name} beyond"
                          for name, waves in classes.SIZES)
     assert expected in flat(README)
+
+
+def _commands_in(sentence_start: str) -> set[str]:
+    """The `command`s README lists in the parenthesis after `sentence_start`."""
+    after = flat(README).split(sentence_start, 1)[1]
+    return set(re.findall(r"`(\w+)`", after[:after.index(")")]))
+
+
+def test_readme_lists_the_commands_that_take_a_shape_and_names():
+    import typer
+
+    from gemmlab.cli import app
+    from gemmlab.ui import shapes
+
+    group = typer.main.get_command(app)
+    with_shape = {n for n, c in group.commands.items() if any(p.name == "shape" for p in c.params)}
+    assert with_shape == {n for n, c in group.commands.items() if isinstance(c, shapes.Command)}
+    assert _commands_in("Wherever a command takes a shape (") == with_shape == {"check", "bench", "tune", "sweep"}
+    with_names = {n for n, c in group.commands.items() if any(p.name in ("names", "name") for p in c.params)}
+    assert _commands_in("Wherever a command takes an implementation (") == with_names - {"study"}
