@@ -102,7 +102,7 @@ def test_a_script_refuses_the_other_scripts_environment(tmp_path):
 
 
 def test_readme_documents_the_variable_sizes_and_a_virtual_environment():
-    for needle in ("GEMMLAB_TORCH_INDEX", "GEMMLAB_VENV", "virtual environment", "5.6 GB",
+    for needle in ("GEMMLAB_TORCH_INDEX", "GEMMLAB_VENV", "virtual environment", "5.6 GiB", ".venv-bench",
                    "CPU build", "gemmlab[triton]", "gemmlab[jax]"):
         assert needle in README, needle
     for script in ("venv.sh", "test.sh", "bench.sh"):
