@@ -17,14 +17,11 @@ from rich.text import Text
 from .. import registry
 from ..tune import default as tuned_default
 
-#: The columns, in order; the idea takes what the others leave.
-COLUMNS = ("rung", "name", "family", "precision", "idea")
-
 
 def table(impls: Iterable[registry.Implementation]) -> Table:
+    """No vertical rules and two spaces between cells: the idea column takes what is left."""
     t = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True,
-              title="gemmlab implementations",
-              title_justify="left")
+              title="gemmlab implementations", title_justify="left")
     t.add_column("rung", justify="right", no_wrap=True)
     t.add_column("name", no_wrap=True)
     t.add_column("family", no_wrap=True)
