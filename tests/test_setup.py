@@ -65,8 +65,44 @@ def test_gemmlab_torch_index_chooses_where_torch_comes_from(tmp_path):
     assert _torch_install("torch", tmp_path, None) == []
 
 
+def _venv_sh(command: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """`command` in bash with scripts/venv.sh sourced, from the repository root."""
+    base = {k: v for k, v in os.environ.items() if k != "GEMMLAB_VENV"}
+    return subprocess.run(["bash", "-c", f". scripts/venv.sh && {command}"], cwd=ROOT, env=base | (env or {}),
+                          capture_output=True, text=True)
+
+
+def test_each_script_has_an_environment_of_its_own():
+    """One shared .venv swapped torch between the CUDA build and 2.13.0+cpu at each run."""
+    roles = {}
+    for script in ("test", "bench"):
+        lines = (ROOT / "scripts" / f"{script}.sh").read_text().splitlines()
+        assert f"enter_venv {script}" in lines
+        roles[script] = _venv_sh(f"venv_path {script}").stdout.strip()
+    assert roles == {"test": ".venv", "bench": ".venv-bench"}
+    assert _venv_sh("venv_path bench", {"GEMMLAB_VENV": "/tmp/mine"}).stdout.strip() == "/tmp/mine"
+    paths = [".venv-bench/bin/python", ".venv/bin/python"]
+    ignored = subprocess.run(["git", "check-ignore", *paths], cwd=ROOT, capture_output=True, text=True)
+    assert ignored.stdout.split() == paths
+
+
+def test_a_script_refuses_the_other_scripts_environment(tmp_path):
+    venv = tmp_path / "env"
+    assert _venv_sh(f"claim_venv {venv} bench").returncode == 0
+    assert (venv / "gemmlab-role").read_text() == "bench\n"
+    assert _venv_sh(f"claim_venv {venv} bench").returncode == 0  # its own, again
+    refused = _venv_sh(f"claim_venv {venv} test")
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert len(refused.stderr.strip().splitlines()) == 1 and "is the bench environment" in refused.stderr
+    assert (venv / "gemmlab-role").read_text() == "bench\n"
+    older = tmp_path / "older"  # made before roles were written: taken as it is
+    older.mkdir()
+    assert _venv_sh(f"claim_venv {older} test").returncode == 0
+    assert (older / "gemmlab-role").read_text() == "test\n"
+
+
 def test_readme_documents_the_variable_sizes_and_a_virtual_environment():
-    for needle in ("GEMMLAB_TORCH_INDEX", "GEMMLAB_VENV", "virtual environment", "5.6 GB",
+    for needle in ("GEMMLAB_TORCH_INDEX", "GEMMLAB_VENV", "virtual environment", "5.6 GiB", ".venv-bench",
                    "CPU build", "gemmlab[triton]", "gemmlab[jax]"):
         assert needle in README, needle
     for script in ("venv.sh", "test.sh", "bench.sh"):

@@ -8,6 +8,7 @@ document and every message goes to stderr.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import sys
@@ -27,11 +28,13 @@ from .blame import blame
 from .exits import Exit
 from .judge.cases import Case, fresh_seed, standard_cases
 from .judge.runner import Judgement, judge
+from .problem import PERF_SHAPE
 from .tune import default as tuned_default
 from .tune.classes import CLASSES
 from .tune.search import MIN_ITERS
 from .tune.spaces import SPACES
-from .ui import helpfmt, machine, usage
+from .ui import helpfmt, listing, machine, shapes, usage
+from .ui import names as resolver
 from .ui.errors import CannotRun, UsageError, guarded, one_line_parse_errors
 from .ui.tally import Tally
 
@@ -56,7 +59,8 @@ def progress_bar(con: Console | None = None):
 #: The timing rule for small shapes, in words (bench.stats.timed_calls decides it).
 _SMALL_RULE = f"at least {SMALL_ITERS} below {round(SMALL_WORK ** (1 / 3))}³"
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
+# `gemmlab` alone is handled by `_options`, the same under every typer and click version.
+app = typer.Typer(add_completion=False, invoke_without_command=True, pretty_exceptions_show_locals=False,
                   context_settings={"help_option_names": ["-h", "--help"]},
                   help="LeetGPU's FP32 matrix multiplication: the ladder, the judge, the benchmark.")
 
@@ -70,8 +74,9 @@ console = Console(width=_width(sys.stdout))
 #: Where a `--json` command's tables and messages go, so that stdout holds only JSON.
 side = Console(stderr=True, width=_width(sys.stderr))
 
-Names = Annotated[list[str] | None, typer.Argument(help="implementation names (default: all)",
-                                                   metavar="NAME", show_default=False)]
+Names = Annotated[list[str] | None, typer.Argument(
+    help="implementation names, aliases, or rung numbers for every implementation on a rung "
+         "(default: all; gemmlab list shows them)", metavar="NAME|RUNG", show_default=False)]
 AsJson = Annotated[bool, typer.Option("--json", help="print the result as JSON on stdout; "
                                                      "messages go to stderr")]
 Seed = Annotated[int | None, typer.Option(help="seed of the inputs (default: fresh, and reported)")]
@@ -91,10 +96,16 @@ def _show_version(value: bool) -> None:
 
 @app.callback()
 def _options(
+    ctx: typer.Context,
     version: Annotated[bool, typer.Option("--version", callback=_show_version, is_eager=True,
                                           help="print the version and exit")] = False,
 ) -> None:
     """LeetGPU's FP32 matrix multiplication: the ladder, the judge, the benchmark."""
+    if ctx.invoked_subcommand is None:
+        # No command: the help, on stderr, and exit 2 (a usage error), as ruff and uv do; -h is 0.
+        with contextlib.redirect_stdout(sys.stderr):
+            typer.echo(ctx.get_help(), err=True, nl=False)
+        raise typer.Exit(int(Exit.USAGE))
     runtime.configure()  # before any command touches CUDA or Triton
 
 
@@ -105,20 +116,8 @@ def list_(as_json: AsJson = False) -> None:
     if as_json:
         machine.emit([machine.implementation(i) for i in registry.by_rung()])
         return
-    table = Table(title="gemmlab implementations",
-                  caption="gemmlab explain NAME|RUNG: sources and launches; --json: every field")
-    table.add_column("rung", justify="right")
-    table.add_column("name", no_wrap=True)
-    table.add_column("family")
-    table.add_column("precision")
-    table.add_column("idea", ratio=1, overflow="fold")
-    for impl in registry.by_rung():
-        aliases = registry.aliases_of(impl.name)
-        name = impl.name + "".join(f" [bold]= {a}[/bold]" for a in aliases)
-        if impl.name == tuned_default.NAME:
-            name += f" [bold]= {escape(tuned_default.mark())}[/bold]"
-        table.add_row(str(impl.rung), name, impl.family, impl.precision, impl.summary)
-    console.print(table)
+    for line in listing.lines(registry.by_rung()):
+        console.print(line)
 
 
 def facts_table(impl: registry.Implementation) -> Table:
@@ -151,7 +150,7 @@ def explain(
     as_json: AsJson = False,
 ) -> None:
     """The idea behind an implementation, its data path, intensity and preconditions."""
-    impls = usage.rung_or_name(name)
+    impls = usage.names([name])
     if as_json:
         machine.emit([machine.explanation(i) for i in impls])
         return
@@ -244,6 +243,16 @@ def _judge_with_progress(impl: registry.Implementation, cases: list[Case], devic
         return judge(impl.name, impl.solve, impl.precision, cases, device, seed, on_result=on_result)
 
 
+#: Why a tf32 implementation that runs on a CPU (torch-tf32) shows fp32's figures there: torch's
+#: TF32 switch is cuBLAS's; the CPU's matmul has no TF32 and ignores it (a test holds this).
+TF32_ON_CPU = ("{name} on a CPU computes in FP32, so its figures are torch's: TF32 is the GPU "
+               "tensor cores' format, and torch's CPU matmul ignores the TF32 switch")
+
+
+def tf32_on_cpu_note(name: str, precision: str, platform: str) -> str | None:
+    return TF32_ON_CPU.format(name=name) if precision == "tf32" and platform == "cpu" else None
+
+
 def _outcome(j: Judgement) -> tuple[str, str]:
     """(passed | failed | not run, why) for one implementation's judgement."""
     if j.failed:
@@ -254,25 +263,25 @@ def _outcome(j: Judgement) -> tuple[str, str]:
     return "not run", "; ".join(reasons) or "no case ran"
 
 
-@app.command()
+@app.command(cls=shapes.Command)
 @guarded
 def check(
     names: Names = None,
     seed: Seed = None,
     group: Annotated[list[str] | None, typer.Option("--group",
         metavar="GROUP", help="only this case group (repeatable): " + ", ".join(CASE_GROUPS))] = None,
-    shape: Annotated[tuple[int, int, int] | None, typer.Option("--shape",
-        metavar="M N K", help="one custom shape instead of the case groups")] = None,
+    shape: Annotated[str | None, typer.Option("--shape", metavar=shapes.METAVAR,
+        help=f"one custom shape instead of the case groups, {shapes.HELP}")] = None,
     perf: Annotated[bool, typer.Option(help="include the 8192×6144×4096 case (GPU)")] = True,
     sanitize: Annotated[bool, typer.Option(
         help="run compute-sanitizer (memcheck, racecheck, synccheck) over the CUDA kernels instead")] = False,
     as_json: AsJson = False,
 ) -> None:
     """Judge implementations on every case; exit 1 if any case fails, 3 if none could run."""
+    custom = shapes.one(shape)  # before the names: `--shape 16 16` is a shape typed wrong, not rung 16
     impls = usage.names(names)
-    shape = usage.shape(shape)
     groups = usage.groups(group, CASE_GROUPS)
-    if shape and groups:
+    if custom and groups:
         raise UsageError("--shape and --group exclude each other: a custom shape is one case")
     if sanitize:
         if as_json:
@@ -282,7 +291,7 @@ def check(
     ui = _ui(as_json)
     device = runtime.default_device()
     seed = fresh_seed() if seed is None else seed
-    cases = select_cases(seed, groups, list(shape) if shape else None, perf)
+    cases = select_cases(seed, groups, list(custom) if custom else None, perf)
     ui.print(f"device: {runtime.gpu_name()} · base seed {seed} · {len(cases)} case{'s' if len(cases) != 1 else ''}")
     tally, report = Tally(), []
     for impl in impls:
@@ -291,6 +300,8 @@ def check(
         if ok:
             j = _judge_with_progress(impl, cases, device, seed, ui)
             ui.print(judgement_table(j, where_it_runs(impl, device)))
+            if note := tf32_on_cpu_note(impl.name, impl.precision, device.type):
+                ui.print(f"[yellow]{escape(note)}[/yellow]")
             status, why = _outcome(j)
             entry["cases"] = [r.to_dict() for r in j.results]
         else:
@@ -360,6 +371,9 @@ def finish(record: dict, path: Path, ui: Console, as_json: bool) -> None:
     from .bench import results
 
     ui.print(bench_table(record))
+    for r in record["results"]:
+        if "median_ms" in r and (note := tf32_on_cpu_note(r["name"], r["precision"], record.get("platform", ""))):
+            ui.print(f"[yellow]{escape(note)}[/yellow]")
     clocks = record.get("clocks_during_timing") or {}
     if clocks.get("samples"):
         c, p = clocks["sm_clock_mhz"], clocks["power_w"]
@@ -381,12 +395,12 @@ NO_GPU_BENCH = ("No CUDA GPU here: CPU figures, indicative only. Timing what run
                 "(torch, Triton through its interpreter) at a small shape; the baseline is CPU torch.")
 
 
-@app.command()
+@app.command(cls=shapes.Command)
 @guarded
 def bench(
     names: Names = None,
-    shape: Annotated[tuple[int, int, int] | None, typer.Option("--shape",
-        metavar="M N K", help="the shape (default: 8192 6144 4096 on a GPU, 256 256 256 on a CPU)")] = None,
+    shape: Annotated[str | None, typer.Option("--shape", metavar=shapes.METAVAR,
+        help=f"the shape, {shapes.HELP} (default: {shapes.label(PERF_SHAPE)} on a GPU, 256x256x256 on a CPU)")] = None,
     warmup: Annotated[int, typer.Option(min=0, help="untimed calls of each implementation first")] = 5,
     iters: Annotated[int, typer.Option(min=1, help="timed calls of each implementation")] = 10,
     flush_l2: Annotated[bool, typer.Option("--flush-l2", help="overwrite 256 MiB before each timed call")] = False,
@@ -400,8 +414,8 @@ def bench(
     from .bench import results
     from .bench.run import run
 
+    size = shapes.one(shape)
     impls = usage.names(names)
-    shape = usage.shape(shape)
     usage.out_folder(out)
     for given, option in ((latest, "--latest"), (csv, "--csv")):
         if given:
@@ -412,7 +426,7 @@ def bench(
         ui.print(f"[yellow]{NO_GPU_BENCH}[/yellow]")
     bar, update = progress_bar(ui)
     with bar:
-        record = run([i.name for i in impls] if names else None, shape, warmup, iters, flush_l2,
+        record = run([i.name for i in impls] if names else None, size, warmup, iters, flush_l2,
                      seed, progress=update)
     path = results.save(record, out)
     if latest:
@@ -595,10 +609,12 @@ def sweep_table(record: dict) -> tuple[Table, Tally]:
     return table, tally
 
 
-@app.command()
+@app.command(cls=shapes.Command)
 @guarded
 def sweep(
     names: Names = None,
+    shape: Annotated[list[str] | None, typer.Option("--shape", metavar=shapes.METAVAR,
+        help=f"time at this shape instead of the sweep's own (repeatable), {shapes.HELP}")] = None,
     out: Annotated[Path, typer.Option(help="results folder (DEVICE/sweep-DATE.json goes under it)")] = Path("results"),
     iters: Annotated[int, typer.Option(min=1, help=f"timed calls per implementation and shape ({_SMALL_RULE})")] = 10,
     random: Annotated[int | None, typer.Option(
@@ -613,6 +629,9 @@ def sweep(
     minimum and 10th percentile of its ratio to cuBLAS."""
     from .bench import results, studies, summary
 
+    points = [(shapes.label(s), s) for s in shapes.many(shape)] or None
+    if random and points:
+        raise UsageError("--random draws its own shapes; give --shape or --random, not both")
     default_names = studies.RANDOM_DEFAULT if random else studies.SWEEP_DEFAULT
     chosen = [i.name for i in usage.names(names)] if names else default_names
     usage.out_folder(out)
@@ -624,7 +643,7 @@ def sweep(
         if random:
             record = studies.random_sweep(chosen, random, seed, iters=iters, progress=update)
         else:
-            record = studies.sweep(chosen, iters=iters, progress=update)
+            record = studies.sweep(chosen, iters=iters, shapes=points, progress=update)
     path = results.save_sweep(record, out)
     table, tally = sweep_table(record)
     ui.print(table)
@@ -661,15 +680,28 @@ def new(
     console.print(f"wrote {path}; judge it with: gemmlab judge {path}")
 
 
-@app.command("tune")
+def _tunable(tokens: list[str]) -> list[str]:
+    """The names tune's tokens stand for; a rung number stands for its implementations that
+    have a search space (all of them, for tune to refuse, when none has)."""
+    out: list[str] = []
+    for token in tokens:
+        impls = resolver.resolve(token)
+        if resolver.is_rung(token):
+            impls = [i for i in impls if i.name in SPACES] or impls
+        out += [i.name for i in impls]
+    return out
+
+
+@app.command("tune", cls=shapes.Command)
 @guarded
 def tune_cmd(
     names: Annotated[list[str], typer.Argument(help="rungs to search, each with a search space: "
-                                                    f"{', '.join(SPACES)} (gemmlab.tune.spaces)",
-                                               metavar="NAME", show_default=False)],
-    shape: Annotated[list[str] | None, typer.Option("--shape", metavar="MxNxK",
-        help="tune at this shape, for its shape class (repeatable, one per class; default: one "
-             f"representative shape for each of the {len(CLASSES)} classes)")] = None,
+                                                    f"{', '.join(SPACES)} (gemmlab.tune.spaces); a rung "
+                                                    "number stands for those on it",
+                                               metavar="NAME|RUNG", show_default=False)],
+    shape: Annotated[list[str] | None, typer.Option("--shape", metavar=shapes.METAVAR,
+        help=f"tune at this shape, {shapes.HELP}, for its shape class (repeatable, one per class; "
+             f"default: one representative shape for each of the {len(CLASSES)} classes)")] = None,
     warmup: Annotated[int, typer.Option(min=0, help="untimed calls of each candidate first")] = 5,
     iters: Annotated[int, typer.Option(min=MIN_ITERS, help=f"timed calls per candidate ({_SMALL_RULE})")] = MIN_ITERS,
     seed: Seed = None,
@@ -695,8 +727,8 @@ def tune_cmd(
     from .export.document import gemmlab_commit
     from .tune import command, record, search
 
-    rungs = command.rungs(names)
-    given = command.shapes(shape)
+    given = shapes.many(shape)
+    rungs = command.rungs(_tunable(names))
     command.output(output, force)
     usage.out_folder(out)
     if calibrate:
@@ -710,10 +742,10 @@ def tune_cmd(
     from .cuda.compiler import device_arch
 
     info = device_info.gpu()
-    shapes = command.by_class(given, info["sm_count"])
+    by_class = command.by_class(given, info["sm_count"])
     ui = _ui(as_json)
     seed = fresh_seed() if seed is None else seed
-    total, done = search.steps_for(rungs, shapes, iters), 0
+    total, done = search.steps_for(rungs, by_class, iters), 0
 
     bar, update = progress_bar(ui)
 
@@ -723,7 +755,7 @@ def tune_cmd(
         done += 1
 
     with bar, device_info.ClockSampler(torch.cuda.current_device()) as sampler:
-        rec = search.tune(rungs, shapes, search.GpuMeasure(), device_arch(), info, device_info.versions(),
+        rec = search.tune(rungs, by_class, search.GpuMeasure(), device_arch(), info, device_info.versions(),
                           gemmlab_commit(), warmup, iters, seed, progress=say)
     rec["clocks_during_timing"] = sampler.summary()
     if output:
@@ -747,7 +779,8 @@ def tune_cmd(
 @app.command("export")
 @guarded
 def export_cmd(
-    name: Annotated[str, typer.Argument(help="a CUDA rung's name (see gemmlab list)", metavar="NAME")],
+    name: Annotated[str, typer.Argument(help="a CUDA rung's name, or a rung number for every "
+                                             "implementation on it (see gemmlab list)", metavar="NAME|RUNG")],
     output: Annotated[Path | None, typer.Option("-o", "--output", metavar="FILE",
                                                 help="where to write it (default: NAME.cu here)")] = None,
     force: Annotated[bool, typer.Option(help="overwrite an existing file")] = False,
@@ -764,31 +797,36 @@ def export_cmd(
     from .cuda import tools
     from .export import ExportError, export_text
 
-    impl = usage.names([name])[0]
-    path = output or Path(f"{impl.name}.cu")
-    usage.new_file(path, force)
+    impls = usage.names([name])
+    if output and len(impls) > 1:
+        raise UsageError(f"rung {name} has {len(impls)} implementations ({', '.join(i.name for i in impls)}): "
+                         "-o names one file; leave it out to write NAME.cu for each")
+    paths = [output or Path(f"{impl.name}.cu") for impl in impls]
+    for path in paths:
+        usage.new_file(path, force)
     flags = usage.nvcc_flags(nvcc_flags) if nvcc_flags is not None else None
     if flags is not None:
         try:
             tools.find("nvcc"), tools.find("cuobjdump")
         except tools.ToolMissing as exc:
             raise CannotRun(f"--nvcc-flags builds the file: {exc}") from None
-    try:
-        text = export_text(impl, path.name)
+    try:  # every text first, so that a rung the exporter cannot write leaves nothing behind
+        texts = [export_text(impl, path.name) for impl, path in zip(impls, paths, strict=True)]
     except ExportError as exc:
         raise UsageError(str(exc)) from None
-    try:
-        path.write_text(text)
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
     from .export.document import plan
 
-    launches = len(plan(impl).launches)
-    gate = f" --precision {impl.precision}" if impl.precision != "fp32" else ""
-    console.print(escape(f"wrote {path} ({impl.name}, {launches} launches); "
-                         f"judge it with: gemmlab judge {path}{gate}"))
+    for impl, path, text in zip(impls, paths, texts, strict=True):
+        try:
+            path.write_text(text)
+        except OSError as exc:
+            raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+        gate = f" --precision {impl.precision}" if impl.precision != "fp32" else ""
+        console.print(escape(f"wrote {path} ({impl.name}, {len(plan(impl).launches)} launches); "
+                             f"judge it with: gemmlab judge {path}{gate}"))
     if flags is not None:
-        _export_build(impl, path, flags)
+        for impl, path in zip(impls, paths, strict=True):
+            _export_build(impl, path, flags)
 
 
 def _export_build(impl: registry.Implementation, path: Path, flags: str) -> None:
@@ -891,10 +929,11 @@ def _show_verdict(v, file: Path, precision: str) -> None:
 
 @app.command("judge")
 def judge_cmd(
-    file: Annotated[Path, typer.Argument(help="a .cu or .py solution in LeetGPU's format")],
-    framework: Annotated[str | None, typer.Option(
+    file: Annotated[Path, typer.Argument(help="a .cu or .py solution in LeetGPU's format", metavar="FILE")],
+    framework: Annotated[str | None, typer.Option("--framework", metavar="FRAMEWORK",
         help="cuda, torch, triton or jax (default: .cu is cuda; else what the module imports)")] = None,
-    precision: Annotated[str, typer.Option(help="the gate to hold it to: fp32, fp32x3 or tf32")] = "fp32",
+    precision: Annotated[str, typer.Option("--precision", metavar="PRECISION",
+        help="the gate to hold it to: fp32, fp32x3 or tf32")] = "fp32",
     seed: Seed = None,
     perf: Annotated[bool, typer.Option(help="include the 8192×6144×4096 case (GPU)")] = True,
     group: Annotated[list[str] | None, typer.Option(
@@ -906,7 +945,7 @@ def judge_cmd(
                                "(default: the smaller of 16 GiB and half this machine's memory)")] = None,
     warmup: Annotated[int, typer.Option(min=0, help="timed calls made first and not counted")] = 5,
     iters: Annotated[int, typer.Option(min=1, help="timed calls counted (each one checked)")] = 10,
-    sanitize: Annotated[str | None, typer.Option(
+    sanitize: Annotated[str | None, typer.Option("--sanitize", metavar="TOOL",
         help="run the cases under compute-sanitizer: memcheck, racecheck or synccheck")] = None,
 ) -> None:
     """Judge your own solution from outside its process: every case, then timed calls, each one checked.

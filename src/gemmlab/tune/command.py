@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from rich.markup import escape
@@ -12,8 +11,6 @@ from ..ui import usage
 from ..ui.errors import UsageError
 from .classes import CLASSES, ShapeClass, classify, representatives
 from .spaces import SPACES
-
-_SHAPE = re.compile(r"^\s*(\d+)\s*[x×, ]\s*(\d+)\s*[x×, ]\s*(\d+)\s*$")
 
 
 def rungs(names: list[str]) -> list[str]:
@@ -26,19 +23,6 @@ def rungs(names: list[str]) -> list[str]:
                              f"{', '.join(SPACES)} (gemmlab.tune.spaces)")
         if impl.name not in out:
             out.append(impl.name)
-    return out
-
-
-def shapes(given: list[str] | None) -> list[tuple[int, int, int]]:
-    """`--shape MxNxK` values, each within the challenge's constraints."""
-    out = []
-    for text in given or []:
-        m = _SHAPE.match(text)
-        if not m:
-            raise UsageError(f"--shape {text!r}: expected MxNxK, e.g. 8192x6144x4096")
-        shape = usage.shape(tuple(int(g) for g in m.groups()))
-        assert shape is not None
-        out.append(shape)
     return out
 
 

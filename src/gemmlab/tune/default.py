@@ -112,14 +112,6 @@ def plan() -> tuple[dict | None, str]:
     return found, why if found else f"built-in ({BUILTIN}'s launches): {why}"
 
 
-def mark() -> str:
-    """How `gemmlab list` marks `default`: which record it dispatches by, or that it has none."""
-    found, _ = plan()
-    if found is None:
-        return f"{BUILTIN} (no tune record for this GPU)"
-    return f"tuned for {found['gpu']['name']} ({found.get('date', '?')[:10]})"
-
-
 def _launches() -> tuple[Launch, ...]:
     from .. import registry
 

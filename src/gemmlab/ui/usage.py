@@ -11,36 +11,24 @@ from pathlib import Path
 
 from .. import problem, registry
 from ..cuda.needs import ARCH_NAME
+from . import names as resolver
 from .errors import UsageError
 
 
 def names(given: list[str] | None) -> list[registry.Implementation]:
-    """The implementations named (all by default); an unknown name is a usage error."""
-    try:
-        return registry.select(given)
-    except registry.UnknownImplementation as exc:
-        raise UsageError(str(exc)) from None
-
-
-def rung_or_name(token: str) -> list[registry.Implementation]:
-    """`explain` takes a name or a rung number (every implementation on that rung)."""
-    if token.isdigit():
-        found = [i for i in registry.IMPLEMENTATIONS if i.rung == int(token)]
-        if not found:
-            rungs = sorted({i.rung for i in registry.IMPLEMENTATIONS})
-            raise UsageError(f"no rung {token}; rungs are {rungs[0]}–{rungs[-1]}")
-        return found
-    return names([token])
+    """The implementations that names, aliases and rung numbers stand for (all by default);
+    anything else is a usage error (`gemmlab.ui.names`)."""
+    return resolver.resolve_all(given)
 
 
 def shape(given: tuple[int, int, int] | None) -> tuple[int, int, int] | None:
-    """M N K within the challenge's constraints (1 ≤ each ≤ 8192)."""
+    """M, N, K within the challenge's constraints (1 ≤ each ≤ 8192); `gemmlab.ui.shapes` parses them."""
     if given is None:
         return None
     for label, value in zip("MNK", given, strict=True):
         if not problem.MIN_DIM <= value <= problem.MAX_DIM:
-            raise UsageError(f"--shape: {label}={value} is outside the challenge's constraints "
-                             f"{problem.MIN_DIM} ≤ M, N, K ≤ {problem.MAX_DIM}")
+            raise UsageError(f"--shape {'x'.join(map(str, given))}: {label}={value} is outside the "
+                             f"challenge's constraints {problem.MIN_DIM} ≤ M, N, K ≤ {problem.MAX_DIM}")
     return tuple(given)  # type: ignore[return-value]
 
 
