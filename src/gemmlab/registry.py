@@ -514,7 +514,7 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
     ),
     Implementation(
         "splitk", CUDA, 21, FP32, _SM80,
-        "strict FP32 (N ≤ 2048: split-K): bigtile with each tile's reduction split where tiles are few",
+        "strict FP32: bigtile with each tile's reduction split where its tiles leave SMs idle, any N",
         _md("16_bigtile_splitk"), ("kernels/cuda/16_bigtile.cu", "kernels/cuda/splitk.cuh",
                                    "kernels/cuda/hopper_prepass.cu", "kernels/cuda/pad.cu"),
         launches=(_bigtile(pad_b=False, bk=8, stages=3, split=True), _bigtile(pad_b=True, bk=8, stages=3, split=True)),
