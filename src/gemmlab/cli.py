@@ -23,11 +23,12 @@ from rich.table import Table
 
 from . import __version__, registry, runtime
 from .bench.results import LATEST
-from .bench.stats import SMALL_ITERS, SMALL_WORK
 from .blame import blame
 from .exits import Exit
-from .judge.cases import Case, fresh_seed, standard_cases
+from .judge.cases import Case, standard_cases
 from .judge.runner import Judgement, judge
+from .measure.inputs import fresh_seed
+from .measure.stats import SMALL_ITERS, SMALL_WORK
 from .problem import PERF_SHAPE
 from .tune import default as tuned_default
 from .tune.classes import CLASSES
@@ -56,7 +57,7 @@ def progress_bar(con: Console | None = None):
     return bar, update
 
 
-#: The timing rule for small shapes, in words (bench.stats.timed_calls decides it).
+#: The timing rule for small shapes, in words (measure.stats.timed_calls decides it).
 _SMALL_RULE = f"at least {SMALL_ITERS} below {round(SMALL_WORK ** (1 / 3))}³"
 
 # `gemmlab` alone is handled by `_options`, the same under every typer and click version.
@@ -738,8 +739,8 @@ def tune_cmd(
         raise CannotRun("no CUDA GPU: gemmlab tune verifies and times every candidate on one")
     import torch
 
-    from .bench import device_info
     from .cuda.compiler import device_arch
+    from .measure import device as device_info
 
     info = device_info.gpu()
     by_class = command.by_class(given, info["sm_count"])

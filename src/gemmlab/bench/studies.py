@@ -18,9 +18,9 @@ from collections.abc import Callable
 
 from .. import problem, registry
 from ..cuda.needs import Needs
+from ..measure.stats import timed_calls
 from ..reference import Precision
 from .run import measure, run
-from .stats import timed_calls
 
 #: The reduction step every arm shares.
 STEP = 16

@@ -13,8 +13,8 @@ For each shape class (one representative shape each), in order:
    unwritten elements, inputs untouched) and LeetGPU's check against
    cuBLAS FP32 at atol = rtol = 1e-4 (0 elements outside); else *failed*;
 4. **time** (GPU): the verified candidates interleaved call by call with
-   cuBLAS FP32 (`bench.run.time_interleaved`, CUDA events, inputs
-   U[-10, 10)), median of at least MIN_ITERS calls (more below 2048³: bench.stats.timed_calls); SM clock and
+   cuBLAS FP32 (`measure.timing.time_interleaved`, CUDA events, inputs
+   U[-10, 10)), median of at least MIN_ITERS calls (more below 2048³: measure.stats.timed_calls); SM clock and
    power sampled meanwhile; what the timed calls wrote is judged again;
 5. **decide** (`decide`): the lowest median wins; equal medians go to the
    candidate tried first.
@@ -36,14 +36,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
-from ..bench.stats import timed_calls
 from ..cuda.compiler import CompileError
 from ..cuda.rung import Launch
+from ..measure.stats import timed_calls
 from .classes import CLASSES, ShapeClass
 from .record import KIND, SCHEMA, TIE_BREAK, slug
 from .spaces import SPACES
 
-MIN_ITERS = 20  # timed calls per candidate at least (more below 2048³: bench.stats.timed_calls)
+MIN_ITERS = 20  # timed calls per candidate at least (more below 2048³: measure.stats.timed_calls)
 
 
 class Pointer:
@@ -291,10 +291,10 @@ class GpuMeasure:
     def time(self, cands, shape, warmup, iters, seed, progress) -> dict:
         import torch
 
-        from ..bench import device_info
-        from ..bench.run import PERF_HIGH, PERF_LOW, time_interleaved
-        from ..bench.stats import is_small
-        from ..judge.cases import uniform
+        from ..measure import device as device_info
+        from ..measure.inputs import timing_operands
+        from ..measure.stats import is_small
+        from ..measure.timing import time_interleaved
         from ..reference import (
             Precision,
             error_figures,
@@ -305,8 +305,7 @@ class GpuMeasure:
 
         m, n, k = shape
         device = torch.device("cuda")
-        a = uniform((m, n), seed, device, PERF_LOW, PERF_HIGH)
-        b = uniform((n, k), seed + 1, device, PERF_LOW, PERF_HIGH)
+        a, b = timing_operands(shape, seed, device)
         live = {c.key: c for c in cands if not c.verdict}
         calls: dict = {"cublas": None}
         outs = {key: torch.empty((m, k), device=device) for key in ["cublas", *live]}
