@@ -77,9 +77,11 @@ def graph() -> dict[str, frozenset[str]]:
     return out
 
 
-def cycles() -> list[list[str]]:
-    """Every strongly connected set of more than one module (Tarjan), each sorted."""
-    g, index, low, stack, on, out = graph(), {}, {}, [], set(), []
+def cycles(g: dict[str, frozenset[str]] | None = None) -> list[list[str]]:
+    """Every strongly connected set of more than one module (Tarjan) of `g` (gemmlab's graph by
+    default), each sorted."""
+    g = graph() if g is None else g
+    index, low, stack, on, out = {}, {}, [], set(), []
     counter = [0]
 
     def visit(v: str) -> None:
@@ -87,7 +89,7 @@ def cycles() -> list[list[str]]:
         counter[0] += 1
         stack.append(v)
         on.add(v)
-        for w in g[v]:
+        for w in sorted(g.get(v, ())):
             if w not in index:
                 visit(w)
                 low[v] = min(low[v], low[w])

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from gemmlab import registry
+from gemmlab import launches, registry
 from gemmlab.cuda import launch as cl
 from gemmlab.cuda.compiler import compile_source
 from gemmlab.judge.cases import Case, standard_cases, uniform
@@ -198,7 +198,7 @@ def _unsplit(launch):
     from gemmlab.cuda.rung import CudaSolver
 
     defines = {key: v for key, v in launch.defines.items() if key != "SPLIT"}
-    derived = registry._bigtile_derive(defines) | {"when": None}  # the caller's shape fits it
+    derived = launches.bigtile_derive(defines) | {"when": None}  # the caller's shape fits it
     return CudaSolver((dataclasses.replace(launch, defines=defines, **derived),))
 
 

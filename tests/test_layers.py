@@ -35,3 +35,23 @@ def test_bench_and_judge_do_not_import_each_other():
 def test_bench_judge_and_tune_time_through_the_measurement_layer():
     for user in ("gemmlab.bench.run", "gemmlab.judge.timing", "gemmlab.tune.search"):
         assert "gemmlab.measure.timing" in ig.graph()[user], user
+
+
+def test_no_module_imports_itself_through_others():
+    assert ig.cycles() == []
+
+
+def test_the_cycle_finder_finds_a_circle():
+    # the finder on a graph with one circle and one tail: a test that could not fail would pass here too
+    graph = {"a": frozenset({"b"}), "b": frozenset({"c"}), "c": frozenset({"a"}), "d": frozenset({"a"})}
+    assert ig.cycles(graph) == [["a", "b", "c"]]
+
+
+def test_the_launches_the_registry_and_the_tuner_share_are_apart_from_all_three():
+    # gemmlab.launches is read by the registry and by tune's spaces and default: it reads neither.
+    assert ig.reaches("gemmlab.launches", "gemmlab.registry") == []
+    assert ig.reaches("gemmlab.launches", "gemmlab.tune") == []
+    assert "gemmlab.launches" in ig.graph()["gemmlab.registry"]
+    assert "gemmlab.launches" in ig.graph()["gemmlab.tune.spaces"]
+    tune = [m for m in ig.modules() if m.startswith("gemmlab.tune.")]
+    assert {m: ig.reaches(m, "gemmlab.registry") for m in tune if ig.reaches(m, "gemmlab.registry")} == {}

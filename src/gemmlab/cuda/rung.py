@@ -124,6 +124,9 @@ class Launch:
     #: Where other fields follow from the macros (bigtile: block, tile and step from its warp
     #: layout, its host from A_T): those fields as a function of the macros (`with_defines`).
     derive: Callable[[Mapping[str, int]], Mapping[str, object]] | None = None
+    #: When it runs within its rung ("whole-tiles", "vec4", "b-padded", …), unique within the
+    #: rung: what tune records name a launch by (`gemmlab.launches`).
+    name: str = ""
 
     def with_defines(self, changes: Mapping[str, int]) -> Launch:
         """The same launch with some macros changed, and what follows from them re-derived."""

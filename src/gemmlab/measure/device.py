@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import platform
+import re
 import subprocess
 from functools import cache
 from importlib import metadata
@@ -14,6 +15,12 @@ if TYPE_CHECKING:
 #: FP32 FMA lanes per SM and dense TF32 tensor FLOP per SM per clock, by compute capability.
 FP32_LANES = {(7, 0): 64, (8, 0): 64, (8, 6): 128, (8, 9): 128, (9, 0): 128}
 TF32_FLOP_PER_CLK = {(8, 0): 1024, (8, 6): 512, (8, 9): 512, (9, 0): 2048}
+
+
+def slug(name: str) -> str:
+    """A device's name as a file name: lower case, runs of anything else one dash
+    ("NVIDIA H200" → "nvidia-h200"). Results and tune records are filed under it."""
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "unknown"
 
 
 def _version(dist: str) -> str | None:

@@ -59,7 +59,7 @@ def table(record: dict) -> Table:
         if w:
             ratio = f"{w['ratio_vs_cublas']:.2f}×" if w.get("ratio_vs_cublas") else "-"
             t.add_row(key, "×".join(map(str, entry["shape"])), str(entry["iters"]), cublas,
-                      escape(f"{w['rung']} #{w['launch']} {w['kernel']}"), f"{w['median_ms']:.3f}", ratio,
+                      escape(f"{w['rung']} {w['launch']}: {w['kernel']}"), f"{w['median_ms']:.3f}", ratio,
                       counts)
         else:
             t.add_row(key, "×".join(map(str, entry["shape"])), str(entry["iters"]), cublas,

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
+from .. import launches as builders
 from ..cuda.compiler import CompileError
 from ..cuda.rung import Launch
 from ..measure.stats import timed_calls
@@ -60,7 +61,7 @@ ALIGNED = Pointer()
 @dataclass
 class Candidate:
     rung: str
-    launch: int
+    launch: str  # its name within the rung (gemmlab.launches)
     knobs: dict[str, int]
     built: Launch = field(repr=False)
     verdict: str = ""  # "" while undecided; rejected | failed | timed
@@ -95,13 +96,10 @@ class Candidate:
                 if k in ("rung", "launch", "knobs", "kernel", "cubin", "median_ms", "ratio_vs_cublas")}
 
 
-def launch_at(rung: str, shape: tuple[int, int, int]) -> int:
-    """The index of the launch `rung` runs at `shape` (aligned operands), as `CudaSolver` picks it."""
-    from .. import registry
-
+def launch_at(rung: str, shape: tuple[int, int, int]) -> Launch:
+    """The launch `rung` runs at `shape` (aligned operands), as `CudaSolver` picks it."""
     m, n, k = shape
-    launches = registry.REGISTRY[rung].launches
-    return next(i for i, x in enumerate(launches) if x.when is None or x.when(ALIGNED, ALIGNED, ALIGNED, m, n, k))
+    return next(x for x in builders.RUNGS[rung] if x.when is None or x.when(ALIGNED, ALIGNED, ALIGNED, m, n, k))
 
 
 def plan(rungs: list[str], shape: tuple[int, int, int]) -> tuple[list[Candidate], list[str]]:
@@ -110,15 +108,13 @@ def plan(rungs: list[str], shape: tuple[int, int, int]) -> tuple[list[Candidate]
     out, notes = [], []
     for rung in rungs:
         space = SPACES[rung]
-        index = launch_at(rung, shape)
-        if index not in space.launches:
-            from .. import registry
-
-            label = registry.REGISTRY[rung].launches[index].kernel.label
-            notes.append(f"{rung} runs {label} (launch {index}) at this shape, which its space does not tune")
+        runs = launch_at(rung, shape)
+        if runs.name not in space.launches:
+            notes.append(f"{rung} runs {runs.kernel.label} (launch {runs.name}) at this shape, which its "
+                         "space does not tune")
             continue
-        for knobs in space.candidates(index):
-            cand = Candidate(rung, index, knobs, space.build(index, knobs))
+        for knobs in space.candidates(runs.name):
+            cand = Candidate(rung, runs.name, knobs, space.build(runs.name, knobs))
             when = cand.built.when
             if when is not None and not when(ALIGNED, ALIGNED, ALIGNED, m, n, k):
                 cand.reject("rejected", f"its precondition ({when}) does not hold at {m}×{n}×{k}")
