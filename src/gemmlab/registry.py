@@ -15,19 +15,22 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import torch
-
-from . import problem
+from . import problem, runtime
 from .cuda.compiler import NoGPUError
 from .cuda.needs import Needs
 from .cuda.rung import CudaSolver, Launch
 from .launches import RUNGS
-from .reference import Precision
+from .precision import Precision
 from .tune import default as tuned_default
 
+if TYPE_CHECKING:  # the registry is read without torch (list, explain): calls import it
+    import torch
+
 PACKAGE_DIR = Path(__file__).resolve().parent
-Solve = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, int, int, int], None]
+#: ``solve(A, B, C, M, N, K)`` on torch tensors.
+Solve = Callable[..., None]
 
 
 class Family(StrEnum):
@@ -79,11 +82,13 @@ class Implementation:
         rows, cols, _ = self.tile
         return rows * cols / (2 * (rows + cols))
 
-    def can_run_on(self, device: torch.device) -> tuple[bool, str]:
-        """Whether this implementation runs on that device, and why not."""
+    def can_run_on(self, device: torch.device | str) -> tuple[bool, str]:
+        """Whether this implementation runs on that device (or device type: "cpu"), and why not."""
         if self.family is Family.TRITON and importlib.util.find_spec("triton") is None:
             return False, "install gemmlab[triton]"
-        if device.type == "cuda":
+        if getattr(device, "type", device) == "cuda":
+            import torch
+
             cc = torch.cuda.get_device_capability(device)
             if not self.needs.runs_on(cc):
                 return False, f"needs {self.needs.short}, the device is sm_{cc[0]}{cc[1]}"
@@ -116,7 +121,7 @@ class Implementation:
             verdict = _RUNS_ON[key] = self.can_run_on(device)
         ok, why = verdict
         if not ok:
-            if self.family is Family.CUDA and not torch.cuda.is_available():
+            if self.family is Family.CUDA and not runtime.has_gpu():
                 raise NoGPUError(f"{self.name}: {why}")
             raise problem.DeviceError("A", f"a device {self.name} runs on ({why})", a.device)
         self._solve(a, b, c, m, n, k)
@@ -418,8 +423,9 @@ class UnknownImplementation(KeyError):
                 f"and the alias{'es' if len(ALIASES) > 1 else ''} {', '.join(ALIASES)}")
 
 
-def _device() -> torch.device:
-    return torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
+def _device() -> torch.device | str:
+    """Where aliases resolve: the GPU, or the type "cpu" where there is none (no torch needed)."""
+    return runtime.default_device() if runtime.has_gpu() else "cpu"
 
 
 def resolve(name: str) -> str:

@@ -19,9 +19,10 @@ unless the flag was raised (by the split of B or by the main kernel).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
 from . import launch as cl
 from .needs import Needs

@@ -12,8 +12,10 @@ three copies move about 0.8 GB, a few percent of the product's time.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
 from . import launch as cl
 from .rung import Call, Kernel, Launch, Step

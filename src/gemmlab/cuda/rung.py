@@ -25,14 +25,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Protocol
-
-import torch
+from typing import TYPE_CHECKING, Protocol
 
 from . import launch as cl
 from .compiler import CompiledModule, compile_source, device_arch
 from .needs import Needs
 from .requires import Requires
+
+if TYPE_CHECKING:  # torch is imported where a call needs it: listing the registry does not
+    import torch
 
 
 @dataclass(frozen=True)
@@ -176,6 +177,8 @@ class Launch:
         if not self.persistent:
             return (across, down, 1)
         # One block per SM at most, rounded down to whole clusters; the kernel strides over tiles.
+        import torch
+
         x, y, z = self.kernel.cluster
         size = x * y * z
         sms = cl.sm_count(torch.cuda.current_device())
@@ -186,6 +189,8 @@ class Launch:
         return self.kernel.compile(arch)
 
     def applies(self, a, b, c, m, n, k) -> bool:
+        import torch
+
         if not self.all_needs.runs_on(torch.cuda.get_device_capability(a.device)):
             return False
         return self.when is None or self.when(a, b, c, m, n, k)
@@ -201,6 +206,8 @@ class Launch:
 
 def _raw_stream(device: int) -> int:
     """torch's current stream on `device` as its CUstream handle (`Stream.cuda_stream`)."""
+    import torch
+
     raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
     return raw(device) if raw is not None else torch.cuda.current_stream(device).cuda_stream
 
@@ -228,6 +235,8 @@ class CudaSolver:
         return next(x for x in self.launches if x.applies(a, b, c, m, n, k))
 
     def load(self, kernel: Kernel):
+        import torch
+
         arch = device_arch()
         key = (kernel.key, arch, torch.cuda.current_device())  # a loaded kernel belongs to one device
         loaded = self._loaded.get(key)
@@ -240,6 +249,8 @@ class CudaSolver:
         """Scratch on the current stream, kept between calls: later calls on this stream are ordered after."""
         if nbytes == 0:
             return None
+        import torch
+
         key = (device.index or 0, torch.cuda.current_stream(device).cuda_stream)
         ws = self._workspace.get(key)
         if ws is None or ws.numel() < nbytes:
@@ -251,6 +262,8 @@ class CudaSolver:
     def __call__(self, a, b, c, m, n, k) -> None:
         # The device and stream a launch goes to are torch's current ones (cuda/launch.py); the raw
         # stream handle is asked for without making a Stream object (a few µs on every call).
+        import torch
+
         device = torch.cuda.current_device()
         key = (a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k, device, _raw_stream(device))
         plan = self._plans.get(key)

@@ -26,8 +26,10 @@ sums (one slot per part, after the operands) and the hand-off counters.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
 from . import handoff
 from . import launch as cl
@@ -58,6 +60,8 @@ class TransposedA:
     @staticmethod
     def parts(launch: Launch, m: int, n: int, k: int) -> int:
         """Split-K parts per tile: the policy (`handoff.parts`) for MIN_BLOCKS blocks per SM."""
+        import torch
+
         slots = cl.sm_count(torch.cuda.current_device()) * int(launch.defines["MIN_BLOCKS"])
         across, down = launch.tiles(m, k)
         return handoff.parts(across * down, -(-n // launch.step), slots, launch.step)

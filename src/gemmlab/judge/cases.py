@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-
-import torch
+from typing import TYPE_CHECKING
 
 from .. import problem
 
 # The measurement layer draws every input; the judge's modules take these two from here.
 from ..measure.inputs import fresh_seed as fresh_seed
 from ..measure.inputs import uniform
+
+if TYPE_CHECKING:  # imported where inputs are made: the command line lists the groups without it
+    import torch
 
 #: The study notes' nine correctness shapes (M, N, K).
 NOTES_SHAPES = (
@@ -75,6 +77,8 @@ def timed_case(shape: tuple[int, int, int], index: int) -> Case:
 def make_inputs(case: Case, seed: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     """A and B for a case: the published example, or fresh uniform values."""
     if case.example is not None:
+        import torch
+
         a = torch.tensor(case.example.a, dtype=torch.float32, device=device)
         b = torch.tensor(case.example.b, dtype=torch.float32, device=device)
         return a, b

@@ -71,13 +71,14 @@ def launches_from(record: dict | None, builtin: Sequence[Launch]) -> tuple[Launc
 
 
 def _gpu() -> tuple[str | None, int | None]:
-    import torch
-
+    from .. import runtime
     from ..cuda.compiler import keep_ptxas_reports
 
     keep_ptxas_reports()  # before CUDA initialises
-    if not torch.cuda.is_available():
+    if not runtime.has_gpu():
         return None, None
+    import torch
+
     props = torch.cuda.get_device_properties(torch.cuda.current_device())
     return props.name, props.multi_processor_count
 
