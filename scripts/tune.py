@@ -21,7 +21,7 @@ from functools import partial
 import torch
 
 from gemmlab import problem, registry, runtime
-from gemmlab.cuda.rung import CudaSolver
+from gemmlab.cuda.dispatch import CudaSolver
 from gemmlab.measure.inputs import uniform
 from gemmlab.measure.stats import is_small, timed_calls
 from gemmlab.measure.timing import time_interleaved

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from gemmlab import launches, registry
-from gemmlab.cuda import launch as cl
+from gemmlab.cuda import driver as cl
 from gemmlab.cuda.compiler import compile_source
 from gemmlab.judge.cases import Case, standard_cases, uniform
 from gemmlab.judge.runner import judge
@@ -195,7 +195,7 @@ def _unsplit(launch):
     """bigtile's launch with the same macros as a splitk launch, but SPLIT 0: the chain it splits."""
     import dataclasses
 
-    from gemmlab.cuda.rung import CudaSolver
+    from gemmlab.cuda.dispatch import CudaSolver
 
     defines = {key: v for key, v in launch.defines.items() if key != "SPLIT"}
     derived = launches.bigtile_derive(defines) | {"when": None}  # the caller's shape fits it

@@ -229,7 +229,7 @@ def test_precompile_builds_each_distinct_kernel_once_side_by_side(monkeypatch):
     import threading
     import time
 
-    from gemmlab.cuda import rung
+    from gemmlab.cuda import dispatch
 
     calls, running, peak, lock = [], [0], [0], threading.Lock()
 
@@ -242,7 +242,7 @@ def test_precompile_builds_each_distinct_kernel_once_side_by_side(monkeypatch):
         with lock:
             running[0] -= 1
 
-    monkeypatch.setattr(rung.Kernel, "compile", fake_compile)
+    monkeypatch.setattr(dispatch.Kernel, "compile", fake_compile)
     cands, _ = search.plan(["bigtile", "splitk"], (8192, 6144, 4096))
     distinct = {k.key for c in cands if not c.verdict for k in c.built.kernels()}
     assert search.precompile(cands, HOPPER_ARCH, workers=4) == len(distinct) > 10

@@ -16,10 +16,10 @@ from __future__ import annotations
 import dataclasses
 
 from .cuda import hopper
+from .cuda.dispatch import Launch
 from .cuda.needs import Needs
 from .cuda.pad import PaddedOperands
 from .cuda.requires import VEC4, Requires, whole_tiles
-from .cuda.rung import Launch
 from .cuda.splitgrid import SplitGrid
 from .cuda.transposed import TransposedA
 

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 from . import problem, runtime
 from .cuda.compiler import NoGPUError
+from .cuda.dispatch import CudaSolver, Launch
 from .cuda.needs import Needs
-from .cuda.rung import CudaSolver, Launch
 from .launches import RUNGS
 from .precision import Precision
 from .tune import default as tuned_default
@@ -335,48 +335,48 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         "wgmma-tma", CUDA, 17, TF32, _HOPPER,
         "Hopper: TMA copies tiles, an mbarrier pipeline, wgmma reads shared memory",
         _md("13_wgmma_tma"), ("kernels/cuda/13_wgmma_tma.cu", "kernels/cuda/hopper.cuh",
-                              "kernels/cuda/hopper_prepass.cu"),
+                              "kernels/cuda/prepass.cu"),
         launches=RUNGS["wgmma-tma"],
     ),
     Implementation(
         "wgmma-ws", CUDA, 18, TF32, _HOPPER,
         "Hopper: a producer warpgroup and two consumers, setmaxnreg, a persistent grid",
         _md("14_wgmma_ws"), ("kernels/cuda/14_wgmma_ws.cu", "kernels/cuda/hopper.cuh",
-                             "kernels/cuda/hopper_prepass.cu"),
+                             "kernels/cuda/prepass.cu"),
         launches=RUNGS["wgmma-ws"],
     ),
     Implementation(
         "wgmma-3xtf32", CUDA, 19, FP32X3, _HOPPER,
         "FP32-accurate on Hopper tensor cores: 3 TF32 wgmma products per step, promoted in FP32",
         _md("15_wgmma_3xtf32"), ("kernels/cuda/15_wgmma_3xtf32.cu", "kernels/cuda/hopper.cuh",
-                                 "kernels/cuda/hopper_prepass.cu"),
+                                 "kernels/cuda/prepass.cu"),
         launches=RUNGS["wgmma-3xtf32"],
     ),
     Implementation(
         "bigtile", CUDA, 20, FP32, _SM80,
         "strict FP32: 8×16 outputs per thread, Aᵀ and B by a 4-stage cp.async pipeline",
-        _md("16_bigtile"), ("kernels/cuda/16_bigtile.cu", "kernels/cuda/hopper_prepass.cu", "kernels/cuda/pad.cu"),
+        _md("16_bigtile"), ("kernels/cuda/16_bigtile.cu", "kernels/cuda/prepass.cu", "kernels/cuda/pad.cu"),
         launches=RUNGS["bigtile"],
     ),
     Implementation(
         "splitk", CUDA, 21, FP32, _SM80,
         "strict FP32 (N ≤ 2048: split-K): bigtile with each tile's reduction split where tiles are few",
         _md("16_bigtile_splitk"), ("kernels/cuda/16_bigtile.cu", "kernels/cuda/splitk.cuh",
-                                   "kernels/cuda/hopper_prepass.cu", "kernels/cuda/pad.cu"),
+                                   "kernels/cuda/prepass.cu", "kernels/cuda/pad.cu"),
         launches=RUNGS["splitk"],
     ),
     Implementation(
         "wgmma-swap", CUDA, 22, TF32, _HOPPER,
         "Hopper without a pre-pass: C as Cᵀ = Bᵀ·Aᵀ, B gathered into registers, TMA rounds to TF32",
         _md("17_wgmma_swap"), ("kernels/cuda/17_wgmma_swap.cu", "kernels/cuda/hopper.cuh",
-                               "kernels/cuda/hopper_prepass.cu"),
+                               "kernels/cuda/prepass.cu"),
         launches=RUNGS["wgmma-swap"],
     ),
     Implementation(
         "tma", CUDA, 23, FP32, _SM90,
         "strict FP32: splitk's kernel with both tiles by TMA on per-stage mbarriers, one thread issuing",
         _md("16_bigtile_tma"), ("kernels/cuda/16_bigtile.cu", "kernels/cuda/splitk.cuh", "kernels/cuda/hopper.cuh",
-                                "kernels/cuda/hopper_prepass.cu", "kernels/cuda/pad.cu"),
+                                "kernels/cuda/prepass.cu", "kernels/cuda/pad.cu"),
         launches=RUNGS["tma"],
     ),
     Implementation(

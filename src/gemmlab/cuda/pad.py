@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import torch
 
-from . import launch as cl
-from .rung import Call, Kernel, Launch, Step
+from . import driver as cl
+from .dispatch import Call, Kernel, Launch, Step
 
 PAD_COPY = Kernel("pad.cu", "pad_copy", (256, 1))
 ALIGN = 1024  # bytes: where each buffer in a workspace starts

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import torch
 
+from . import driver as cl
 from . import handoff
-from . import launch as cl
-from .rung import Call, Kernel, Launch, Step
+from .dispatch import Call, Kernel, Launch, Step
 
 #: Accumulators per thread of the `small` kernel (4×4): what a split part saves.
 ACCUMULATORS = 16

@@ -31,14 +31,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import torch
 
+from . import driver as cl
 from . import handoff
-from . import launch as cl
+from .dispatch import Call, Kernel, Launch, Step
 from .hopper import TRANSPOSE_TILE as TILE  # the pre-pass file's square tile
 from .pad import PAD_COPY, pitch, up
-from .rung import Call, Kernel, Launch, Step
 from .tma import matrix_map
 
-TRANSPOSE_FP32 = Kernel("hopper_prepass.cu", "transpose_fp32", (256, 1))
+TRANSPOSE_FP32 = Kernel("prepass.cu", "transpose_fp32", (256, 1))
 #: Accumulators per thread of bigtile (8×16): what a split part saves.
 ACCUMULATORS = 128
 

@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from functools import cache
 
 from .. import launches as builders
+from ..cuda.dispatch import Launch
 from ..cuda.requires import AllOf
-from ..cuda.rung import Launch
 from . import record as rec
 from .classes import CLASSES, InClass
 from .spaces import SPACES

@@ -38,7 +38,7 @@ from typing import Protocol
 
 from .. import launches as builders
 from ..cuda.compiler import CompileError
-from ..cuda.rung import Launch
+from ..cuda.dispatch import Launch
 from ..measure.stats import timed_calls
 from .classes import CLASSES, ShapeClass
 from .record import KIND, SCHEMA, TIE_BREAK, slug
@@ -253,7 +253,7 @@ def tune(rungs: list[str], shapes: dict[ShapeClass, tuple[int, int, int]], measu
 
 def solver_of(cand: Candidate):
     """The candidate alone, through its rung's host lifecycle (its precondition was checked in `plan`)."""
-    from ..cuda.rung import CudaSolver
+    from ..cuda.dispatch import CudaSolver
 
     return CudaSolver((dataclasses.replace(cand.built, when=None),))
 

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from .. import launches as builders
-from ..cuda.rung import Launch
+from ..cuda.dispatch import Launch
 
 Knobs = dict[str, int]
 

@@ -1,4 +1,4 @@
-"""Host-side dispatch of a CUDA rung: which launch runs for this call, and how.
+"""The launch model of a CUDA rung and its dispatcher: which launch runs for this call, and how.
 
 A rung is an ordered list of `Launch` entries; the first whose precondition
 holds for the call runs, and the last must hold always (the fallback).
@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
-from . import launch as cl
+from . import driver as cl
 from .compiler import CompiledModule, compile_source, device_arch
 from .needs import Needs
 from .requires import Requires
@@ -260,7 +260,7 @@ class CudaSolver:
         return ws
 
     def __call__(self, a, b, c, m, n, k) -> None:
-        # The device and stream a launch goes to are torch's current ones (cuda/launch.py); the raw
+        # The device and stream a launch goes to are torch's current ones (cuda/driver.py); the raw
         # stream handle is asked for without making a Stream object (a few µs on every call).
         import torch
 

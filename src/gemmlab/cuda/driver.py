@@ -1,4 +1,4 @@
-"""Load cubins and launch their kernels on torch's current stream.
+"""The CUDA driver calls: load cubins and launch their kernels on torch's current stream.
 
 torch and cuda.core share the device's primary context, so device pointers
 from ``tensor.data_ptr()`` are valid kernel arguments as they are.
