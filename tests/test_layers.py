@@ -55,3 +55,15 @@ def test_the_launches_the_registry_and_the_tuner_share_are_apart_from_all_three(
     assert "gemmlab.launches" in ig.graph()["gemmlab.tune.spaces"]
     tune = [m for m in ig.modules() if m.startswith("gemmlab.tune.")]
     assert {m: ig.reaches(m, "gemmlab.registry") for m in tune if ig.reaches(m, "gemmlab.registry")} == {}
+
+
+def test_no_package_imports_itself_through_others():
+    # One level up: gemmlab.bench, gemmlab.tune, gemmlab.registry, … as single nodes. A layer that
+    # reaches back (ui → tune → ui, say) is a circle here even where no module is.
+    def top(module: str) -> str:
+        return ".".join(module.split(".")[:2])
+
+    packages: dict[str, set[str]] = {}
+    for module, targets in ig.graph().items():
+        packages.setdefault(top(module), set()).update(top(t) for t in targets if top(t) != top(module))
+    assert ig.cycles({k: frozenset(v) for k, v in packages.items()}) == []

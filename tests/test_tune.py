@@ -515,13 +515,13 @@ def test_tune_without_a_gpu_exits_3_in_one_line(tmp_path, monkeypatch):
 
 
 def test_two_shapes_of_one_class_are_a_usage_error():
-    from gemmlab.tune import command
+    from gemmlab.cli.tune import by_class
     from gemmlab.ui.errors import UsageError
 
-    assert list(command.by_class([(1024, 1024, 1024), (8192, 6144, 4096)], H200_SMS).values()) == \
+    assert list(by_class([(1024, 1024, 1024), (8192, 6144, 4096)], H200_SMS).values()) == \
         [(1024, 1024, 1024), (8192, 6144, 4096)]
     with pytest.raises(UsageError, match="both in shape class large-tiled"):
-        command.by_class([(8192, 6144, 4096), (4096, 4096, 4096)], H200_SMS)
+        by_class([(8192, 6144, 4096), (4096, 4096, 4096)], H200_SMS)
 
 
 def test_installed_records_are_package_data_and_valid():
