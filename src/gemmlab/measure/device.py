@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import platform
 import re
 import subprocess
 from functools import cache
-from importlib import metadata
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -24,6 +22,10 @@ def slug(name: str) -> str:
 
 
 def _version(dist: str) -> str | None:
+    from importlib import (
+        metadata,  # a fifth of gemmlab's start-up: only where versions are recorded
+    )
+
     try:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:
@@ -31,6 +33,8 @@ def _version(dist: str) -> str | None:
 
 
 def versions() -> dict[str, str | None]:
+    import platform
+
     import torch
 
     from ..cuda.compiler import nvrtc_version
