@@ -15,7 +15,7 @@ import torch
 
 from gemmlab import problem, runtime
 from gemmlab.cuda import hopper
-from gemmlab.cuda import launch as cl
+from gemmlab.cuda import driver as cl
 from gemmlab.judge.cases import uniform
 
 

@@ -12,8 +12,8 @@ import sys
 import torch
 
 from gemmlab import problem, registry, runtime
-from gemmlab.cuda import launch as cl
-from gemmlab.cuda.rung import Call
+from gemmlab.cuda import driver as cl
+from gemmlab.cuda.dispatch import Call
 from gemmlab.judge.cases import uniform
 
 

@@ -21,10 +21,10 @@ from functools import partial
 import torch
 
 from gemmlab import problem, registry, runtime
-from gemmlab.bench.run import time_interleaved
-from gemmlab.bench.stats import is_small, timed_calls
-from gemmlab.cuda.rung import CudaSolver
-from gemmlab.judge.cases import uniform
+from gemmlab.cuda.dispatch import CudaSolver
+from gemmlab.measure.inputs import uniform
+from gemmlab.measure.stats import is_small, timed_calls
+from gemmlab.measure.timing import time_interleaved
 from gemmlab.reference import error_figures, reference64, strict_fp32
 
 

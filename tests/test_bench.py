@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from gemmlab.bench import report, results
-from gemmlab.bench.stats import summarize, tflops
 from gemmlab.cli import app
+from gemmlab.measure.stats import summarize, tflops
 
 FIXTURE = Path(__file__).parent / "fixtures" / "bench_record.json"
 
@@ -123,7 +123,7 @@ def test_design_table_of_the_buffering_study():
 
 
 def test_each_precision_class_is_measured_against_its_own_ceiling():
-    from gemmlab.bench.device_info import peak_for
+    from gemmlab.measure.device import peak_for
     from gemmlab.reference import Precision
 
     ceilings = {"fp32": 66.9, "tf32": 535.0}

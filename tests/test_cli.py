@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import typer
 
-from gemmlab import __version__, cli, registry
-from gemmlab.cli import app
+from gemmlab import __version__, registry
+from gemmlab.cli import app, common
 from tests.clitools import HAS_GPU, invoke, last_line
 
 #: The judge command's help belongs to the judge's own rewrite.
@@ -94,13 +94,13 @@ def test_cpu_report_names_its_baseline():
 
 def test_progress_is_shown_for_each_long_step(monkeypatch):
     seen = []
-    real = cli.progress_bar
+    real = common.progress_bar
 
     def recording(con=None):
         bar, update = real(con)
         return bar, lambda message, done, total: (seen.append(message), update(message, done, total))
 
-    monkeypatch.setattr(cli, "progress_bar", recording)
+    monkeypatch.setattr(common, "progress_bar", recording)
     assert invoke("check", "torch", "--group", "example").exit_code == 0
     assert any(m.startswith("judging torch: example-2") for m in seen), seen
     seen.clear()

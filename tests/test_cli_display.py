@@ -160,8 +160,8 @@ def test_check_and_bench_say_why_torch_tf32_shows_fp32_figures_on_a_cpu(tmp_path
 
 
 def test_no_tf32_note_where_tf32_is_tf32():
-    from gemmlab import cli
+    from gemmlab.cli.common import tf32_on_cpu_note
 
-    assert cli.tf32_on_cpu_note("torch-tf32", "tf32", "cuda") is None
-    assert cli.tf32_on_cpu_note("torch", "fp32", "cpu") is None
-    assert cli.tf32_on_cpu_note("torch-tf32", "tf32", "cpu")
+    assert tf32_on_cpu_note("torch-tf32", "tf32", "cuda") is None
+    assert tf32_on_cpu_note("torch", "fp32", "cpu") is None
+    assert tf32_on_cpu_note("torch-tf32", "tf32", "cpu")

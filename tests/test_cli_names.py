@@ -29,9 +29,9 @@ def workdir(tmp_path, monkeypatch):
 @pytest.fixture
 def no_gpu(monkeypatch):
     """tune and sweep stop with exit 3 once what was typed is checked (on a GPU too)."""
-    from gemmlab import cli
+    from gemmlab import runtime
 
-    monkeypatch.setattr(cli.runtime, "has_gpu", lambda: False)
+    monkeypatch.setattr(runtime, "has_gpu", lambda: False)
 
 
 # ---- names ----------------------------------------------------------------------------------
@@ -121,11 +121,11 @@ def test_sweep_and_tune_take_a_rung_number(no_gpu, workdir, command):
 
 
 def test_tune_keeps_the_implementations_of_a_rung_that_have_a_search_space(no_gpu, monkeypatch):
-    from gemmlab.tune import command
+    from gemmlab.cli import tune
 
     seen = []
-    real = command.rungs
-    monkeypatch.setattr(command, "rungs", lambda given: seen.append(list(given)) or real(given))
+    real = tune.searched
+    monkeypatch.setattr(tune, "searched", lambda given: seen.append(list(given)) or real(given))
     invoke("tune", "7", "20")
     assert seen == [["float4", "bigtile"]]  # rung 7's float4-bk16 and float4-128 have none
     assert_one_line(invoke("tune", "12"), 2, "torch has no search space")
@@ -194,20 +194,20 @@ def test_every_command_that_takes_a_shape_says_the_same_error(no_gpu, workdir, t
 
 
 def test_tune_takes_repeated_shapes_in_either_form(no_gpu, monkeypatch):
-    from gemmlab import cli
+    from gemmlab.ui import shapes
 
     seen = []
-    real = cli.shapes.many
-    monkeypatch.setattr(cli.shapes, "many", lambda given: seen.append(real(given)) or seen[-1])
+    real = shapes.many
+    monkeypatch.setattr(shapes, "many", lambda given: seen.append(real(given)) or seen[-1])
     invoke("tune", "warptile", "--shape", "512x512x512", "--shape", "1024", "1024", "1024")
     assert seen == [[(512, 512, 512), (1024, 1024, 1024)]]
 
 
 def test_sweep_times_the_shapes_given(monkeypatch, workdir):
-    from gemmlab import cli
+    from gemmlab import runtime
     from gemmlab.bench import studies
 
-    monkeypatch.setattr(cli.runtime, "has_gpu", lambda: True)
+    monkeypatch.setattr(runtime, "has_gpu", lambda: True)
     seen = {}
 
     def fake_sweep(chosen, iters, shapes, progress):

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from gemmlab import registry
-from gemmlab.cuda import launch as cl
+from gemmlab import launches, registry
+from gemmlab.cuda import driver as cl
 from gemmlab.cuda.compiler import compile_source
 from gemmlab.judge.cases import Case, standard_cases, uniform
 from gemmlab.judge.runner import judge
@@ -195,10 +195,10 @@ def _unsplit(launch):
     """bigtile's launch with the same macros as a splitk launch, but SPLIT 0: the chain it splits."""
     import dataclasses
 
-    from gemmlab.cuda.rung import CudaSolver
+    from gemmlab.cuda.dispatch import CudaSolver
 
     defines = {key: v for key, v in launch.defines.items() if key != "SPLIT"}
-    derived = registry._bigtile_derive(defines) | {"when": None}  # the caller's shape fits it
+    derived = launches.bigtile_derive(defines) | {"when": None}  # the caller's shape fits it
     return CudaSolver((dataclasses.replace(launch, defines=defines, **derived),))
 
 

@@ -11,9 +11,9 @@ import torch
 
 from gemmlab import registry
 from gemmlab.cuda import hopper
-from gemmlab.cuda.launch import TensorMap, pack
+from gemmlab.cuda.dispatch import Call
+from gemmlab.cuda.driver import TensorMap, pack
 from gemmlab.cuda.requires import VEC4
-from gemmlab.cuda.rung import Call
 
 
 def test_pack_gives_each_argument_its_declared_width():
@@ -276,7 +276,7 @@ def test_split_k_policy_splits_where_tiles_leave_slots_idle_long_reductions_too(
 
 def test_splitk_scratch_holds_the_saved_parts_only_when_it_splits(monkeypatch):
     """The workspace is the operands, plus one 64 KB slot per part only where a shape is split."""
-    from gemmlab.cuda import launch as cl
+    from gemmlab.cuda import driver as cl
     from gemmlab.cuda import pad
 
     monkeypatch.setattr(cl, "sm_count", lambda index: 132)

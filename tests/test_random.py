@@ -125,8 +125,8 @@ def test_calibration_replaces_a_winner_only_where_a_rung_beats_default_over_the_
     out = calibrate.calibrate(record, [_sweep(points)], ["tma", "small"])
     assert json.dumps(record, sort_keys=True) == before  # the input is not changed
     winner = out["classes"]["large-odd"]["winner"]
-    assert winner["rung"] == "tma" and winner["launch"] == 1  # the padded launch: an odd layout
-    assert winner["knobs"] == calibrate.SPACES["tma"].current(1)
+    assert winner["rung"] == "tma" and winner["launch"] == "b-padded"  # an odd layout
+    assert winner["knobs"] == calibrate.SPACES["tma"].current("b-padded")
     assert winner["calibrated"]["geomean"] == pytest.approx(1 / 0.86)
     assert out["classes"]["micro-odd"]["winner"] == record["classes"]["micro-odd"]["winner"]
     assert out["classes"]["tiny-odd"]["winner"] == record["classes"]["tiny-odd"]["winner"]

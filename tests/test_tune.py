@@ -127,9 +127,9 @@ def test_in_class_decides_in_cpp_as_in_python(tmp_path):
 @pytest.mark.parametrize("rung", list(SPACES))
 def test_a_space_rebuilds_its_rungs_launches_from_their_current_knobs(rung):
     space = SPACES[rung]
-    launches = registry.get(rung).launches
-    for index in space.launches:
-        assert space.build(index, space.current(index)) == launches[index], (rung, index)
+    launches = {launch.name: launch for launch in registry.get(rung).launches}
+    for name in space.launches:
+        assert space.build(name, space.current(name)) == launches[name], (rung, name)
 
 
 @pytest.mark.parametrize("rung", list(SPACES))
@@ -149,24 +149,25 @@ def test_a_knob_a_launch_leaves_out_holds_its_macros_default():
         space = SPACES[rung]
         assert all(space.current(i)["FETCH_BA"] == 0 for i in space.launches)
         assert all("FETCH_BA" not in launch.defines for launch in registry.get(rung).launches)
-        knobs = {k: v for k, v in space.current(0).items() if k != "FETCH_BA"}
-        assert space.knobs_of(knobs) == space.current(0)
-        assert default.rebuild({"rung": rung, "launch": 0, "knobs": knobs}) == registry.get(rung).launches[0]
-        on = space.build(0, space.current(0) | {"FETCH_BA": 1})
+        knobs = {k: v for k, v in space.current("b-in-place").items() if k != "FETCH_BA"}
+        assert space.knobs_of(knobs) == space.current("b-in-place")
+        assert default.rebuild({"rung": rung, "launch": "b-in-place", "knobs": knobs}) == \
+            registry.get(rung).launches[0]
+        on = space.build("b-in-place", space.current("b-in-place") | {"FETCH_BA": 1})
         assert on.defines["FETCH_BA"] == 1 and "FETCH_BA=1" in on.kernel.label
-    assert any(c["FETCH_BA"] == 1 for c in SPACES["splitk"].candidates(0))
+    assert any(c["FETCH_BA"] == 1 for c in SPACES["splitk"].candidates("b-in-place"))
 
 
 def test_fetch_ba_compiles_without_spills_into_another_build():
     # 16_bigtile.md: the measured build (BK 16, 3 stages, SPLIT) with B's fragments fetched first
-    launch = SPACES["splitk"].build(0, SPACES["splitk"].knobs_of({"BK": 16, "STAGES": 3, "FETCH_BA": 1}))
+    launch = SPACES["splitk"].build("b-in-place", SPACES["splitk"].knobs_of({"BK": 16, "STAGES": 3, "FETCH_BA": 1}))
     module = launch.compile(HOPPER_ARCH)
     assert module.resources[launch.entry].spills == 0
     assert launch.with_defines({"FETCH_BA": 0}).compile(HOPPER_ARCH).cubin != module.cubin
 
 
 def test_float4_space_skips_unrolls_longer_than_the_step_and_too_many_threads():
-    for knobs in SPACES["float4"].candidates(0):
+    for knobs in SPACES["float4"].candidates("whole-tiles"):
         assert knobs["UNROLL_K"] <= knobs["BK"] and knobs["BK"] % knobs["UNROLL_K"] == 0
         assert (knobs["BM"] // 8) * (knobs["BM"] // 4) * knobs["MIN_BLOCKS"] <= 2048
 
@@ -196,14 +197,14 @@ def test_plan_tunes_the_launch_the_rung_runs_at_the_shape():
     tiled, _ = search.plan(["warptile"], (1024, 1024, 1024))
     aligned, _ = search.plan(["warptile"], (1023, 1024, 1024))
     odd, notes = search.plan(["warptile", "float4"], (1023, 1023, 1023))
-    assert {c.launch for c in tiled} == {0} and {c.launch for c in aligned} == {1}
-    assert {c.launch for c in odd} == {2} and all(c.built.host is not None for c in odd)
-    assert notes == ["float4 runs tiling2d (launch 2) at this shape, which its space does not tune"]
+    assert {c.launch for c in tiled} == {"whole-tiles"} and {c.launch for c in aligned} == {"vec4"}
+    assert {c.launch for c in odd} == {"padded"} and all(c.built.host is not None for c in odd)
+    assert notes == ["float4 runs tiling2d (launch any) at this shape, which its space does not tune"]
 
 
 def test_a_candidate_whose_precondition_misses_the_shape_is_rejected_without_compiling():
     cands, _ = search.plan(["float4"], (64, 32, 64))  # whole 64² tiles, not 128² ones
-    assert {c.launch for c in cands} == {0}
+    assert {c.launch for c in cands} == {"whole-tiles"}
     for c in cands:
         if c.knobs["BM"] == 128:
             assert c.verdict == "rejected" and "does not hold at 64×32×64" in c.reason
@@ -214,7 +215,7 @@ def test_a_candidate_whose_precondition_misses_the_shape_is_rejected_without_com
 def test_a_candidate_that_spills_is_rejected_at_compile_time():
     cands, _ = search.plan(["float4"], (1024, 1024, 1024))
     spilling = [c for c in cands if c.knobs == {"BM": 128, "BK": 32, "UNROLL_K": 32, "MIN_BLOCKS": 4}]
-    clean = [c for c in cands if c.knobs == SPACES["float4"].current(0)]
+    clean = [c for c in cands if c.knobs == SPACES["float4"].current("whole-tiles")]
     search.compile_check(spilling + clean, HOPPER_ARCH)
     (bad,), (good,) = spilling, clean
     assert bad.verdict == "rejected" and "spills" in bad.reason and bad.spills > 0
@@ -228,7 +229,7 @@ def test_precompile_builds_each_distinct_kernel_once_side_by_side(monkeypatch):
     import threading
     import time
 
-    from gemmlab.cuda import rung
+    from gemmlab.cuda import dispatch
 
     calls, running, peak, lock = [], [0], [0], threading.Lock()
 
@@ -241,7 +242,7 @@ def test_precompile_builds_each_distinct_kernel_once_side_by_side(monkeypatch):
         with lock:
             running[0] -= 1
 
-    monkeypatch.setattr(rung.Kernel, "compile", fake_compile)
+    monkeypatch.setattr(dispatch.Kernel, "compile", fake_compile)
     cands, _ = search.plan(["bigtile", "splitk"], (8192, 6144, 4096))
     distinct = {k.key for c in cands if not c.verdict for k in c.built.kernels()}
     assert search.precompile(cands, HOPPER_ARCH, workers=4) == len(distinct) > 10
@@ -388,7 +389,7 @@ def test_record_round_trip_and_install(tuned, tmp_path):
     (lambda r: r["gpu"].pop("sm_count"), "sm_count"),
     (lambda r: r["classes"].update(huge={"candidates": []}), "unknown shape class 'huge'"),
     (lambda r: r["classes"]["small-odd"]["candidates"][0].update(verdict="great"), "verdict"),
-    (lambda r: r["classes"]["small-odd"]["winner"].update(launch="0"), "winner needs"),
+    (lambda r: r["classes"]["small-odd"]["winner"].update(launch=[0]), "winner needs"),
 ])
 def test_a_malformed_record_is_refused_in_one_line(tuned, change, fragment):
     bad = copy.deepcopy(tuned)
@@ -514,13 +515,13 @@ def test_tune_without_a_gpu_exits_3_in_one_line(tmp_path, monkeypatch):
 
 
 def test_two_shapes_of_one_class_are_a_usage_error():
-    from gemmlab.tune import command
+    from gemmlab.cli.tune import by_class
     from gemmlab.ui.errors import UsageError
 
-    assert list(command.by_class([(1024, 1024, 1024), (8192, 6144, 4096)], H200_SMS).values()) == \
+    assert list(by_class([(1024, 1024, 1024), (8192, 6144, 4096)], H200_SMS).values()) == \
         [(1024, 1024, 1024), (8192, 6144, 4096)]
     with pytest.raises(UsageError, match="both in shape class large-tiled"):
-        command.by_class([(8192, 6144, 4096), (4096, 4096, 4096)], H200_SMS)
+        by_class([(8192, 6144, 4096), (4096, 4096, 4096)], H200_SMS)
 
 
 def test_installed_records_are_package_data_and_valid():

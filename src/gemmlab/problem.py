@@ -11,8 +11,10 @@ every `solve` call goes through before anything is launched.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:  # imported where a call is checked: naming the task needs no torch
+    import torch
 
 MIN_DIM = 1
 MAX_DIM = 8192
@@ -93,6 +95,8 @@ def _conforms(A, B, C, M, N, K) -> bool:
     """The common case in a few microseconds: plain float32 tensors of the right shapes, on one
     device, with row-major strides, C apart from A and B. False means "look closer": `validate`
     then checks each rule in turn (a size-1 dimension may have any stride, say, and still pass)."""
+    import torch
+
     f32, tensor = torch.float32, torch.Tensor
     if not (type(M) is int and type(N) is int and type(K) is int
             and MIN_DIM <= M <= MAX_DIM and MIN_DIM <= N <= MAX_DIM and MIN_DIM <= K <= MAX_DIM):
@@ -121,6 +125,8 @@ def validate(A: object, B: object, C: object, M: object, N: object, K: object) -
     """
     if _conforms(A, B, C, M, N, K):
         return
+    import torch
+
     for name, value in (("M", M), ("N", N), ("K", K)):
         if isinstance(value, bool) or not isinstance(value, int):
             raise DimensionError(name, "a Python int", type(value).__name__)

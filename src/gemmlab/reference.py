@@ -24,9 +24,12 @@ from __future__ import annotations
 import contextlib
 import math
 from dataclasses import asdict, dataclass
-from enum import StrEnum
 
 import torch
+
+# Precision and its gates are defined apart (torch-free, for the registry); the judge and bench
+# take them from here, with the figures they gate.
+from .precision import GATES, Precision
 
 #: A quiet NaN with a payload no arithmetic produces (GPUs emit 0x7fffffff).
 #: It is below 2**31, so it fits an int32 fill as it is.
@@ -34,17 +37,6 @@ POISON_BITS = 0x7FC0DEAD
 LEETGPU_ATOL = 1e-4
 LEETGPU_RTOL = 1e-4
 
-
-class Precision(StrEnum):
-    """What arithmetic an implementation promises."""
-
-    FP32 = "fp32"  # IEEE FP32 fused multiply-add throughout
-    FP32X3 = "fp32x3"  # tensor cores, three TF32 products: FP32-accurate
-    TF32 = "tf32"  # tensor cores, inputs rounded to TF32 (10-bit mantissa)
-
-
-#: The normalised-max-error gate of each precision class.
-GATES = {Precision.FP32: 2e-5, Precision.FP32X3: 2e-5, Precision.TF32: 5e-3}
 
 
 def poison_(c: torch.Tensor) -> torch.Tensor:

@@ -7,7 +7,7 @@ import sys
 import torch
 
 from gemmlab import problem, registry, runtime
-from gemmlab.cuda.rung import CudaSolver
+from gemmlab.cuda.dispatch import CudaSolver
 from gemmlab.judge.cases import uniform
 
 runtime.configure()

@@ -5,7 +5,7 @@ import torch
 from gemmlab import registry, runtime
 from gemmlab.bench.run import time_interleaved
 from gemmlab.bench.device_info import ClockSampler
-from gemmlab.cuda.rung import CudaSolver
+from gemmlab.cuda.dispatch import CudaSolver
 from gemmlab.judge.cases import uniform
 from gemmlab.reference import error_figures, reference64
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from ..cuda.compiler import HOPPER_ARCH, device_arch
-from ..cuda.rung import Kernel
+from ..cuda.dispatch import Kernel
 from ..cuda.sass import disassemble, instruction_mix, listing, register_claims, schedule
 from ..registry import Implementation
 
@@ -27,7 +27,7 @@ TABLES = {
 
 def occupancy(module, kernel: Kernel) -> str:
     """Resident blocks per SM and the fraction of the SM's thread slots they fill."""
-    from ..cuda import launch as cl
+    from ..cuda import driver as cl
 
     loaded = cl.get_kernel(module, kernel.entry, kernel.smem)
     blocks = loaded.occupancy.max_active_blocks_per_multiprocessor(kernel.threads, kernel.smem)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
+
+from ..measure.device import slug
 
 REQUIRED_TOP = ("schema", "date", "platform", "device", "versions", "shape", "warmup", "iters",
                 "baseline", "peaks_tflops", "results")
@@ -77,10 +78,6 @@ def kernel_label(record: dict, row: dict) -> str:
     if record.get("platform") == "cpu" and row.get("family") == "triton":
         return "Triton interpreter"
     return "-"
-
-
-def slug(name: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "unknown"
 
 
 def save(record: dict, root: Path) -> Path:

@@ -1,8 +1,8 @@
 """`gemmlab bench`: time implementations side by side with cuBLAS, then check what they wrote.
 
-On a GPU every timed call sits between its own pair of CUDA events, and the
-implementations are interleaved call by call (cuBLAS always among them), so
-clock and thermal drift fall on all of them alike. After the timed calls, the
+The timing is the measurement layer's (`measure.timing.time_interleaved`): on a GPU
+every timed call between its own pair of CUDA events, the implementations
+interleaved call by call (cuBLAS always among them). After the timed calls, the
 C each implementation last wrote is judged against the float64 reference: a
 wrong result is reported as failed, never as fast. Without a GPU the same
 harness times what runs on the CPU with a host clock, labelled as such.
@@ -11,7 +11,6 @@ harness times what runs on the CPU with a host clock, labelled as such.
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -20,13 +19,12 @@ from functools import partial
 import torch
 
 from .. import problem, registry
-from ..judge.cases import fresh_seed, uniform
-from ..reference import GATES, error_figures, poison_, references, verdict
-from . import device_info
-from .stats import QUEUE_AHEAD_CYCLES, is_small, summarize, tflops
+from ..measure import device as device_info
+from ..measure.inputs import TIMING_HIGH, TIMING_LOW, fresh_seed, timing_operands
+from ..measure.stats import is_small, summarize, tflops
+from ..measure.timing import QUEUE_AHEAD_CYCLES, time_interleaved
+from ..reference import GATES, error_figures, references, verdict
 
-#: LeetGPU's performance inputs are uniform in [-10, 10).
-PERF_LOW, PERF_HIGH = -10.0, 10.0
 CPU_SHAPE = (256, 256, 256)
 FLUSH_BYTES = 256 << 20  # several times the 60 MB L2 of an H200
 
@@ -37,64 +35,6 @@ class _Entry:
     c: torch.Tensor
     times: list[float] = field(default_factory=list)
     error: str = ""
-
-
-def time_interleaved(
-    calls: dict[str, Callable[[], None]],
-    outputs: dict[str, torch.Tensor],
-    warmup: int,
-    iters: int,
-    gpu: bool,
-    before_each: Callable[[], object] | None = None,
-    progress: Callable[[str], None] | None = None,
-    queue_ahead: bool = False,
-) -> tuple[dict[str, list[float]], dict[str, str]]:
-    """(milliseconds per call, error per call that failed its warm-up).
-
-    Each call is warmed up; one that raises is dropped, with its error. The
-    outputs of the others are poisoned, so what is judged afterwards was
-    written by the timed calls. Then every round calls each in turn, on a GPU
-    between its own pair of CUDA events, else with the host clock. With
-    ``queue_ahead`` (small shapes, `stats.is_small`) each GPU call is queued behind a
-    short spin, so that its events time the GPU's work and not the host's.
-    """
-    errors: dict[str, str] = {}
-    for name, call in calls.items():
-        if progress:
-            progress(f"warm-up {name}")
-        try:
-            for _ in range(warmup):
-                call()
-            if gpu:
-                torch.cuda.synchronize()
-        except Exception as exc:
-            errors[name] = f"{type(exc).__name__}: {exc}"
-    live = {name: call for name, call in calls.items() if name not in errors}
-    for name in live:
-        poison_(outputs[name])
-    marks: dict[str, list] = {name: [] for name in live}
-    for it in range(iters):
-        if progress:
-            progress(f"timed round {it + 1}/{iters}")
-        for name, call in live.items():
-            if before_each is not None:
-                before_each()
-            if gpu:
-                if queue_ahead:
-                    torch.cuda._sleep(QUEUE_AHEAD_CYCLES)
-                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                start.record()
-                call()
-                end.record()
-                marks[name].append((start, end))
-            else:
-                t0 = time.perf_counter()
-                call()
-                marks[name].append((time.perf_counter() - t0) * 1e3)
-    if gpu:
-        torch.cuda.synchronize()
-        return {name: [s.elapsed_time(e) for s, e in m] for name, m in marks.items()}, errors
-    return marks, errors
 
 
 def _median_of(entries: list[_Entry], name: str) -> float | None:
@@ -142,8 +82,7 @@ def measure(
     m, n, k = shape or (problem.PERF_SHAPE if gpu else CPU_SHAPE)
     seed = fresh_seed() if seed is None else seed
     runnable, skipped = _runnable(_with_baseline(impls), device)
-    a = uniform((m, n), seed, device, PERF_LOW, PERF_HIGH)
-    b = uniform((n, k), seed + 1, device, PERF_LOW, PERF_HIGH)
+    a, b = timing_operands((m, n, k), seed, device)
     entries = [_Entry(i, torch.empty((m, k), dtype=torch.float32, device=device)) for i in runnable]
     say = _counter(progress, len(entries) + iters + 1)
     sampler = device_info.ClockSampler(torch.cuda.current_device()) if gpu else None
@@ -161,7 +100,7 @@ def measure(
         "versions": device_info.versions(),
         "shape": [m, n, k],
         "flop": problem.flops(m, n, k),
-        "inputs": {"distribution": "uniform", "low": PERF_LOW, "high": PERF_HIGH, "seed": seed},
+        "inputs": {"distribution": "uniform", "low": TIMING_LOW, "high": TIMING_HIGH, "seed": seed},
         "warmup": warmup, "iters": iters, "flush_l2": flush_l2,
         "timing": "cuda-events, interleaved" if gpu else "host clock (CPU figures)",
         "baseline": registry.BASELINE,
@@ -261,8 +200,7 @@ def host_overhead(impl: registry.Implementation, shape: tuple[int, int, int], it
     the kernels reach it included), minus the median with the call queued behind a spin (the
     GPU's time alone)."""
     m, n, k = shape
-    a = uniform((m, n), seed, torch.device("cuda"), PERF_LOW, PERF_HIGH)
-    b = uniform((n, k), seed + 1, torch.device("cuda"), PERF_LOW, PERF_HIGH)
+    a, b = timing_operands(shape, seed, torch.device("cuda"))
     c = torch.empty((m, k), device="cuda")
     call = partial(impl.solve, a, b, c, m, n, k)
     for _ in range(3):

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .. import problem, registry
+from .. import launches, problem, registry
 from ..cuda.needs import Needs
+from ..measure.stats import timed_calls
 from ..reference import Precision
 from .run import measure, run
-from .stats import timed_calls
 
 #: The reduction step every arm shares.
 STEP = 16
@@ -31,16 +31,16 @@ CONTROLS = f"BK={STEP}, 8×4 per thread, bounds-checked, full unroll, MIN_BLOCKS
 def _arm(buffers: str, tile: int) -> registry.Implementation:
     """One arm: the float4 kernel (one shared buffer) or the double-buffer kernel, bounds-checked."""
     if buffers == "single":
-        launch = registry.float4_launch(tile, STEP, unroll=STEP, min_blocks=1)
+        launch = launches.float4_launch(tile, STEP, unroll=STEP, min_blocks=1)
         stem, rung = "07_float4", 7
     else:
-        launch = registry.double_buffer_launch(tile)
+        launch = launches.double_buffer_launch(tile)
         stem, rung = "08_double_buffer", 8
     return registry.Implementation(
         f"{buffers}-{tile}", registry.Family.CUDA, rung, Precision.FP32, Needs.ANY,
         f"buffering study: {buffers} buffer, {tile}×{tile} tile ({CONTROLS})",
         f"kernels/cuda/{stem}.md", (f"kernels/cuda/{stem}.cu",),
-        launches=(launch, registry.TILING2D),
+        launches=(launch, launches.TILING2D),
     )
 
 

@@ -20,7 +20,10 @@ best. The exported file's `split_parts` is the same rule in C++ (a test runs bot
 
 from __future__ import annotations
 
-import torch
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import torch
 
 #: The shortest reduction a part keeps, in elements of N (16 steps of BK 8).
 SPLIT_MIN_N = 128
@@ -75,6 +78,8 @@ def counters(device: torch.device, count: int) -> torch.Tensor:
     """
     if count > COUNTERS:
         raise ValueError(f"{count} split-K counters asked for; the buffer holds {COUNTERS}")
+    import torch
+
     index = torch.cuda.current_device() if device.index is None else device.index
     key = (index, torch.cuda.current_stream(index).cuda_stream)
     buf = _counters.get(key)

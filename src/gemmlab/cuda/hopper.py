@@ -19,21 +19,22 @@ unless the flag was raised (by the split of B or by the main kernel).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
-from . import launch as cl
+from . import driver as cl
+from .dispatch import Call, Kernel, Launch, Step
 from .needs import Needs
 from .pad import ALIGN, pitch, up  # the workspace's alignment and row pitch, as the other hosts
 from .requires import Requires
-from .rung import Call, Kernel, Launch, Step
 from .tma import matrix_map
 
 #: The reduction step of a stage: one 128-byte row of floats, the span of the 128-byte swizzle.
 STEP = 32
 SWIZZLE_BYTES = 128
-_PREPASS = "hopper_prepass.cu"
+_PREPASS = "prepass.cu"
 # The TF32 roundings (cvt.rna.tf32) are sm_80's; the plain copies run anywhere.
 TRANSPOSE = Kernel(_PREPASS, "transpose_tf32", (256, 1), needs=Needs.SM80)
 TRANSPOSE_SPLIT = Kernel(_PREPASS, "transpose_split_tf32", (256, 1), needs=Needs.SM80)

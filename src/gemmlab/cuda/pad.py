@@ -12,11 +12,13 @@ three copies move about 0.8 GB, a few percent of the product's time.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
-from . import launch as cl
-from .rung import Call, Kernel, Launch, Step
+from . import driver as cl
+from .dispatch import Call, Kernel, Launch, Step
 
 PAD_COPY = Kernel("pad.cu", "pad_copy", (256, 1))
 ALIGN = 1024  # bytes: where each buffer in a workspace starts

@@ -9,12 +9,14 @@ per SM; 1 where the tiles fill the GPU, and then nothing is saved).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
+from . import driver as cl
 from . import handoff
-from . import launch as cl
-from .rung import Call, Kernel, Launch, Step
+from .dispatch import Call, Kernel, Launch, Step
 
 #: Accumulators per thread of the `small` kernel (4×4): what a split part saves.
 ACCUMULATORS = 16
@@ -28,6 +30,8 @@ class SplitGrid:
 
     @staticmethod
     def parts(launch: Launch, m: int, n: int, k: int) -> int:
+        import torch
+
         slots = cl.sm_count(torch.cuda.current_device()) * int(launch.defines["MIN_BLOCKS"])
         across, down = launch.tiles(m, k)
         return handoff.parts(across * down, -(-n // launch.step), slots, launch.step)

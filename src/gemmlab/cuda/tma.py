@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .launch import TensorMap, _check
+from .driver import TensorMap, _check
 
 #: Swizzle span in bytes → the driver's CUtensorMapSwizzle value (0 = none).
 SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}

@@ -26,17 +26,19 @@ sums (one slot per part, after the operands) and the hand-off counters.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
+from . import driver as cl
 from . import handoff
-from . import launch as cl
+from .dispatch import Call, Kernel, Launch, Step
 from .hopper import TRANSPOSE_TILE as TILE  # the pre-pass file's square tile
 from .pad import PAD_COPY, pitch, up
-from .rung import Call, Kernel, Launch, Step
 from .tma import matrix_map
 
-TRANSPOSE_FP32 = Kernel("hopper_prepass.cu", "transpose_fp32", (256, 1))
+TRANSPOSE_FP32 = Kernel("prepass.cu", "transpose_fp32", (256, 1))
 #: Accumulators per thread of bigtile (8×16): what a split part saves.
 ACCUMULATORS = 128
 
@@ -58,6 +60,8 @@ class TransposedA:
     @staticmethod
     def parts(launch: Launch, m: int, n: int, k: int) -> int:
         """Split-K parts per tile: the policy (`handoff.parts`) for MIN_BLOCKS blocks per SM."""
+        import torch
+
         slots = cl.sm_count(torch.cuda.current_device()) * int(launch.defines["MIN_BLOCKS"])
         across, down = launch.tiles(m, k)
         return handoff.parts(across * down, -(-n // launch.step), slots, launch.step)

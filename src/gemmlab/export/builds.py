@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..cuda import tools
+from ..cuda.dispatch import Launch
 from ..cuda.needs import Needs
-from ..cuda.rung import Launch
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ with a `Host` gets the body its host kind writes (`export.tma`).
 
 from __future__ import annotations
 
+from ..cuda.dispatch import Kernel, Launch
 from ..cuda.needs import Needs
-from ..cuda.rung import Kernel, Launch
 from .source import Variants
 
 GEMM_PARAMS = "const float* A, const float* B, float* C, int M, int N, int K"

@@ -6,7 +6,7 @@ Step for step as `PaddedOperands.steps` plans a call, with its `layout`.
 from __future__ import annotations
 
 from ..cuda import pad
-from ..cuda.rung import Launch
+from ..cuda.dispatch import Launch
 from .host import kernel_launch, main_launch
 from .source import Variants
 

@@ -33,8 +33,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..cuda.compiler import source_path
+from ..cuda.dispatch import Kernel
 from ..cuda.needs import Needs
-from ..cuda.rung import Kernel
 
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"[ \t]*$', re.M)
 _SYSTEM_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include[ \t]*<[^>]+>[ \t]*$", re.M)

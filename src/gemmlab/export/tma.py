@@ -16,7 +16,7 @@ alignment), step for step as `TmaOperands.steps` plans a call:
 from __future__ import annotations
 
 from ..cuda import hopper
-from ..cuda.rung import Launch
+from ..cuda.dispatch import Launch
 from .host import dim3, kernel_launch, main_launch
 from .source import Variants
 

@@ -6,7 +6,7 @@ Step for step as `TransposedA.steps` plans a call.
 from __future__ import annotations
 
 from ..cuda import handoff, pad, transposed
-from ..cuda.rung import Launch
+from ..cuda.dispatch import Launch
 from .host import kernel_launch, main_launch
 from .source import Variants
 

@@ -9,13 +9,18 @@ case, so a solution cannot pass by being right on one range only.
 
 from __future__ import annotations
 
-import os
 import random
 from dataclasses import dataclass
-
-import torch
+from typing import TYPE_CHECKING
 
 from .. import problem
+
+# The measurement layer draws every input; the judge's modules take these two from here.
+from ..measure.inputs import fresh_seed as fresh_seed
+from ..measure.inputs import uniform
+
+if TYPE_CHECKING:  # imported where inputs are made: the command line lists the groups without it
+    import torch
 
 #: The study notes' nine correctness shapes (M, N, K).
 NOTES_SHAPES = (
@@ -69,23 +74,13 @@ def timed_case(shape: tuple[int, int, int], index: int) -> Case:
     return Case(f"timed-{index}", "timed", tuple(shape), low=WIDE_LOW, high=WIDE_HIGH)  # type: ignore[arg-type]
 
 
-def fresh_seed() -> int:
-    return int.from_bytes(os.urandom(4), "little")
-
-
 def make_inputs(case: Case, seed: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     """A and B for a case: the published example, or fresh uniform values."""
     if case.example is not None:
+        import torch
+
         a = torch.tensor(case.example.a, dtype=torch.float32, device=device)
         b = torch.tensor(case.example.b, dtype=torch.float32, device=device)
         return a, b
     m, n, k = case.shape
     return uniform((m, n), seed, device, case.low, case.high), uniform((n, k), seed + 1, device, case.low, case.high)
-
-
-def uniform(shape: tuple[int, int], seed: int, device: torch.device, low: float = -1.0,
-            high: float = 1.0) -> torch.Tensor:
-    g = torch.Generator(device=device)
-    g.manual_seed(seed)
-    t = torch.rand(shape, generator=g, device=device, dtype=torch.float32)
-    return t.mul_(high - low).add_(low)

@@ -23,8 +23,8 @@ from functools import partial
 import torch
 
 from .. import problem
-from ..bench.run import time_interleaved
-from ..bench.stats import summarize, tflops
+from ..measure.stats import summarize, tflops
+from ..measure.timing import time_interleaved
 from ..reference import Precision, strict_fp32
 from .cases import WIDE_HIGH, WIDE_LOW, timed_case, uniform
 from .remote import RemoteSolve

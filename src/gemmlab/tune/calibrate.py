@@ -57,12 +57,12 @@ def _winner(rung: str, cls_key: str) -> dict:
     """The class's winner entry for `rung`'s own launch at the class's layout (as the tuner names one)."""
     from .search import launch_at
 
-    index = launch_at(rung, representatives()[BY_KEY[cls_key]])
+    name = launch_at(rung, representatives()[BY_KEY[cls_key]]).name
     space = SPACES[rung]
-    knobs = space.current(index)
-    built = space.build(index, knobs)
+    knobs = space.current(name)
+    built = space.build(name, knobs)
     host = getattr(built.host, "label", "")
-    return {"rung": rung, "launch": index, "knobs": knobs,
+    return {"rung": rung, "launch": name, "knobs": knobs,
             "kernel": built.kernel.label + (f" ({host})" if host else "")}
 
 

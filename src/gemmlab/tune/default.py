@@ -1,7 +1,7 @@
 """`default`: the registry's shape-aware implementation, built from the installed tune record.
 
 Its launches are, in order: for each shape class the record has a winner for,
-the winner's launch (rung, launch index, knobs, rebuilt by the rung's `Space`)
+the winner's launch (rung, launch name, knobs, rebuilt by the rung's `Space`)
 under ``InClass(class) ∧ its own precondition``; then the built-in chain,
 `warptile`'s launches as they are, ending in its unconditional fallback. So a
 call whose class has no winner, or whose shape misses the winner's own
@@ -13,62 +13,38 @@ GPU's; without a GPU, the target GPU's (``record.TARGET``), so that `explain`
 and `export` on a laptop show what the H200 runs. None found: the built-in
 chain alone. The launches are resolved on first use, not at import (asking
 for the GPU would initialise CUDA).
+
+The registry makes `default`'s entry from `launches()` and `rungs()`; this module
+reads the launch builders and the spaces, never the registry.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from functools import cache
 
-from ..cuda.needs import Needs
+from .. import launches as builders
+from ..cuda.dispatch import Launch
 from ..cuda.requires import AllOf
-from ..cuda.rung import Launch
 from . import record as rec
 from .classes import CLASSES, InClass
+from .spaces import SPACES
 
 NAME = "default"
 #: The rung whose launches `default` runs where no record (or no winner) says otherwise.
 BUILTIN = "warptile"
 
 
-class Lazy(Sequence):
-    """A tuple computed on first use (`Implementation.launches` and `.sources` of `default`)."""
-
-    def __init__(self, make: Callable[[], Sequence]):
-        self._make = make
-        self._items: tuple | None = None
-
-    @property
-    def items(self) -> tuple:
-        if self._items is None:
-            self._items = tuple(self._make())
-        return self._items
-
-    def __getitem__(self, index):
-        return self.items[index]
-
-    def __len__(self) -> int:
-        return len(self.items)
-
-    def __iter__(self) -> Iterator:
-        return iter(self.items)
-
-    def __repr__(self) -> str:
-        return f"Lazy({self.items!r})"
-
-
 def rebuild(winner: dict) -> Launch:
-    """The launch a record's (rung, launch, knobs) names; RecordError if this gemmlab cannot."""
-    from .spaces import SPACES
-
+    """The launch a record's (rung, launch name, knobs) names; RecordError if this gemmlab cannot."""
     space = SPACES.get(winner["rung"])
     if space is None:
         raise rec.RecordError(f"the record names rung {winner['rung']!r}, which has no search space "
                               f"here (spaces: {', '.join(SPACES)})")
     if winner["launch"] not in space.launches:
         raise rec.RecordError(f"{winner['rung']} has no tunable launch {winner['launch']} "
-                              f"(tunable: {list(space.launches)})")
+                              f"(tunable: {', '.join(space.launches)})")
     names = [name for name, _ in space.knobs]
     knobs = space.knobs_of(winner["knobs"])  # a knob the record predates holds its absent value
     if sorted(knobs) != sorted(names):
@@ -78,7 +54,8 @@ def rebuild(winner: dict) -> Launch:
 
 
 def launches_from(record: dict | None, builtin: Sequence[Launch]) -> tuple[Launch, ...]:
-    """Each class's winner under its class condition, then `builtin` (which ends in a fallback)."""
+    """Each class's winner under its class condition, named by its class, then `builtin` (which
+    ends in a fallback)."""
     out: list[Launch] = []
     if record is not None:
         sms = record["gpu"]["sm_count"]
@@ -88,18 +65,20 @@ def launches_from(record: dict | None, builtin: Sequence[Launch]) -> tuple[Launc
                 continue
             launch = rebuild(winner)
             cond = InClass(cls, sms)
-            out.append(dataclasses.replace(launch, when=cond if launch.when is None else AllOf((cond, launch.when))))
+            out.append(dataclasses.replace(launch, when=cond if launch.when is None else AllOf((cond, launch.when)),
+                                           name=cls.key))
     return (*out, *builtin)
 
 
 def _gpu() -> tuple[str | None, int | None]:
-    import torch
-
+    from .. import runtime
     from ..cuda.compiler import keep_ptxas_reports
 
     keep_ptxas_reports()  # before CUDA initialises
-    if not torch.cuda.is_available():
+    if not runtime.has_gpu():
         return None, None
+    import torch
+
     props = torch.cuda.get_device_properties(torch.cuda.current_device())
     return props.name, props.multi_processor_count
 
@@ -112,17 +91,15 @@ def plan() -> tuple[dict | None, str]:
     return found, why if found else f"built-in ({BUILTIN}'s launches): {why}"
 
 
-def _launches() -> tuple[Launch, ...]:
-    from .. import registry
+def launches() -> tuple[Launch, ...]:
+    """`default`'s launches on this machine: the record's winners, then `BUILTIN`'s."""
+    return launches_from(plan()[0], builders.RUNGS[BUILTIN])
 
-    return launches_from(plan()[0], registry.REGISTRY[BUILTIN].launches)
 
-
-def _sources() -> tuple[str, ...]:
-    from .. import registry
-
-    rungs = [BUILTIN] + [w["rung"] for w in _winners(plan()[0])]
-    return tuple(dict.fromkeys(s for r in rungs for s in registry.REGISTRY[r].sources))
+def rungs() -> list[str]:
+    """The rungs whose launches `default` runs here: `BUILTIN` and each winner's (their sources
+    are `default`'s)."""
+    return list(dict.fromkeys([BUILTIN] + [w["rung"] for w in _winners(plan()[0])]))
 
 
 def _winners(record: dict | None) -> list[dict]:
@@ -159,15 +136,3 @@ def build_check() -> str:
     if not differ:
         return f"every winner builds into the cubin the record timed ({len(winners)} classes)"
     return "built differently from the timed cubin, so timings may differ: " + "; ".join(differ)
-
-
-def implementation(ladder: Sequence):
-    """The `default` entry of the registry, after every rung of `ladder` (registry.IMPLEMENTATIONS)."""
-    from .. import registry
-
-    return registry.Implementation(
-        NAME, registry.Family.CUDA, max(i.rung for i in ladder) + 1, registry.FP32, Needs.ANY,
-        "shape-aware: per shape class the fastest verified strict-FP32 configuration of the "
-        "GPU's tune record (gemmlab tune), else warptile",
-        "tune/default.md", Lazy(_sources), launches=Lazy(_launches),
-    )

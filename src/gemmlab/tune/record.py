@@ -20,7 +20,12 @@ way, and `default.build_check` tells whether today's build is the one that was t
 ``verdict`` is ``rejected`` (did not compile, spilled, or its precondition does
 not hold at the shape: no GPU time), ``failed`` (a wrong result, or it raised),
 or ``timed``. Dispatch reads only ``gpu.sm_count`` and each class's
-``winner``: (rung, launch index, knobs), rebuilt with the rung's `Space`.
+``winner``: (rung, launch, knobs), rebuilt with the rung's `Space`.
+
+``launch`` is the launch's name within its rung (`gemmlab.launches`: "b-padded",
+"vec4", …). Records made before launches had names hold its position instead;
+`load` reads those through `LEGACY_LAUNCHES`, the order the rungs' launches had
+then, so an old record keeps its meaning whatever order the launches take later.
 
 `gemmlab tune` writes records under ``results/tune/GPU/``; ``--install`` also
 copies one to ``INSTALLED/GPU.json`` (package data), which is what `default`
@@ -32,6 +37,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..measure.device import slug
 from .classes import BY_KEY
 
 SCHEMA = 1
@@ -46,14 +52,21 @@ TIE_BREAK = ("lowest median time; equal medians: the candidate tried first (rung
              "named, each launch's current knobs first, then the space's product order)")
 
 
+#: The tunable rungs' launches in the order they had when records named a launch by its position
+#: (records of 2026-11-30 to 2026-12-01, the committed H200 record among them). Frozen: it says
+#: what those records meant, whatever order the launches take now.
+LEGACY_LAUNCHES = {
+    "bigtile": ("b-in-place", "b-padded"),
+    "splitk": ("b-in-place", "b-padded"),
+    "tma": ("b-in-place", "b-padded"),
+    "small": ("vec4", "any"),
+    "warptile": ("whole-tiles", "vec4", "padded"),
+    "float4": ("whole-tiles", "vec4", "any"),
+}
+
+
 class RecordError(ValueError):
     """A tune record that is not one; the message is one line."""
-
-
-def slug(name: str) -> str:
-    from ..bench.results import slug as results_slug
-
-    return results_slug(name)
 
 
 def installed_path(gpu_slug: str) -> Path:
@@ -88,9 +101,29 @@ def validate(record: object, where: str = "tune record") -> dict:
         winner = entry.get("winner")
         if winner is not None:
             _need(isinstance(winner, dict) and isinstance(winner.get("rung"), str)
-                  and isinstance(winner.get("launch"), int) and isinstance(winner.get("knobs"), dict)
+                  and _is_launch(winner.get("launch")) and isinstance(winner.get("knobs"), dict)
                   and all(isinstance(v, int) for v in winner["knobs"].values()), where,
-                  f"class {key}: the winner needs rung, launch (an index) and knobs (integers)")
+                  f"class {key}: the winner needs rung, launch (a name) and knobs (integers)")
+    return record
+
+
+def _is_launch(value: object) -> bool:
+    """A launch's name, or (a record made before names) its position."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def named_launches(record: dict, where: str = "tune record") -> dict:
+    """`record` with every launch position (an older record's) replaced by the launch's name,
+    read through `LEGACY_LAUNCHES`; RecordError for a position that table does not know."""
+    for key, entry in record["classes"].items():
+        for item in [*entry["candidates"], entry.get("winner")]:
+            if not item or not isinstance(item.get("launch"), int):
+                continue
+            order = LEGACY_LAUNCHES.get(item.get("rung"), ())
+            _need(0 <= item["launch"] < len(order), where,
+                  f"class {key}: {item.get('rung')} launch {item['launch']} predates launch names and "
+                  f"is not among the positions gemmlab knows ({', '.join(order) or 'none'})")
+            item["launch"] = order[item["launch"]]
     return record
 
 
@@ -101,7 +134,7 @@ def load(path: Path) -> dict:
         raise RecordError(f"cannot read {path}: {exc}") from None
     except json.JSONDecodeError as exc:
         raise RecordError(f"{path} is not JSON: {exc}") from None
-    return validate(data, str(path))
+    return named_launches(validate(data, str(path)), str(path))
 
 
 def dumps(record: dict) -> str:

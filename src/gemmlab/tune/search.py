@@ -13,8 +13,8 @@ For each shape class (one representative shape each), in order:
    unwritten elements, inputs untouched) and LeetGPU's check against
    cuBLAS FP32 at atol = rtol = 1e-4 (0 elements outside); else *failed*;
 4. **time** (GPU): the verified candidates interleaved call by call with
-   cuBLAS FP32 (`bench.run.time_interleaved`, CUDA events, inputs
-   U[-10, 10)), median of at least MIN_ITERS calls (more below 2048³: bench.stats.timed_calls); SM clock and
+   cuBLAS FP32 (`measure.timing.time_interleaved`, CUDA events, inputs
+   U[-10, 10)), median of at least MIN_ITERS calls (more below 2048³: measure.stats.timed_calls); SM clock and
    power sampled meanwhile; what the timed calls wrote is judged again;
 5. **decide** (`decide`): the lowest median wins; equal medians go to the
    candidate tried first.
@@ -36,14 +36,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
-from ..bench.stats import timed_calls
+from .. import launches as builders
 from ..cuda.compiler import CompileError
-from ..cuda.rung import Launch
+from ..cuda.dispatch import Launch
+from ..measure.stats import timed_calls
 from .classes import CLASSES, ShapeClass
 from .record import KIND, SCHEMA, TIE_BREAK, slug
 from .spaces import SPACES
 
-MIN_ITERS = 20  # timed calls per candidate at least (more below 2048³: bench.stats.timed_calls)
+MIN_ITERS = 20  # timed calls per candidate at least (more below 2048³: measure.stats.timed_calls)
 
 
 class Pointer:
@@ -60,7 +61,7 @@ ALIGNED = Pointer()
 @dataclass
 class Candidate:
     rung: str
-    launch: int
+    launch: str  # its name within the rung (gemmlab.launches)
     knobs: dict[str, int]
     built: Launch = field(repr=False)
     verdict: str = ""  # "" while undecided; rejected | failed | timed
@@ -95,13 +96,10 @@ class Candidate:
                 if k in ("rung", "launch", "knobs", "kernel", "cubin", "median_ms", "ratio_vs_cublas")}
 
 
-def launch_at(rung: str, shape: tuple[int, int, int]) -> int:
-    """The index of the launch `rung` runs at `shape` (aligned operands), as `CudaSolver` picks it."""
-    from .. import registry
-
+def launch_at(rung: str, shape: tuple[int, int, int]) -> Launch:
+    """The launch `rung` runs at `shape` (aligned operands), as `CudaSolver` picks it."""
     m, n, k = shape
-    launches = registry.REGISTRY[rung].launches
-    return next(i for i, x in enumerate(launches) if x.when is None or x.when(ALIGNED, ALIGNED, ALIGNED, m, n, k))
+    return next(x for x in builders.RUNGS[rung] if x.when is None or x.when(ALIGNED, ALIGNED, ALIGNED, m, n, k))
 
 
 def plan(rungs: list[str], shape: tuple[int, int, int]) -> tuple[list[Candidate], list[str]]:
@@ -110,15 +108,13 @@ def plan(rungs: list[str], shape: tuple[int, int, int]) -> tuple[list[Candidate]
     out, notes = [], []
     for rung in rungs:
         space = SPACES[rung]
-        index = launch_at(rung, shape)
-        if index not in space.launches:
-            from .. import registry
-
-            label = registry.REGISTRY[rung].launches[index].kernel.label
-            notes.append(f"{rung} runs {label} (launch {index}) at this shape, which its space does not tune")
+        runs = launch_at(rung, shape)
+        if runs.name not in space.launches:
+            notes.append(f"{rung} runs {runs.kernel.label} (launch {runs.name}) at this shape, which its "
+                         "space does not tune")
             continue
-        for knobs in space.candidates(index):
-            cand = Candidate(rung, index, knobs, space.build(index, knobs))
+        for knobs in space.candidates(runs.name):
+            cand = Candidate(rung, runs.name, knobs, space.build(runs.name, knobs))
             when = cand.built.when
             if when is not None and not when(ALIGNED, ALIGNED, ALIGNED, m, n, k):
                 cand.reject("rejected", f"its precondition ({when}) does not hold at {m}×{n}×{k}")
@@ -257,7 +253,7 @@ def tune(rungs: list[str], shapes: dict[ShapeClass, tuple[int, int, int]], measu
 
 def solver_of(cand: Candidate):
     """The candidate alone, through its rung's host lifecycle (its precondition was checked in `plan`)."""
-    from ..cuda.rung import CudaSolver
+    from ..cuda.dispatch import CudaSolver
 
     return CudaSolver((dataclasses.replace(cand.built, when=None),))
 
@@ -291,10 +287,10 @@ class GpuMeasure:
     def time(self, cands, shape, warmup, iters, seed, progress) -> dict:
         import torch
 
-        from ..bench import device_info
-        from ..bench.run import PERF_HIGH, PERF_LOW, time_interleaved
-        from ..bench.stats import is_small
-        from ..judge.cases import uniform
+        from ..measure import device as device_info
+        from ..measure.inputs import timing_operands
+        from ..measure.stats import is_small
+        from ..measure.timing import time_interleaved
         from ..reference import (
             Precision,
             error_figures,
@@ -305,8 +301,7 @@ class GpuMeasure:
 
         m, n, k = shape
         device = torch.device("cuda")
-        a = uniform((m, n), seed, device, PERF_LOW, PERF_HIGH)
-        b = uniform((n, k), seed + 1, device, PERF_LOW, PERF_HIGH)
+        a, b = timing_operands(shape, seed, device)
         live = {c.key: c for c in cands if not c.verdict}
         calls: dict = {"cublas": None}
         outs = {key: torch.empty((m, k), device=device) for key in ["cublas", *live]}

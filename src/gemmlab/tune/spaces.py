@@ -1,8 +1,8 @@
 """What `gemmlab tune` may vary, per rung: the search spaces live here, not in the rungs' files.
 
 A `Space` names a rung's tunable launches and the macros (knobs) it varies on
-them, and rebuilds a launch from (launch index, knob values) with the rung's
-own builder, so that a changed tile or step also changes the block, the tile
+them, and rebuilds a launch from (launch name, knob values) with the rung's
+own builder (`gemmlab.launches`), so that a changed tile or step also changes the block, the tile
 and the precondition (a float4 kernel with BM=128 has 512 threads and a
 128×128 tile). Rebuilding a launch from the rung's current knobs gives the
 rung's launch back exactly (a test holds every space to that).
@@ -11,8 +11,8 @@ Candidate order is fixed: the launch's current knobs first, then the product
 of the knob values in the order listed here, skipping invalid combinations.
 Ties in time go to the earlier candidate, so the status quo wins a tie.
 
-Adding a space for a new rung: write its `build(index, knobs)` from the
-rung's builder in `registry`, list its knobs, and add it to `SPACES`.
+Adding a space for a new rung: write its `build(name, knobs)` from the
+rung's builder in `gemmlab.launches`, list its knobs, and add it to `SPACES`.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from .. import registry
-from ..cuda.rung import Launch
+from .. import launches as builders
+from ..cuda.dispatch import Launch
 
 Knobs = dict[str, int]
 
@@ -31,41 +31,41 @@ Knobs = dict[str, int]
 class Space:
     rung: str
     knobs: tuple[tuple[str, tuple[int, ...]], ...]  # macro → values, in search order
-    build: Callable[[int, Mapping[str, int]], Launch] = field(repr=False)
-    launches: tuple[int, ...]  # the launch indexes it tunes (others, e.g. a scalar fallback, it leaves)
+    build: Callable[[str, Mapping[str, int]], Launch] = field(repr=False)
+    launches: tuple[str, ...]  # the names of the launches it tunes (others, e.g. a scalar fallback, it leaves)
     valid: Callable[[Mapping[str, int]], bool] = field(default=lambda knobs: True, repr=False)
     # Knobs a launch may leave out of its macros, and the value that then holds (the macro's
     # default in the .cu): a knob added later keeps the rung's launches, and their cubins, as
     # they were, and records made before it still name whole launches.
     absent: Mapping[str, int] = field(default_factory=dict)
 
-    def current(self, index: int) -> Knobs:
-        """The knobs the rung's launch `index` uses today."""
-        defines = registry.REGISTRY[self.rung].launches[index].defines
+    def current(self, launch: str) -> Knobs:
+        """The knobs the rung's launch `launch` uses today."""
+        defines = builders.named(self.rung, launch).defines
         return {name: int(defines[name]) if name in defines else self.absent[name] for name, _ in self.knobs}
 
     def knobs_of(self, knobs: Mapping[str, int]) -> Knobs:
         """`knobs` with the absent ones filled in (a record made before a knob existed)."""
         return {**self.absent, **knobs}
 
-    def candidates(self, index: int) -> list[Knobs]:
-        """Every valid knob setting for launch `index`, the current one first, then the product."""
+    def candidates(self, launch: str) -> list[Knobs]:
+        """Every valid knob setting for launch `launch`, the current one first, then the product."""
         names = [name for name, _ in self.knobs]
         product = [dict(zip(names, values, strict=True))
                    for values in itertools.product(*(vals for _, vals in self.knobs))]
-        current = self.current(index)
+        current = self.current(launch)
         ordered = [current] + [p for p in product if p != current]
         return [p for p in ordered if self.valid(p)]
 
 
-def _warptile(index: int, knobs: Mapping[str, int]) -> Launch:
-    launch = registry._warptile(knobs["BK"], knobs["MIN_BLOCKS"], exact=index == 0)
-    return registry._padded(launch) if index == 2 else launch
+def _warptile(name: str, knobs: Mapping[str, int]) -> Launch:
+    launch = builders.warptile_launch(knobs["BK"], knobs["MIN_BLOCKS"], exact=name == "whole-tiles")
+    return builders.padded(launch) if name == "padded" else launch
 
 
-def _float4(index: int, knobs: Mapping[str, int]) -> Launch:
-    return registry.float4_launch(knobs["BM"], knobs["BK"], knobs["UNROLL_K"], knobs["MIN_BLOCKS"],
-                                  exact=index == 0)
+def _float4(name: str, knobs: Mapping[str, int]) -> Launch:
+    return builders.float4_launch(knobs["BM"], knobs["BK"], knobs["UNROLL_K"], knobs["MIN_BLOCKS"],
+                                  exact=name == "whole-tiles")
 
 
 def _float4_valid(knobs: Mapping[str, int]) -> bool:
@@ -74,15 +74,15 @@ def _float4_valid(knobs: Mapping[str, int]) -> bool:
             and threads * knobs["MIN_BLOCKS"] <= 2048)
 
 
-def _bigtile(index: int, knobs: Mapping[str, int]) -> Launch:
-    return registry._bigtile(index == 1, knobs["J_OUTER"], knobs["WARPS_M"], 2, knobs["BK"], knobs["STAGES"],
-                             2 if knobs["WARPS_M"] == 2 else 1, fetch_ba=bool(knobs["FETCH_BA"]),
-                             tma=bool(knobs["TMA_COPY"]))
+def _bigtile(name: str, knobs: Mapping[str, int]) -> Launch:
+    return builders.bigtile_launch(name == "b-padded", knobs["J_OUTER"], knobs["WARPS_M"], 2, knobs["BK"],
+                                   knobs["STAGES"], 2 if knobs["WARPS_M"] == 2 else 1,
+                                   fetch_ba=bool(knobs["FETCH_BA"]), tma=bool(knobs["TMA_COPY"]))
 
 
-def _splitk(index: int, knobs: Mapping[str, int]) -> Launch:
-    return registry._bigtile(index == 1, bk=knobs["BK"], stages=knobs["STAGES"], split=True,
-                             fetch_ba=bool(knobs["FETCH_BA"]), tma=bool(knobs["TMA_COPY"]))
+def _splitk(name: str, knobs: Mapping[str, int]) -> Launch:
+    return builders.bigtile_launch(name == "b-padded", bk=knobs["BK"], stages=knobs["STAGES"], split=True,
+                                   fetch_ba=bool(knobs["FETCH_BA"]), tma=bool(knobs["TMA_COPY"]))
 
 
 def _step_fits(knobs: Mapping[str, int]) -> bool:
@@ -99,15 +99,15 @@ def _step_fits(knobs: Mapping[str, int]) -> bool:
     return knobs["STAGES"] != 2 or knobs["BK"] == 32
 
 
-def _small(index: int, knobs: Mapping[str, int]) -> Launch:
-    return registry.small_launch(4 if index == 0 else 1, knobs["BM"], knobs["BN"], knobs["BK"], knobs["STAGES"],
-                                 knobs["CHAINS"], knobs["MIN_BLOCKS"])
+def _small(name: str, knobs: Mapping[str, int]) -> Launch:
+    return builders.small_launch(4 if name == "vec4" else 1, knobs["BM"], knobs["BN"], knobs["BK"],
+                                 knobs["STAGES"], knobs["CHAINS"], knobs["MIN_BLOCKS"])
 
 
 def _small_valid(knobs: Mapping[str, int]) -> bool:
     """Every thread copies whole float4s of both tiles each step (18_small.cu's static_assert),
     and the stages fit static shared memory's 48 KB."""
-    launch = registry.small_launch(4, knobs["BM"], knobs["BN"], knobs["BK"], knobs["STAGES"], knobs["CHAINS"],
+    launch = builders.small_launch(4, knobs["BM"], knobs["BN"], knobs["BK"], knobs["STAGES"], knobs["CHAINS"],
                                    knobs["MIN_BLOCKS"])
     whole = all(x % (4 * launch.threads) == 0 for x in (knobs["BM"] * knobs["BK"], knobs["BK"] * knobs["BN"]))
     return whole and launch.static_smem <= STATIC_SMEM
@@ -116,12 +116,15 @@ def _small_valid(knobs: Mapping[str, int]) -> bool:
 #: What a kernel may declare of static shared memory (more needs dynamic shared memory).
 STATIC_SMEM = 48 * 1024
 
+#: The bigtile kernel's two launches, for bigtile, splitk and tma alike.
+_BIGTILE = ("b-in-place", "b-padded")
+
 #: FETCH_BA and TMA_COPY leave the launches they are not set on as they were (16_bigtile.cu's 0).
 _ABSENT = {"FETCH_BA": 0, "TMA_COPY": 0}
 
 
 SPACES: dict[str, Space] = {
-    # bigtile: launch 0 B as it lies, 1 B's padded copy (any shape). MIN_BLOCKS follows the warps:
+    # bigtile: b-in-place B as it lies, b-padded B's padded copy (any shape). MIN_BLOCKS follows the warps:
     # two 128-thread blocks or one 256-thread block per SM. A_T stays 1: A as it lies (A_T 0) lost
     # at every setting tried (16_bigtile.md). J_OUTER 0 is left out: in the 2026-11-30 record it
     # ran 4–90 % behind each class's best. FETCH_BA (B's fragments first) changes ptxas's
@@ -129,26 +132,27 @@ SPACES: dict[str, Space] = {
     # tiles by TMA (sm_90a, BK 16 or 32), 2.7 % at the performance shape (16_bigtile_tma.md).
     "bigtile": Space("bigtile", (("J_OUTER", (2, 1)), ("WARPS_M", (2, 4)), ("BK", (16, 8, 32)), ("STAGES", (4, 3, 2)),
                                  ("FETCH_BA", (0, 1)), ("TMA_COPY", (0, 1))),
-                     _bigtile, (0, 1), _step_fits, absent=_ABSENT),
+                     _bigtile, _BIGTILE, _step_fits, absent=_ABSENT),
     # splitk: bigtile with SPLIT 1 (J_OUTER 2, 2×2 warps: the winners above); its parts per tile
     # are the host's policy (cuda/handoff.py), not a knob.
     "splitk": Space("splitk", (("BK", (8, 16, 32)), ("STAGES", (3, 4, 2)), ("FETCH_BA", (0, 1)), ("TMA_COPY", (0, 1))),
-                    _splitk, (0, 1), _step_fits, absent=_ABSENT),
-    # small: launch 0 16-byte copies, 1 4-byte copies (any shape); tile, step, stages, chains and
+                    _splitk, _BIGTILE, _step_fits, absent=_ABSENT),
+    # small: vec4 16-byte copies, any 4-byte copies (any shape); tile, step, stages, chains and
     # the blocks per SM the split policy counts on (18_small.md). The first search (2026-12-01,
     # register prefetch, one chain) chose 32×64 tiles with BK 16 at every micro and tiny class.
     "small": Space("small", (("BM", (32, 64)), ("BN", (64,)), ("BK", (16, 32)), ("STAGES", (4, 6)),
                              ("CHAINS", (2, 4)), ("MIN_BLOCKS", (3, 2))),
-                   _small, (0, 1), _small_valid),
+                   _small, ("vec4", "any"), _small_valid),
     # tma: splitk's space, around the tma rung's own launches (BK 16, 3 stages, FETCH_BA, TMA_COPY):
     # calibration (tune/calibrate.py) names that rung's launch where a random sweep found it fastest.
     "tma": Space("tma", (("BK", (16, 32)), ("STAGES", (3, 4, 2)), ("FETCH_BA", (1, 0)), ("TMA_COPY", (1,))),
-                 _splitk, (0, 1), _step_fits, absent=_ABSENT),
-    # warptile: launch 0 whole tiles, 1 float4 bounds-checked, 2 the same on padded copies.
-    "warptile": Space("warptile", (("BK", (16, 8)), ("MIN_BLOCKS", (2, 1))), _warptile, (0, 1, 2)),
-    # float4: launch 0 whole tiles, 1 bounds-checked; 2 is the scalar tiling2d fallback.
+                 _splitk, _BIGTILE, _step_fits, absent=_ABSENT),
+    # warptile: whole tiles, float4 bounds-checked (vec4), the same on padded copies.
+    "warptile": Space("warptile", (("BK", (16, 8)), ("MIN_BLOCKS", (2, 1))), _warptile,
+                      ("whole-tiles", "vec4", "padded")),
+    # float4: whole tiles, bounds-checked (vec4); its scalar tiling2d fallback (any) is left as it is.
     "float4": Space("float4", (("BM", (64, 128)), ("BK", (32, 16)), ("UNROLL_K", (32, 16, 2)),
-                               ("MIN_BLOCKS", (2, 1, 4))), _float4, (0, 1), _float4_valid),
+                               ("MIN_BLOCKS", (2, 1, 4))), _float4, ("whole-tiles", "vec4"), _float4_valid),
 }
 
 

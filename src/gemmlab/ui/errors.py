@@ -36,20 +36,36 @@ def stop(code: Exit, message: str) -> typer.Exit:
     return typer.Exit(int(code))
 
 
+def _one_line(exc) -> None:
+    where = getattr(getattr(exc, "ctx", None), "command_path", "gemmlab")
+    stderr.print("[red]error:[/red] " + escape(" ".join(exc.format_message().split()))
+                 + escape(f" (see {where} -h)"))
+
+
+class _RichUtilsOnFirstUse:
+    """Stands for `typer.rich_utils` until typer first reads it (to print help or an error): then
+    imports it, which puts the module itself in this stand-in's place on `typer`, replaces its
+    error printer with `_one_line`, and answers. typer imports it there and only there; importing
+    it up front would cost every command a tenth of a second (it brings markdown-it)."""
+
+    def __getattr__(self, name: str):
+        import importlib
+
+        module = importlib.import_module("typer.rich_utils")
+        module.rich_format_error = _one_line
+        return getattr(module, name)
+
+
 def one_line_parse_errors() -> None:
     """Make typer's own command-line errors (a missing argument, a bad value, an unknown option)
     one line on stderr, as `stop` prints ours, instead of a boxed panel with the usage."""
-    try:
-        from typer import rich_utils
-    except ImportError:  # pragma: no cover - typer without rich: click's plain two lines
-        return
+    import importlib.util
+    import sys
 
-    def one_line(exc) -> None:
-        where = getattr(getattr(exc, "ctx", None), "command_path", "gemmlab")
-        stderr.print("[red]error:[/red] " + escape(" ".join(exc.format_message().split()))
-                     + escape(f" (see {where} -h)"))
-
-    rich_utils.rich_format_error = one_line
+    if "typer.rich_utils" in sys.modules:
+        sys.modules["typer.rich_utils"].rich_format_error = _one_line
+    elif importlib.util.find_spec("typer.rich_utils") is not None:  # typer without rich: click's two lines
+        typer.rich_utils = _RichUtilsOnFirstUse()
 
 
 def guarded(command: Callable) -> Callable:

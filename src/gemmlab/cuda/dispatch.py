@@ -1,4 +1,4 @@
-"""Host-side dispatch of a CUDA rung: which launch runs for this call, and how.
+"""The launch model of a CUDA rung and its dispatcher: which launch runs for this call, and how.
 
 A rung is an ordered list of `Launch` entries; the first whose precondition
 holds for the call runs, and the last must hold always (the fallback).
@@ -25,14 +25,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-import torch
-
-from . import launch as cl
+from . import driver as cl
 from .compiler import CompiledModule, compile_source, device_arch
 from .needs import Needs
 from .requires import Requires
+
+if TYPE_CHECKING:  # torch is imported where a call needs it: listing the registry does not
+    import torch
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,9 @@ class Launch:
     #: Where other fields follow from the macros (bigtile: block, tile and step from its warp
     #: layout, its host from A_T): those fields as a function of the macros (`with_defines`).
     derive: Callable[[Mapping[str, int]], Mapping[str, object]] | None = None
+    #: When it runs within its rung ("whole-tiles", "vec4", "b-padded", …), unique within the
+    #: rung: what tune records name a launch by (`gemmlab.launches`).
+    name: str = ""
 
     def with_defines(self, changes: Mapping[str, int]) -> Launch:
         """The same launch with some macros changed, and what follows from them re-derived."""
@@ -173,6 +177,8 @@ class Launch:
         if not self.persistent:
             return (across, down, 1)
         # One block per SM at most, rounded down to whole clusters; the kernel strides over tiles.
+        import torch
+
         x, y, z = self.kernel.cluster
         size = x * y * z
         sms = cl.sm_count(torch.cuda.current_device())
@@ -183,6 +189,8 @@ class Launch:
         return self.kernel.compile(arch)
 
     def applies(self, a, b, c, m, n, k) -> bool:
+        import torch
+
         if not self.all_needs.runs_on(torch.cuda.get_device_capability(a.device)):
             return False
         return self.when is None or self.when(a, b, c, m, n, k)
@@ -198,6 +206,8 @@ class Launch:
 
 def _raw_stream(device: int) -> int:
     """torch's current stream on `device` as its CUstream handle (`Stream.cuda_stream`)."""
+    import torch
+
     raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
     return raw(device) if raw is not None else torch.cuda.current_stream(device).cuda_stream
 
@@ -225,6 +235,8 @@ class CudaSolver:
         return next(x for x in self.launches if x.applies(a, b, c, m, n, k))
 
     def load(self, kernel: Kernel):
+        import torch
+
         arch = device_arch()
         key = (kernel.key, arch, torch.cuda.current_device())  # a loaded kernel belongs to one device
         loaded = self._loaded.get(key)
@@ -237,6 +249,8 @@ class CudaSolver:
         """Scratch on the current stream, kept between calls: later calls on this stream are ordered after."""
         if nbytes == 0:
             return None
+        import torch
+
         key = (device.index or 0, torch.cuda.current_stream(device).cuda_stream)
         ws = self._workspace.get(key)
         if ws is None or ws.numel() < nbytes:
@@ -246,8 +260,10 @@ class CudaSolver:
         return ws
 
     def __call__(self, a, b, c, m, n, k) -> None:
-        # The device and stream a launch goes to are torch's current ones (cuda/launch.py); the raw
+        # The device and stream a launch goes to are torch's current ones (cuda/driver.py); the raw
         # stream handle is asked for without making a Stream object (a few µs on every call).
+        import torch
+
         device = torch.cuda.current_device()
         key = (a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k, device, _raw_stream(device))
         plan = self._plans.get(key)

@@ -1,4 +1,4 @@
-"""Summary statistics of a list of timings (milliseconds)."""
+"""Summaries of timings (milliseconds), and how many calls a shape needs to be timed well."""
 
 from __future__ import annotations
 
@@ -35,10 +35,3 @@ def timed_calls(shape: tuple[int, int, int], iters: int) -> int:
     """How many calls to time at this shape when `iters` are asked for."""
     return max(iters, SMALL_ITERS) if is_small(shape) else iters
 
-
-#: At small shapes a call's host side (Python, argument checks, the launch itself) can take
-#: longer than its kernels: the GPU would then idle between the start event and the kernel,
-#: and the host's time be counted as the GPU's. So there, each timed call is queued behind a
-#: spin of about a millisecond on the GPU (`torch.cuda._sleep`), long enough for the host to
-#: enqueue the start event, the call and the end event before the GPU reaches them.
-QUEUE_AHEAD_CYCLES = 2_000_000

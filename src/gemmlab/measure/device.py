@@ -1,22 +1,31 @@
-"""What the results were measured on: the GPU, its clocks, and every version that matters."""
+"""What a figure was measured on: the GPU, its peaks and clocks, and every version that matters."""
 
 from __future__ import annotations
 
-import platform
+import re
 import subprocess
 from functools import cache
-from importlib import metadata
+from typing import TYPE_CHECKING
 
-import torch
-
-from ..reference import Precision
+if TYPE_CHECKING:
+    from ..precision import Precision
 
 #: FP32 FMA lanes per SM and dense TF32 tensor FLOP per SM per clock, by compute capability.
 FP32_LANES = {(7, 0): 64, (8, 0): 64, (8, 6): 128, (8, 9): 128, (9, 0): 128}
 TF32_FLOP_PER_CLK = {(8, 0): 1024, (8, 6): 512, (8, 9): 512, (9, 0): 2048}
 
 
+def slug(name: str) -> str:
+    """A device's name as a file name: lower case, runs of anything else one dash
+    ("NVIDIA H200" → "nvidia-h200"). Results and tune records are filed under it."""
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "unknown"
+
+
 def _version(dist: str) -> str | None:
+    from importlib import (
+        metadata,  # a fifth of gemmlab's start-up: only where versions are recorded
+    )
+
     try:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:
@@ -24,6 +33,10 @@ def _version(dist: str) -> str | None:
 
 
 def versions() -> dict[str, str | None]:
+    import platform
+
+    import torch
+
     from ..cuda.compiler import nvrtc_version
 
     try:
@@ -56,6 +69,7 @@ def _smi() -> dict[str, str]:
 
 @cache
 def _static_gpu() -> dict:
+    import torch
     from cuda.core import Device
 
     props = Device(torch.cuda.current_device()).properties
@@ -97,6 +111,8 @@ def peak_for(precision: Precision, ceilings: dict[str, float | None]) -> float |
 
     3xTF32 issues three TF32 products for each useful one, so its ceiling is a third of TF32's.
     """
+    from ..precision import Precision
+
     if precision == Precision.FP32:
         return ceilings["fp32"]
     tf32 = ceilings["tf32"]

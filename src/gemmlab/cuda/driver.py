@@ -1,4 +1,4 @@
-"""Load cubins and launch their kernels on torch's current stream.
+"""The CUDA driver calls: load cubins and launch their kernels on torch's current stream.
 
 torch and cuda.core share the device's primary context, so device pointers
 from ``tensor.data_ptr()`` are valid kernel arguments as they are.
@@ -19,17 +19,20 @@ from __future__ import annotations
 import ctypes
 from dataclasses import dataclass
 from functools import cache
-
-import numpy as np
-import torch
+from typing import TYPE_CHECKING
 
 from .compiler import CompiledModule, NoGPUError
+
+if TYPE_CHECKING:  # torch and numpy are imported where a call needs them: not to list or explain
+    import numpy as np
 
 #: The default dynamic shared-memory limit; more needs an explicit opt-in per kernel.
 DEFAULT_DYNAMIC_SMEM = 48 * 1024
 
 
 def require_gpu() -> None:
+    import torch
+
     if not torch.cuda.is_available():
         raise NoGPUError("this implementation needs a CUDA GPU and none is available")
 
@@ -44,6 +47,8 @@ def _device(index: int):
 
 
 def current_device():
+    import torch
+
     require_gpu()
     dev = _device(torch.cuda.current_device())
     dev.set_current()
@@ -52,6 +57,8 @@ def current_device():
 
 @cache
 def sm_count(device_index: int) -> int:
+    import torch
+
     return torch.cuda.get_device_properties(device_index).multi_processor_count
 
 
@@ -127,6 +134,8 @@ def pack(args) -> tuple[ctypes.Array, list]:
 
     The caller keeps the second element alive until the launch call has returned.
     """
+    import numpy as np
+
     values: list = []
     addresses: list[int] = []
     for x in args:
@@ -151,6 +160,7 @@ def pack(args) -> tuple[ctypes.Array, list]:
 
 def _config(grid: tuple[int, ...], block: tuple[int, ...], smem: int,
             cluster: tuple[int, int, int]):
+    import torch
     from cuda.bindings import driver
 
     grid = (*grid, 1, 1)[:3]
@@ -236,4 +246,7 @@ def resident_blocks(kernel, block: tuple[int, ...], smem: int, cluster: tuple[in
 
 
 def i32(x: int) -> np.int32:
+    """A 4-byte int kernel argument (`pack` passes a plain int as a 64-bit pointer)."""
+    import numpy as np
+
     return np.int32(x)

@@ -1,0 +1,28 @@
+"""The `gemmlab` command line: one module per command group, all on one Typer `app`.
+
+- `ladder`: list, explain · `check`: check · `inspect`: inspect · `bench`: bench, study, sweep ·
+  `report`: report · `judge`: judge, new · `tune`: tune · `export`: export;
+- `common`: the app, its root options and what several commands share; `cases`: the table of
+  judged cases that check and judge print.
+
+Every command exits 0 (passed), 1 (failed), 2 (usage error, found before anything runs or is
+written) or 3 (could not run here), with a one-line reason for 2 and 3 (`gemmlab.exits`). With
+`--json`, stdout holds only the JSON document and every message goes to stderr.
+
+Each module imports at its top only what `-h` needs (typer, rich, the registry, the ui helpers):
+torch, the judge's runner and everything a command runs are imported inside the command, so
+that `gemmlab -h`, `--version`, `list`, `explain` and `new` start at once.
+"""
+
+from __future__ import annotations
+
+# Each module registers its commands on `app` when imported.
+from . import bench, check, export, inspect, judge, ladder, report, tune  # noqa: F401
+from .common import app
+
+#: The order `gemmlab -h` lists the commands in (whatever order their modules are imported in).
+HELP_ORDER = ("list", "explain", "check", "bench", "inspect", "report", "study", "sweep", "new", "tune",
+              "export", "judge")
+app.registered_commands.sort(key=lambda c: HELP_ORDER.index(c.name or c.callback.__name__))
+
+__all__ = ["app"]

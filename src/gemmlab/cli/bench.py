@@ -1,0 +1,226 @@
+"""`gemmlab bench`, `gemmlab study` and `gemmlab sweep`: timings beside cuBLAS, written as records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from .. import registry, runtime
+from ..problem import PERF_SHAPE
+from ..ui import machine, shapes, usage
+from ..ui.errors import CannotRun, UsageError, guarded
+from ..ui.tally import Tally
+from . import common
+from .common import _SMALL_RULE, CPU_NOTE, AsJson, Names, Seed, _ui, app, tf32_on_cpu_note
+
+
+def bench_table(record: dict) -> Table:
+    from ..bench.results import baseline_label, kernel_label
+
+    m, n, k = record["shape"]
+    base = baseline_label(record)
+    # The TF32 yardstick's column only where it ran: tf32 rows get their ratio to it.
+    tf32 = any(r.get("ratio_vs_cublas_tf32") for r in record["results"])
+    table = Table(title=f"{record['device']['name']} · {m}×{n}×{k} · {record['timing']} · "
+                        f"{record['iters']} iterations after {record['warmup']} warm-ups")
+    cols = ["rung", "name", "precision", "kernel", "median ms", "min ms", "max ms", "TFLOP/s",
+            f"vs {base}"] + (["vs cuBLAS TF32"] if tf32 else []) + ["of peak", "result"]
+    for col in cols:
+        table.add_column(col, overflow="fold")
+    for r in sorted(record["results"], key=lambda r: (r["rung"], r["name"])):
+        head = [str(r["rung"]), r["name"], r["precision"], kernel_label(record, r)]
+        if "median_ms" not in r:
+            table.add_row(*head, *["-"] * (len(cols) - 5), f"[red]ERROR {escape(r['reason'])}[/red]")
+            continue
+        ratio = r["ratio_vs_cublas"]
+        ratio_tf32 = r.get("ratio_vs_cublas_tf32") if r["precision"] == "tf32" else None
+        frac = r["fraction_of_peak"]
+        table.add_row(
+            *head, f"{r['median_ms']:.3f}", f"{r['min_ms']:.3f}", f"{r['max_ms']:.3f}",
+            f"{r['tflops']:.2f}", f"{ratio:.2f}×" if ratio else "-",
+            *([f"{ratio_tf32:.2f}×" if ratio_tf32 else "-"] if tf32 else []),
+            f"{100 * frac:.0f}%" if frac else "-",
+            "[green]pass[/green]" if r["passed"] else f"[red]FAIL {escape(r['reason'])}[/red]",
+        )
+    return table
+
+
+def record_tally(record: dict) -> Tally:
+    """Passed and failed rows of a bench or study record, and what it skipped."""
+    tally = Tally()
+    for r in record["results"]:
+        tally.add(bool(r["passed"]))
+    for why in record.get("skipped", {}).values():
+        tally.skip(why)
+    return tally
+
+
+def runnable_or_stop(impls: list[registry.Implementation], what: str) -> None:
+    """Raise CannotRun, before anything runs or is written, when none of `impls` can run here."""
+    device = runtime.default_device()
+    verdicts = [impl.can_run_on(device) for impl in impls]
+    if not any(ok for ok, _ in verdicts):
+        reasons = sorted({why for _, why in verdicts})
+        raise CannotRun(f"{what}: {'; '.join(reasons)}")
+
+
+def finish(record: dict, path: Path, ui: Console, as_json: bool) -> None:
+    """Table, where the record went, the summary line; the record on stdout with --json."""
+    from ..bench import results
+
+    ui.print(bench_table(record))
+    for r in record["results"]:
+        if "median_ms" in r and (note := tf32_on_cpu_note(r["name"], r["precision"], record.get("platform", ""))):
+            ui.print(f"[yellow]{escape(note)}[/yellow]")
+    clocks = record.get("clocks_during_timing") or {}
+    if clocks.get("samples"):
+        c, p = clocks["sm_clock_mhz"], clocks["power_w"]
+        ui.print(f"during timing: SM clock {c['median']:.0f} MHz (min {c['min']:.0f}), "
+                 f"power {p['median']:.0f} W (max {p['max']:.0f}), {clocks['samples']} samples")
+    for name, why in record["skipped"].items():
+        ui.print(f"[yellow]{name}: not run: {escape(why)}[/yellow]")
+    ui.print(f"results: {path}")
+    if record.get("platform") == "cpu":
+        ui.print(f"[yellow]{CPU_NOTE}[/yellow]")
+    tally = record_tally(record)
+    ui.print(escape(tally.line()))
+    if as_json:
+        machine.emit(results.validate(record))
+    raise typer.Exit(int(tally.exit_code()))
+
+
+NO_GPU_BENCH = ("No CUDA GPU here: CPU figures, indicative only. Timing what runs on the CPU "
+                "(torch, Triton through its interpreter) at a small shape; the baseline is CPU torch.")
+
+
+@app.command(cls=shapes.Command)
+@guarded
+def bench(
+    names: Names = None,
+    shape: Annotated[str | None, typer.Option("--shape", metavar=shapes.METAVAR,
+        help=f"the shape, {shapes.HELP} (default: {shapes.label(PERF_SHAPE)} on a GPU, 256x256x256 on a CPU)")] = None,
+    warmup: Annotated[int, typer.Option(min=0, help="untimed calls of each implementation first")] = 5,
+    iters: Annotated[int, typer.Option(min=1, help="timed calls of each implementation")] = 10,
+    flush_l2: Annotated[bool, typer.Option("--flush-l2", help="overwrite 256 MiB before each timed call")] = False,
+    seed: Seed = None,
+    out: Annotated[Path, typer.Option(help="results folder (a DEVICE/DATE.json goes under it)")] = Path("results"),
+    latest: Annotated[Path | None, typer.Option(help="also write the record here")] = None,
+    csv: Annotated[Path | None, typer.Option(help="also write a CSV table here")] = None,
+    as_json: AsJson = False,
+) -> None:
+    """Time implementations side by side with the baseline (cuBLAS on a GPU); write JSON; exit 1 if any result is wrong."""
+    from ..bench import results
+    from ..bench.run import run
+
+    size = shapes.one(shape)
+    impls = usage.names(names)
+    usage.out_folder(out)
+    for given, option in ((latest, "--latest"), (csv, "--csv")):
+        if given:
+            usage.out_file(given, option)
+    runnable_or_stop(impls, "none of these implementations runs here")
+    ui = _ui(as_json)
+    if not runtime.has_gpu():
+        ui.print(f"[yellow]{NO_GPU_BENCH}[/yellow]")
+    bar, update = common.progress_bar(ui)
+    with bar:
+        record = run([i.name for i in impls] if names else None, size, warmup, iters, flush_l2,
+                     seed, progress=update)
+    path = results.save(record, out)
+    if latest:
+        latest.parent.mkdir(parents=True, exist_ok=True)
+        latest.write_text(path.read_text())
+    if csv:
+        results.write_csv(record, csv)
+    finish(record, path, ui, as_json)
+
+
+@app.command()
+@guarded
+def study(
+    name: Annotated[str, typer.Argument(help="the study: buffering", metavar="NAME")] = "buffering",
+    out: Annotated[Path, typer.Option(help="results folder (studies/DEVICE/DATE.json goes under it)")] = Path("results"),
+    as_json: AsJson = False,
+) -> None:
+    """The notes' controlled comparison: single/double buffer × 64²/128² at BK=16 (GPU)."""
+    from ..bench import results, studies
+
+    if name != "buffering":
+        raise UsageError(f"unknown study {name!r}; known: buffering")
+    usage.out_folder(out)
+    runnable_or_stop(list(studies.BUFFERING.values()), "the buffering study compares four CUDA kernels")
+    ui = _ui(as_json)
+    bar, update = common.progress_bar(ui)
+    with bar:
+        record = studies.buffering(progress=update)
+    path = results.save(record, out / "studies")
+    finish(record, path, ui, as_json)
+
+
+def sweep_table(record: dict) -> tuple[Table, Tally]:
+    table, tally = Table(title="TFLOP/s against shape"), Tally()
+    table.add_column("shape")
+    for n in record["names"]:
+        table.add_column(n)
+    for p in record["points"]:
+        cells = []
+        for n in record["names"]:
+            r = next(r for r in p["results"] if r["name"] == n)
+            tally.add(bool(r["passed"]))
+            cells.append(f"{r['tflops']:.1f}" + ("" if r["passed"] else " FAIL") if "tflops" in r else "err")
+        table.add_row(f"{p['label']} {'×'.join(map(str, p['shape']))}", *cells)
+    return table, tally
+
+
+@app.command(cls=shapes.Command)
+@guarded
+def sweep(
+    names: Names = None,
+    shape: Annotated[list[str] | None, typer.Option("--shape", metavar=shapes.METAVAR,
+        help=f"time at this shape instead of the sweep's own (repeatable), {shapes.HELP}")] = None,
+    out: Annotated[Path, typer.Option(help="results folder (DEVICE/sweep-DATE.json goes under it)")] = Path("results"),
+    iters: Annotated[int, typer.Option(min=1, help=f"timed calls per implementation and shape ({_SMALL_RULE})")] = 10,
+    random: Annotated[int | None, typer.Option(
+        "--random", min=1, metavar="N",
+        help="time N shapes drawn at random (bench/randomshapes.py: log-uniform in [1, 8192]³, with "
+             "long-reduction, small and large shares) instead of the fixed ones; summary per implementation")] = None,
+    seed: Annotated[int, typer.Option(help="the random shapes' seed (with --random)")] = 1,
+    as_json: AsJson = False,
+) -> None:
+    """TFLOP/s against size (squares 256…8192, odd variants of the performance shape; GPU), or
+    against N random shapes (--random N --seed S), with each implementation's geometric mean,
+    minimum and 10th percentile of its ratio to cuBLAS."""
+    from ..bench import results, studies, summary
+
+    points = [(shapes.label(s), s) for s in shapes.many(shape)] or None
+    if random and points:
+        raise UsageError("--random draws its own shapes; give --shape or --random, not both")
+    default_names = studies.RANDOM_DEFAULT if random else studies.SWEEP_DEFAULT
+    chosen = [i.name for i in usage.names(names)] if names else default_names
+    usage.out_folder(out)
+    if not runtime.has_gpu():
+        raise CannotRun("no CUDA GPU: the sweep times shapes up to 8192³ and needs one")
+    ui = _ui(as_json)
+    bar, update = common.progress_bar(ui)
+    with bar:
+        if random:
+            record = studies.random_sweep(chosen, random, seed, iters=iters, progress=update)
+        else:
+            record = studies.sweep(chosen, iters=iters, shapes=points, progress=update)
+    path = results.save_sweep(record, out)
+    table, tally = sweep_table(record)
+    ui.print(table)
+    if random:
+        from rich.markdown import Markdown  # markdown-it: imported where a summary is shown
+
+        ui.print(Markdown("\n".join(summary.lines(record["summary"]))))
+    ui.print(f"results: {path}")
+    ui.print(escape(tally.line()))
+    if as_json:
+        machine.emit(record)
+    raise typer.Exit(int(tally.exit_code()))

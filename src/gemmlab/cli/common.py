@@ -1,0 +1,108 @@
+"""What every command shares: the Typer app and its root options, the two consoles, the option
+types several commands take, the progress bar, and notes shown by more than one command."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from .. import __version__, runtime
+from ..exits import Exit
+from ..measure.stats import SMALL_ITERS, SMALL_WORK
+from ..ui import helpfmt
+from ..ui.errors import one_line_parse_errors
+
+helpfmt.install()
+one_line_parse_errors()
+
+
+def progress_bar(con: Console | None = None):
+    """A rich progress bar and the `progress(message, done, total)` callback that drives it."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn(), console=con or console, transient=True)
+    task = bar.add_task("starting", total=None)
+
+    def update(message: str, done: int, total: int) -> None:
+        bar.update(task, description=message, completed=done, total=total)
+
+    return bar, update
+
+
+#: The timing rule for small shapes, in words (measure.stats.timed_calls decides it).
+_SMALL_RULE = f"at least {SMALL_ITERS} below {round(SMALL_WORK ** (1 / 3))}³"
+
+
+# `gemmlab` alone is handled by `_options`, the same under every typer and click version.
+app = typer.Typer(add_completion=False, invoke_without_command=True, pretty_exceptions_show_locals=False,
+                  context_settings={"help_option_names": ["-h", "--help"]},
+                  help="LeetGPU's FP32 matrix multiplication: the ladder, the judge, the benchmark.")
+
+
+def _width(stream) -> int | None:
+    """A terminal's own width (or $COLUMNS); 200 columns for logs, so tables do not fold."""
+    return None if stream.isatty() or os.environ.get("COLUMNS") else 200
+
+
+console = Console(width=_width(sys.stdout))
+
+
+#: Where a `--json` command's tables and messages go, so that stdout holds only JSON.
+side = Console(stderr=True, width=_width(sys.stderr))
+
+
+Names = Annotated[list[str] | None, typer.Argument(
+    help="implementation names, aliases, or rung numbers for every implementation on a rung "
+         "(default: all; gemmlab list shows them)", metavar="NAME|RUNG", show_default=False)]
+
+
+AsJson = Annotated[bool, typer.Option("--json", help="print the result as JSON on stdout; "
+                                                     "messages go to stderr")]
+
+
+Seed = Annotated[int | None, typer.Option(help="seed of the inputs (default: fresh, and reported)")]
+
+
+CPU_NOTE = ("CPU timings are indicative only: identical CPU runs have differed fiftyfold; "
+            "compare implementations on a GPU.")
+
+
+def _ui(as_json: bool) -> Console:
+    return side if as_json else console
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        print(f"gemmlab {__version__}")
+        raise typer.Exit(int(Exit.PASSED))
+
+
+@app.callback()
+def _options(
+    ctx: typer.Context,
+    version: Annotated[bool, typer.Option("--version", callback=_show_version, is_eager=True,
+                                          help="print the version and exit")] = False,
+) -> None:
+    """LeetGPU's FP32 matrix multiplication: the ladder, the judge, the benchmark."""
+    if ctx.invoked_subcommand is None:
+        # No command: the help, on stderr, and exit 2 (a usage error), as ruff and uv do; -h is 0.
+        with contextlib.redirect_stdout(sys.stderr):
+            typer.echo(ctx.get_help(), err=True, nl=False)
+        raise typer.Exit(int(Exit.USAGE))
+    runtime.configure()  # before any command touches CUDA or Triton
+
+
+#: Why a tf32 implementation that runs on a CPU (torch-tf32) shows fp32's figures there: torch's
+#: TF32 switch is cuBLAS's; the CPU's matmul has no TF32 and ignores it (a test holds this).
+TF32_ON_CPU = ("{name} on a CPU computes in FP32, so its figures are torch's: TF32 is the GPU "
+               "tensor cores' format, and torch's CPU matmul ignores the TF32 switch")
+
+
+def tf32_on_cpu_note(name: str, precision: str, platform: str) -> str | None:
+    return TF32_ON_CPU.format(name=name) if precision == "tf32" and platform == "cpu" else None

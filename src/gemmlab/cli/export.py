@@ -1,0 +1,94 @@
+"""`gemmlab export`: a CUDA rung as one self-contained LeetGPU .cu, built with a grader's flags
+when asked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from .. import registry
+from ..exits import Exit
+from ..ui import usage
+from ..ui.errors import CannotRun, UsageError, guarded
+from .common import app, console, side
+
+
+@app.command("export")
+@guarded
+def export_cmd(
+    name: Annotated[str, typer.Argument(help="a CUDA rung's name, or a rung number for every "
+                                             "implementation on it (see gemmlab list)", metavar="NAME|RUNG")],
+    output: Annotated[Path | None, typer.Option("-o", "--output", metavar="FILE",
+                                                help="where to write it (default: NAME.cu here)")] = None,
+    force: Annotated[bool, typer.Option(help="overwrite an existing file")] = False,
+    nvcc_flags: Annotated[str | None, typer.Option(
+        "--nvcc-flags", metavar="FLAGS",
+        help='also build the file as a grader would, with these nvcc flags ("-arch=sm_80"; "" for '
+             "nvcc's own defaults), and say which launches that build holds")] = None,
+) -> None:
+    """Write a CUDA rung as one self-contained LeetGPU .cu: its kernels and solve()'s dispatch.
+
+    Exit 0 written (and built, with --nvcc-flags); 1 written but nvcc failed; 2 usage error;
+    3 --nvcc-flags without nvcc or cuobjdump here.
+    """
+    from ..cuda import tools
+    from ..export import ExportError, export_text
+
+    impls = usage.names([name])
+    if output and len(impls) > 1:
+        raise UsageError(f"rung {name} has {len(impls)} implementations ({', '.join(i.name for i in impls)}): "
+                         "-o names one file; leave it out to write NAME.cu for each")
+    paths = [output or Path(f"{impl.name}.cu") for impl in impls]
+    for path in paths:
+        usage.new_file(path, force)
+    flags = usage.nvcc_flags(nvcc_flags) if nvcc_flags is not None else None
+    if flags is not None:
+        try:
+            tools.find("nvcc"), tools.find("cuobjdump")
+        except tools.ToolMissing as exc:
+            raise CannotRun(f"--nvcc-flags builds the file: {exc}") from None
+    try:  # every text first, so that a rung the exporter cannot write leaves nothing behind
+        texts = [export_text(impl, path.name) for impl, path in zip(impls, paths, strict=True)]
+    except ExportError as exc:
+        raise UsageError(str(exc)) from None
+    from ..export.document import plan
+
+    for impl, path, text in zip(impls, paths, texts, strict=True):
+        try:
+            path.write_text(text)
+        except OSError as exc:
+            raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+        gate = f" --precision {impl.precision}" if impl.precision != "fp32" else ""
+        console.print(escape(f"wrote {path} ({impl.name}, {len(plan(impl).launches)} launches); "
+                             f"judge it with: gemmlab judge {path}{gate}"))
+    if flags is not None:
+        for impl, path in zip(impls, paths, strict=True):
+            _export_build(impl, path, flags)
+
+
+def _export_build(impl: registry.Implementation, path: Path, flags: str) -> None:
+    """Build the exported file with a grader's flags; say which launches the build holds."""
+    import tempfile
+
+    from ..export.builds import build_library, ranges, real_kernels, sass_of
+    from ..export.document import _collect, plan
+
+    p = plan(impl)
+    with tempfile.TemporaryDirectory(prefix="gemmlab-export-") as folder:
+        lib = Path(folder) / f"{path.stem}.so"
+        proc = build_library(path, flags, lib)
+        if proc.returncode:
+            side.print(escape(f"nvcc {flags} failed to build {path}:\n{proc.stdout}{proc.stderr}".rstrip()),
+                       highlight=False)
+            raise typer.Exit(int(Exit.FAILED))
+        real = real_kernels(sass_of(lib))
+    variants = _collect(p.launches)
+    holds = [i for i, launch in enumerate(p.launches)
+             if all(variants.ref(k).removeprefix("gemmlab::") in real for k in launch.kernels())]
+    floor = f"; launches {ranges(list(range(p.own, len(p.launches))))} are the portable floor" \
+        if p.own < len(p.launches) else ""
+    console.print(escape(f"built with nvcc {flags or '(no flags: nvcc defaults)'}: holds launches "
+                         f"{ranges(holds)} of {len(p.launches)}{floor}"), highlight=False)

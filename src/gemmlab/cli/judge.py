@@ -1,0 +1,134 @@
+"""`gemmlab judge FILE` and `gemmlab new`: your own LeetGPU solution, started and judged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .. import runtime
+from ..exits import Exit
+from ..ui import usage
+from ..ui.errors import UsageError, guarded
+from .cases import cases_table
+from .check import CASE_GROUPS
+from .common import Seed, app, console
+
+
+def _show_verdict(v, file: Path, precision: str) -> None:
+    """The judge's table, timing, the solution's own output (escaped) and the failure; for judge_cmd."""
+    from rich.markup import escape
+
+    from ..judge.protocol import printable
+
+    rows = [r | {"case": escape(r["case"]), "reason": escape(r["reason"])} for r in v.cases]
+    console.print(cases_table(f"{escape(str(file))} ({v.framework}, gate {precision}) on {v.device or '?'} "
+                              f"· seed {v.seed}", rows))
+    if v.timing:
+        t = v.timing
+        ratio = f" → {t['ratio_vs_baseline']:.2f}× {t['baseline']}" if t["ratio_vs_baseline"] else ""
+        console.print(f"timing {'×'.join(map(str, t['shape']))} ({t['method']}; all {t['checked_calls']} "
+                      f"timed calls checked): median {t['median_ms']:.3f} ms (min {t['min_ms']:.3f}, "
+                      f"max {t['max_ms']:.3f}), {t['tflops']:.2f} TFLOP/s; {t['baseline']} "
+                      f"{t['baseline_ms']:.3f} ms{ratio}", markup=False, highlight=False)
+    if v.log.strip():
+        lines = printable(v.log, 1 << 20).rstrip().splitlines()
+        console.print(f"output of the solution (stdout and stderr, last {min(len(lines), 30)} of "
+                      f"{len(lines)} lines):", style="dim", markup=False)
+        console.print("\n".join(lines[-30:]), markup=False, highlight=False, emoji=False)
+    if v.killed:
+        console.print(f"ended {v.killed} process(es) the solution left running", style="yellow", markup=False)
+    if v.failure:
+        console.print(v.failure, style="red", markup=False, highlight=False, emoji=False)
+
+
+@app.command("judge")
+def judge_cmd(
+    file: Annotated[Path, typer.Argument(help="a .cu or .py solution in LeetGPU's format", metavar="FILE")],
+    framework: Annotated[str | None, typer.Option("--framework", metavar="FRAMEWORK",
+        help="cuda, torch, triton or jax (default: .cu is cuda; else what the module imports)")] = None,
+    precision: Annotated[str, typer.Option("--precision", metavar="PRECISION",
+        help="the gate to hold it to: fp32, fp32x3 or tf32")] = "fp32",
+    seed: Seed = None,
+    perf: Annotated[bool, typer.Option(help="include the 8192×6144×4096 case (GPU)")] = True,
+    group: Annotated[list[str] | None, typer.Option(
+        "--group", metavar="GROUP", help="only this case group (repeatable): " + ", ".join(CASE_GROUPS))] = None,
+    timeout: Annotated[float | None, typer.Option(
+        help="seconds any one call may take (default: derived from each call's work)")] = None,
+    memory_limit: Annotated[float | None, typer.Option(
+        "--memory-limit", help="GiB of host memory for the solution's processes "
+                               "(default: the smaller of 16 GiB and half this machine's memory)")] = None,
+    warmup: Annotated[int, typer.Option(min=0, help="timed calls made first and not counted")] = 5,
+    iters: Annotated[int, typer.Option(min=1, help="timed calls counted (each one checked)")] = 10,
+    sanitize: Annotated[str | None, typer.Option("--sanitize", metavar="TOOL",
+        help="run the cases under compute-sanitizer: memcheck, racecheck or synccheck")] = None,
+) -> None:
+    """Judge your own solution from outside its process: every case, then timed calls, each one checked.
+
+    Exit 0 accepted, 1 rejected, 2 usage error, 3 could not judge here.
+    """
+    from rich.markup import escape
+
+    from ..judge import sanitize as san
+    from ..judge.isolate import UsageError, judge_file
+    from ..ui.errors import stop as one_line
+
+    def stop(code: int, message: str) -> None:
+        """The one line on stderr every command gives for a usage error (2) or not run here (3)."""
+        raise one_line(Exit(code), message)
+
+    extra: dict = {}
+    if sanitize:
+        if sanitize not in san.TOOLS:
+            stop(2, f"unknown tool {sanitize!r}; known: {', '.join(san.TOOLS)}")
+        if not runtime.has_gpu():
+            stop(3, "compute-sanitizer needs a CUDA GPU, and there is none here")
+        try:
+            extra = dict(wrapper=san.wrapper(sanitize), env=san.ENV, time_shape=(128, 128, 128))
+        except FileNotFoundError as exc:
+            stop(3, str(exc))
+        perf, group = False, group or ["notes"]
+    limit = None if memory_limit is None else int(memory_limit * (1 << 30))
+    try:
+        with console.status(f"judging {file}…") as status:
+            v = judge_file(file, framework, precision, seed, perf, group, timeout, iters=iters,
+                           warmup=warmup, memory_limit=limit,
+                           on_event=lambda e: status.update(escape(f"judging {file}: {e}")), **extra)
+    except UsageError as exc:
+        stop(2, str(exc))
+    if v.cannot_run:
+        stop(3, f"cannot judge {file} here: {v.cannot_run}")
+    if sanitize:
+        f = san.parse(sanitize, v.log)
+        console.print(f"{sanitize}: {'did not finish' if f.errors is None else f'{f.errors} errors'}"
+                      + (f"\n{f.excerpt}" if f.errors else ""), markup=False)
+        if f.errors != 0:
+            v.passed = False
+    _show_verdict(v, file, precision)
+    console.print("[green]ACCEPTED[/green]" if v.passed else "[red]REJECTED[/red]")
+    raise typer.Exit(int(v.exit_code))
+
+
+TEMPLATES = {"cuda": "solution.cu", "torch": "solution_torch.py", "triton": "solution_triton.py",
+             "jax": "solution_jax.py"}
+
+
+@app.command()
+@guarded
+def new(
+    framework: Annotated[str, typer.Option("--framework", metavar="FRAMEWORK", help="cuda, torch, triton or jax")] = "cuda",
+    path: Annotated[Path | None, typer.Argument(help="where to write it (default: the template's name)",
+                                                metavar="PATH")] = None,
+    force: Annotated[bool, typer.Option(help="overwrite an existing file")] = False,
+) -> None:
+    """Write a starter solution in LeetGPU's format (it judges, and fails, as it is)."""
+    from importlib.resources import files
+
+    if framework not in TEMPLATES:
+        raise UsageError(f"unknown framework {framework!r}; known: {', '.join(TEMPLATES)}")
+    name = TEMPLATES[framework]
+    path = path or Path(name)
+    usage.new_file(path, force)
+    path.write_text((files("gemmlab") / "templates" / name).read_text())
+    console.print(f"wrote {path}; judge it with: gemmlab judge {path}")

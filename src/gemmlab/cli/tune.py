@@ -1,0 +1,220 @@
+"""`gemmlab tune`: search rungs' knobs per shape class on the GPU (or recalibrate a record on
+random sweeps), with what it checks before it runs and the table it prints after."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from .. import runtime
+from ..exits import Exit
+from ..measure.inputs import fresh_seed
+from ..tune import default as tuned_default
+from ..tune.classes import CLASSES, ShapeClass, classify, representatives
+from ..tune.search import MIN_ITERS
+from ..tune.spaces import SPACES
+from ..ui import machine, shapes, usage
+from ..ui import names as resolver
+from ..ui.errors import CannotRun, UsageError, guarded
+from . import common
+from .common import _SMALL_RULE, AsJson, Seed, _ui, app, side
+
+
+def searched(names: list[str]) -> list[str]:
+    """The rungs named, each known and with a search space; in the order given, once each."""
+    out = []
+    for name in names:
+        impl = usage.names([name])[0]
+        if impl.name not in SPACES:
+            raise UsageError(f"{impl.name} has no search space to tune; rungs with one: "
+                             f"{', '.join(SPACES)} (gemmlab.tune.spaces)")
+        if impl.name not in out:
+            out.append(impl.name)
+    return out
+
+
+def output_file(path: Path | None, force: bool) -> None:
+    if path is not None:
+        usage.new_file(path, force)
+
+
+def by_class(given: list[tuple[int, int, int]], sms: int) -> dict[ShapeClass, tuple[int, int, int]]:
+    """The shape to tune each class at: those given (one per class), else one representative per class."""
+    if not given:
+        return representatives()
+    out: dict[ShapeClass, tuple[int, int, int]] = {}
+    for shape in given:
+        cls = classify(*shape, sms)
+        if cls in out:
+            raise UsageError(f"--shape {'x'.join(map(str, shape))} and {'x'.join(map(str, out[cls]))} are "
+                             f"both in shape class {cls.key} on {sms} SMs; give one shape per class")
+        out[cls] = shape
+    return {c: out[c] for c in CLASSES if c in out}
+
+
+def record_table(record: dict) -> Table:
+    t = Table(title=f"gemmlab tune {' '.join(record['rungs'])} on {record['gpu']['name']} "
+                    f"({record['gpu']['sm_count']} SMs)")
+    for col in ("class", "M×N×K", "timed calls", "cuBLAS ms", "winner", "ms", "vs cuBLAS",
+                "timed / failed / rejected"):
+        t.add_column(col, overflow="fold")
+    for key, entry in record["classes"].items():
+        verdicts = [c["verdict"] for c in entry["candidates"]]
+        counts = " / ".join(str(verdicts.count(v)) for v in ("timed", "failed", "rejected"))
+        w = entry["winner"]
+        cublas = f"{entry['cublas_ms']:.3f}" if entry["cublas_ms"] else "-"
+        if w:
+            ratio = f"{w['ratio_vs_cublas']:.2f}×" if w.get("ratio_vs_cublas") else "-"
+            t.add_row(key, "×".join(map(str, entry["shape"])), str(entry["iters"]), cublas,
+                      escape(f"{w['rung']} {w['launch']}: {w['kernel']}"), f"{w['median_ms']:.3f}", ratio,
+                      counts)
+        else:
+            t.add_row(key, "×".join(map(str, entry["shape"])), str(entry["iters"]), cublas,
+                      "[red]none verified[/red]", "-", "-", counts)
+    return t
+
+
+def _tunable(tokens: list[str]) -> list[str]:
+    """The names tune's tokens stand for; a rung number stands for its implementations that
+    have a search space (all of them, for tune to refuse, when none has)."""
+    out: list[str] = []
+    for token in tokens:
+        impls = resolver.resolve(token)
+        if resolver.is_rung(token):
+            impls = [i for i in impls if i.name in SPACES] or impls
+        out += [i.name for i in impls]
+    return out
+
+
+@app.command("tune", cls=shapes.Command)
+@guarded
+def tune_cmd(
+    names: Annotated[list[str], typer.Argument(help="rungs to search, each with a search space: "
+                                                    f"{', '.join(SPACES)} (gemmlab.tune.spaces); a rung "
+                                                    "number stands for those on it",
+                                               metavar="NAME|RUNG", show_default=False)],
+    shape: Annotated[list[str] | None, typer.Option("--shape", metavar=shapes.METAVAR,
+        help=f"tune at this shape, {shapes.HELP}, for its shape class (repeatable, one per class; "
+             f"default: one representative shape for each of the {len(CLASSES)} classes)")] = None,
+    warmup: Annotated[int, typer.Option(min=0, help="untimed calls of each candidate first")] = 5,
+    iters: Annotated[int, typer.Option(min=MIN_ITERS, help=f"timed calls per candidate ({_SMALL_RULE})")] = MIN_ITERS,
+    seed: Seed = None,
+    out: Annotated[Path, typer.Option(help="results folder (tune/GPU/DATE.json goes under it)")] = Path("results"),
+    output: Annotated[Path | None, typer.Option("-o", "--output", metavar="FILE",
+        help="write the record here instead of under --out")] = None,
+    force: Annotated[bool, typer.Option(help="overwrite an existing -o file")] = False,
+    install: Annotated[bool, typer.Option("--install", help="also install the record as the one "
+        "`default` dispatches by on this GPU (src/gemmlab/tuned/GPU.json, a tracked file)")] = False,
+    calibrate: Annotated[list[Path] | None, typer.Option("--calibrate", metavar="SWEEP",
+        help="no GPU time: recalibrate the installed record's classes on random-sweep records "
+             "(gemmlab sweep --random): where one of the NAMEs' own launches beat default over "
+             "a class's shapes, it becomes the class's winner (tune/calibrate.py)")] = None,
+    as_json: AsJson = False,
+) -> None:
+    """Search rungs' compile-time configurations per shape class on this GPU; write the record.
+
+    Every candidate is compiled (spills and compile errors rejected without GPU time), verified
+    against the float64 product with C poisoned, then timed interleaved with cuBLAS FP32.
+    Exit 0: every class has a winner; 1: some class has no verified candidate (the record is
+    written, not installed); 2: usage error; 3: no GPU.
+    """
+    from ..export.document import gemmlab_commit
+    from ..tune import record, search
+
+    given = shapes.many(shape)
+    rungs = searched(_tunable(names))
+    output_file(output, force)
+    usage.out_folder(out)
+    if calibrate:
+        _calibrate(rungs, calibrate, output, out, install, as_json)
+        return
+    if not runtime.has_gpu():
+        raise CannotRun("no CUDA GPU: gemmlab tune verifies and times every candidate on one")
+    import torch
+
+    from ..cuda.compiler import device_arch
+    from ..measure import device as device_info
+
+    info = device_info.gpu()
+    classes = by_class(given, info["sm_count"])
+    ui = _ui(as_json)
+    seed = fresh_seed() if seed is None else seed
+    total, done = search.steps_for(rungs, classes, iters), 0
+
+    bar, update = common.progress_bar(ui)
+
+    def say(message: str) -> None:
+        nonlocal done
+        update(message, done, total)
+        done += 1
+
+    with bar, device_info.ClockSampler(torch.cuda.current_device()) as sampler:
+        rec = search.tune(rungs, classes, search.GpuMeasure(), device_arch(), info, device_info.versions(),
+                          gemmlab_commit(), warmup, iters, seed, progress=say)
+    rec["clocks_during_timing"] = sampler.summary()
+    if output:
+        output.write_text(record.dumps(record.validate(rec)))
+        path = output
+    else:
+        path = record.save(rec, out)
+    ui.print(record_table(rec))
+    ui.print(f"record: {path}")
+    missing = [key for key, entry in rec["classes"].items() if not entry["winner"]]
+    if missing:
+        ui.print(f"[red]no candidate verified for {', '.join(missing)}[/red]"
+                 + ("; not installed" if install else ""))
+    elif install:
+        ui.print(f"installed: {record.install(rec)} (gemmlab default reads it on this GPU)")
+    if as_json:
+        machine.emit(rec)
+    raise typer.Exit(int(Exit.FAILED if missing else Exit.PASSED))
+
+
+def _calibrate(rungs: list[str], sweeps: list[Path], output: Path | None, out: Path, install: bool,
+               as_json: bool) -> None:
+    """`gemmlab tune NAME… --calibrate SWEEP…`: the installed record recalibrated on the sweeps."""
+    from ..bench import results
+    from ..cuda.compiler import nvrtc_version
+    from ..tune import calibrate, record
+    from ..tune.search import cubin_digest
+
+    current, why = tuned_default.plan()
+    if current is None:
+        raise UsageError(f"no installed tune record to calibrate: {why}")
+    loaded = []
+    for path in sweeps:
+        data = usage.json_file(path)
+        try:
+            random_sweep = bool(data.get("random")) and results.kind(data) == "sweep"
+        except results.SchemaError as exc:
+            raise UsageError(f"{path} is not a results record: {exc}") from None
+        if not random_sweep:
+            raise UsageError(f"{path} is not a random-shape sweep (gemmlab sweep --random)")
+        if results.slug(data["device"]["name"]) != current["gpu"]["slug"]:
+            raise UsageError(f"{path} was measured on {data['device']['name']}, the record is "
+                             f"{current['gpu']['name']}'s")
+        loaded.append(data)
+    same_build = nvrtc_version() == current.get("versions", {}).get("nvrtc")
+
+    def digest(launch) -> str | None:
+        return cubin_digest(launch.kernel.compile(current["arch"]).cubin) if same_build else None
+
+    rec = calibrate.calibrate(current, loaded, rungs, digest)
+    rec["date"] = rec["calibration"]["date"]
+    path = output or record.save(rec, out)
+    if output:
+        output.write_text(record.dumps(record.validate(rec)))
+    for key, entry in rec["calibration"]["classes"].items():
+        scores = ", ".join(f"{n} {s:.3f}" for n, s in entry["scores"].items())
+        side.print(escape(f"{key}: {entry['points']} shapes" + (f"; {scores}" if scores else "")
+                          + (f" → {entry['chosen']}" if entry["chosen"] else "")), highlight=False)
+    side.print(f"record: {path}" + ("" if same_build else " (cubin digests left out: this NVRTC is not "
+                                                           "the record's)"), highlight=False)
+    if install:
+        side.print(f"installed: {record.install(rec)}", highlight=False)
+    if as_json:
+        machine.emit(rec)

@@ -1,0 +1,252 @@
+"""Every CUDA rung's launches: the builders that make a launch from its knobs, and each rung's
+named launches (`RUNGS`), fast path first and fallback last.
+
+The registry takes each CUDA rung's launches from `RUNGS`; the tuner's spaces
+(`tune/spaces.py`) rebuild them with the same builders and other knobs; `default`
+(`tune/default.py`) rebuilds a tune record's winners with them. So a launch is
+declared once, here, and none of those modules reads another's private helpers.
+
+A launch's `name` says when it runs within its rung ("whole-tiles", "vec4",
+"b-padded", …), unique within the rung. Tune records name launches by it, never by
+position: reordering a rung's launches cannot change what a record means.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from .cuda import hopper
+from .cuda.dispatch import Launch
+from .cuda.needs import Needs
+from .cuda.pad import PaddedOperands
+from .cuda.requires import VEC4, Requires, whole_tiles
+from .cuda.splitgrid import SplitGrid
+from .cuda.transposed import TransposedA
+
+# The scalar, bounds-checked 2D-tiled kernel: every later rung's fallback.
+TILING2D = Launch("06_tiling2d.cu", "tiling2d", (128, 1), (64, 64), step=16, buffers=1, name="any")
+
+
+def _vec4(source: str, entry: str, threads: int, size: int, bk: int, buffers: int, defines: dict,
+          exact: bool) -> Launch:
+    """A float4 kernel with a size×size tile: its whole-tile fast path (EXACT_TILES) or its checked one."""
+    block, tile = (threads, 1), (size, size)
+    if exact:
+        return Launch(source, entry, block, tile, defines | {"EXACT_TILES": 1},
+                      when=whole_tiles(size, bk, size), step=bk, buffers=buffers, name="whole-tiles")
+    return Launch(source, entry, block, tile, defines, when=VEC4, step=bk, buffers=buffers, name="vec4")
+
+
+def float4_launch(bm: int, bk: int, unroll: int, min_blocks: int, exact: bool = False) -> Launch:
+    # unroll / min_blocks: the occupancy knobs of 07_float4.cu, chosen on the H200
+    # with scripts/tune.py among those that compile without spills.
+    defines = {"BM": bm, "BK": bk, "UNROLL_K": unroll, "MIN_BLOCKS": min_blocks}
+    return _vec4("07_float4.cu", "float4_tiled", (bm // 8) * (bm // 4), bm, bk, 1, defines, exact)
+
+
+def double_buffer_launch(bm: int) -> Launch:
+    return Launch("08_double_buffer.cu", "double_buffer", ((bm // 8) * (bm // 4), 1), (bm, bm),
+                  {"BM": bm}, when=VEC4, step=16, buffers=2, name="vec4")
+
+
+def warptile_launch(bk: int, min_blocks: int, exact: bool) -> Launch:
+    # bk / min_blocks: the knobs of 11_warptile.cu, chosen on the H200 with scripts/tune_h200.sh
+    # among settings that compile without spills under NVRTC 13.0 and 13.5.
+    return _vec4("11_warptile.cu", "warptile", 256, 128, bk, 2, {"BK": bk, "MIN_BLOCKS": min_blocks}, exact)
+
+
+def padded(launch: Launch) -> Launch:
+    """The same kernel on any shape: operands copied into 16-byte rows, C copied back."""
+    return dataclasses.replace(launch, when=None, host=PaddedOperands(), name="padded")
+
+
+def _mma_smem(defines) -> int:
+    """Per stage A 128×(32+4) and B 32×(128+8) floats: the padded layout of 12_mma_tf32.cu."""
+    return defines["STAGES"] * (128 * 36 + 32 * 136) * 4
+
+
+def mma_tf32_launch(vec: int, stages: int = 3) -> Launch:
+    defines = {"VEC": vec, "STAGES": stages}
+    if vec == 4:
+        return Launch("12_mma_tf32.cu", "mma_tf32", (256, 1), (128, 128), defines, when=VEC4,
+                      needs=Needs.SM80, smem=_mma_smem, step=32, name="vec4")
+    # VEC 1 (any shape, 4-byte copies) is still mma.sync fed by cp.async: sm_80's too.
+    return Launch("12_mma_tf32.cu", "mma_tf32", (256, 1), (128, 128), defines, needs=Needs.SM80,
+                  smem=_mma_smem, step=32, name="any")
+
+
+_HOPPER_TILE = (128, 256)
+
+
+def wgmma_tma_launch(stages: int = 4) -> Launch:
+    return Launch("13_wgmma_tma.cu", "wgmma_tma", (256, 1), _HOPPER_TILE, {"STAGES": stages},
+                  needs=Needs.SM90A, smem=hopper.dynamic_smem(_HOPPER_TILE, 2), step=hopper.STEP,
+                  host=hopper.TmaOperands(a="round"), name="any")
+
+
+def _warp_specialised(source: str, entry: str, tile: tuple[int, int], defines: dict, b: str,
+                      a_in_place: bool) -> Launch:
+    """A persistent producer/consumer wgmma kernel (384 threads): A read by TMA where it lies,
+    or from the padded copy its pre-pass makes (rounded for TF32, as it is for 3xTF32, which
+    splits A itself). ``b``: Bᵀ rounded, or split into the 3xTF32 planes."""
+    common = dict(needs=Needs.SM90A, persistent=True, step=hopper.STEP,
+                  smem=hopper.dynamic_smem(tile, 2, b_planes=2 if b == "split" else 1))
+    if a_in_place:
+        # TMA reads A in place: its rows must be describable (16-byte aligned, N % 4 == 0).
+        return Launch(source, entry, (384, 1), tile, defines, when=hopper.A_IN_PLACE,
+                      host=hopper.TmaOperands(a="in place", b=b), name="a-in-place", **common)
+    copy = "pad" if b == "split" else "round"
+    return Launch(source, entry, (384, 1), tile, defines, host=hopper.TmaOperands(a=copy, b=b),
+                  name="a-copied", **common)
+
+
+def wgmma_ws_launch(stages: int = 4, a_in_place: bool = True) -> Launch:
+    defines = {"STAGES": stages, "A_FROM_REGS": 1, "INFLIGHT": 0, "CLUSTER": 2}
+    return _warp_specialised("14_wgmma_ws.cu", "wgmma_ws", _HOPPER_TILE, defines, "round", a_in_place)
+
+
+def wgmma_3xtf32_launch(stages: int = 4, a_in_place: bool = True) -> Launch:
+    # A 128×128 tile: with Bᵀ's two planes a stage is 48 KB, so the pipeline stays 4 deep.
+    return _warp_specialised("15_wgmma_3xtf32.cu", "wgmma_3xtf32", (128, 128), {"STAGES": stages}, "split",
+                             a_in_place)
+
+
+def wgmma_swap_launches(stages: int = 4, cluster: int = 2, pipe: int = 2) -> tuple[Launch, Launch]:
+    """A and B read where they lie (no pre-pass) where TMA can describe their rows, else padded copies."""
+    tile = (256, 128)
+    fast = Launch("17_wgmma_swap.cu", "wgmma_swap", (384, 1), tile,
+                  {"STAGES": stages, "CLUSTER": cluster, "PIPE": pipe},
+                  # hopper.A_IN_PLACE and B_IN_PLACE at once (a launch declares one Requires)
+                  when=Requires(n=4, k=4, align=16, operands="AB"), needs=Needs.SM90A, persistent=True,
+                  step=hopper.STEP, smem=hopper.dynamic_smem(tile, 2), host=hopper.SwappedOperands(),
+                  name="in-place")
+    return fast, dataclasses.replace(fast, when=None, host=hopper.SwappedOperands(padded=True), name="padded")
+
+
+def _bigtile_smem(d) -> int:
+    """STAGES copies of the A (64·WARPS_M × BK) and B (BK × 64·WARPS_N) tiles, unpadded; with
+    TMA_COPY, an 8-byte mbarrier per stage after them and 128 bytes to align the stages."""
+    tiles = d["STAGES"] * 64 * (d["WARPS_M"] + d["WARPS_N"]) * d["BK"] * 4
+    return tiles + (d["STAGES"] * 8 + 128 if d.get("TMA_COPY") else 0)
+
+
+def bigtile_derive(d) -> dict:
+    """A warp per 64×64 block of C, WARPS_M × WARPS_N of them per block; A_T: Aᵀ by a pre-pass,
+    PAD_B: B's padded copy too (any shape). The 16-byte path without PAD_B needs K % 4 == 0 and
+    aligned rows: of B and C with Aᵀ (ours, aligned), of A too without."""
+    if d.get("PAD_B") and not d.get("A_T"):
+        raise ValueError("bigtile: PAD_B needs A_T (the Aᵀ host is the one that pads B)")
+    if d.get("SPLIT") and not d.get("A_T"):
+        raise ValueError("bigtile: SPLIT needs A_T (the Aᵀ host is the one that splits)")
+    host = TransposedA(pad_b=bool(d.get("PAD_B")), split=bool(d.get("SPLIT"))) if d.get("A_T") else None
+    if d.get("PAD_B") or d.get("VEC") == 1:
+        when = None
+    else:
+        when = Requires(k=4, align=16, operands="BC") if d.get("A_T") else VEC4
+    if d.get("TMA_COPY") and not d.get("A_T"):
+        raise ValueError("bigtile: TMA_COPY needs A_T (the Aᵀ host is the one that encodes the descriptors)")
+    return {"block": (32 * d["WARPS_M"] * d["WARPS_N"], 1), "tile": (64 * d["WARPS_M"], 64 * d["WARPS_N"]),
+            "step": d["BK"], "host": host, "when": when,
+            # TMA_COPY: cp.async.bulk.tensor and mbarriers, sm_90's; else cp.async, sm_80's
+            "needs": Needs.SM90 if d.get("TMA_COPY") else Needs.SM80}
+
+
+def bigtile_launch(pad_b: bool, j_outer: int = 2, warps_m: int = 2, warps_n: int = 2, bk: int = 16,
+                   stages: int = 4, min_blocks: int = 2, split: bool = False, fetch_ba: bool = False,
+                   tma: bool = False) -> Launch:
+    """bigtile reading Aᵀ (a pre-pass) and B by 16-byte copies: B as it lies where K % 4 == 0 and
+    B and C are aligned ("b-in-place"), else B's padded copy, a second pre-pass, for any shape
+    ("b-padded")."""
+    # J_OUTER 2 (the FMAs of one index column by column, down then up) was chosen on the H200
+    # (scripts/tune.py, 2026-11-30); `gemmlab tune bigtile` searches the rest.
+    defines = {"WARPS_M": warps_m, "WARPS_N": warps_n, "BK": bk, "STAGES": stages,
+               "MIN_BLOCKS": min_blocks, "VEC": 4, "A_T": 1, "J_OUTER": j_outer, "PAD_B": int(pad_b)}
+    if split:  # only then: SPLIT 0 is the macro's default, and bigtile's launches keep their cubins
+        defines["SPLIT"] = 1
+    if fetch_ba:  # likewise: B's fragments loaded before A's (16_bigtile.md), a tuned knob
+        defines["FETCH_BA"] = 1
+    if tma:  # likewise: both tiles by TMA on per-stage mbarriers (16_bigtile_tma.md)
+        defines["TMA_COPY"] = 1
+    return Launch("16_bigtile.cu", "bigtile", smem=_bigtile_smem, derive=bigtile_derive,
+                  defines=defines, name="b-padded" if pad_b else "b-in-place", **bigtile_derive(defines))
+
+
+#: The `small` kernel's 16-byte path: rows of A and B whole float4s, A and B aligned (C is
+#: stored 16 bytes at a time only where its rows allow it).
+SMALL_VEC4 = Requires(n=4, k=4, align=16, operands="AB")
+
+
+def _small_derive(d) -> dict:
+    """4×4 outputs per thread of a BM×BN tile in STAGES shared stages (rows padded by 4 floats);
+    VEC 4 needs SMALL_VEC4, VEC 1 any shape. cp.async: sm_80's."""
+    return {"block": ((d["BM"] // 4) * (d["BN"] // 4), 1), "tile": (d["BM"], d["BN"]), "step": d["BK"],
+            "when": SMALL_VEC4 if d["VEC"] == 4 else None, "buffers": d["STAGES"], "pad": 4,
+            "needs": Needs.SM80}
+
+
+def small_launch(vec: int, bm: int = 32, bn: int = 64, bk: int = 16, stages: int = 4, chains: int = 2,
+                 min_blocks: int = 3) -> Launch:
+    """The `small` kernel (18_small.cu): A and B in place, split-K over grid z (cuda/splitgrid.py);
+    VEC 4 "vec4", VEC 1 "any"."""
+    defines = {"BM": bm, "BN": bn, "BK": bk, "STAGES": stages, "CHAINS": chains, "VEC": vec,
+               "MIN_BLOCKS": min_blocks}
+    return Launch("18_small.cu", "small", defines=defines, host=SplitGrid(), derive=_small_derive,
+                  name="vec4" if vec == 4 else "any", **_small_derive(defines))
+
+
+def _one(source: str, entry: str, block: tuple[int, int], tile: tuple[int, int], **more) -> Launch:
+    """A rung of one launch, which runs at any shape."""
+    return Launch(source, entry, block, tile, name="any", **more)
+
+
+#: Each CUDA rung's launches by its registry name, fast path(s) first, the fallback last.
+RUNGS: dict[str, tuple[Launch, ...]] = {
+    "naive": (_one("01_naive.cu", "naive", (16, 16), (16, 16)),),
+    "naive-fma": (_one("02_naive_fma.cu", "naive_fma", (16, 16), (16, 16)),),
+    "smem-16": (
+        Launch("03_smem16.cu", "smem16", (16, 16), (16, 16), {"EXACT_TILES": 1},
+               when=whole_tiles(16, 16, 16), step=16, buffers=1, name="whole-tiles"),
+        _one("03_smem16.cu", "smem16", (16, 16), (16, 16), step=16, buffers=1),
+    ),
+    "row-4": (_one("04_row4.cu", "row4", (16, 16), (16, 64), step=16, buffers=1),),
+    "tiling-1d": (_one("05_tiling1d.cu", "tiling1d", (64, 4), (64, 64), step=16, buffers=1),),
+    "tiling-2d": (TILING2D,),
+    "float4": (float4_launch(64, 32, 32, 2, exact=True), float4_launch(64, 32, 32, 2), TILING2D),
+    "float4-bk16": (float4_launch(64, 16, 16, 5, exact=True), float4_launch(64, 16, 2, 6), TILING2D),
+    "float4-128": (float4_launch(128, 16, 16, 1, exact=True), float4_launch(128, 16, 16, 1), TILING2D),
+    "double-buffer-64": (double_buffer_launch(64), TILING2D),
+    "double-buffer-128": (double_buffer_launch(128), TILING2D),
+    "cp-async": (
+        Launch("09_cp_async.cu", "cp_async", (512, 1), (128, 128), when=VEC4, needs=Needs.SM80,
+               step=16, buffers=2, name="vec4"),
+        TILING2D,
+    ),
+    "wmma-tf32": (
+        Launch("10_wmma_tf32.cu", "wmma_tf32", (512, 1), (128, 128),
+               when=Requires(m=128, n=32, k=128, align=32), needs=Needs.SM80, step=32, buffers=1, pad=4,
+               name="whole-tiles"),
+        float4_launch(64, 32, 32, 2),
+        TILING2D,
+    ),
+    "warptile": (warptile_launch(16, 2, exact=True), warptile_launch(8, 2, exact=False),
+                 padded(warptile_launch(8, 2, exact=False))),
+    "mma-tf32": (mma_tf32_launch(4), mma_tf32_launch(1)),
+    "wgmma-tma": (wgmma_tma_launch(),),
+    "wgmma-ws": (wgmma_ws_launch(a_in_place=True), wgmma_ws_launch(a_in_place=False)),
+    "wgmma-3xtf32": (wgmma_3xtf32_launch(a_in_place=True), wgmma_3xtf32_launch(a_in_place=False)),
+    "bigtile": (bigtile_launch(pad_b=False), bigtile_launch(pad_b=True)),
+    "splitk": (bigtile_launch(pad_b=False, bk=8, stages=3, split=True),
+               bigtile_launch(pad_b=True, bk=8, stages=3, split=True)),
+    "wgmma-swap": wgmma_swap_launches(),
+    "tma": (bigtile_launch(pad_b=False, bk=16, stages=3, split=True, fetch_ba=True, tma=True),
+            bigtile_launch(pad_b=True, bk=16, stages=3, split=True, fetch_ba=True, tma=True)),
+    "small": (small_launch(4), small_launch(1)),
+}
+
+
+def named(rung: str, name: str) -> Launch:
+    """The launch `name` of `rung` (KeyError, saying which names it has, if none)."""
+    for launch in RUNGS[rung]:
+        if launch.name == name:
+            return launch
+    raise KeyError(f"{rung} has no launch {name!r} (its launches: {', '.join(x.name for x in RUNGS[rung])})")

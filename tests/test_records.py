@@ -1,0 +1,77 @@
+"""Tune records name launches by name, and every launch a committed record names still exists and
+builds what the record says it timed."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from gemmlab import launches
+from gemmlab.tune import default, record
+from gemmlab.tune.spaces import SPACES
+
+ROOT = Path(__file__).resolve().parents[1]
+INSTALLED = sorted(record.INSTALLED.glob("*.json"))
+#: A record of 2026-12-01, made when records named a launch by its position in the rung.
+BY_POSITION = ROOT / "results" / "experiments" / "random-shapes" / "2-tune-record.json"
+
+
+def _entries(rec: dict):
+    for key, entry in rec["classes"].items():
+        for item in [*entry["candidates"], entry["winner"]]:
+            if item:
+                yield key, item
+
+
+def _label(item: dict) -> str:
+    """The kernel label (with its host's words) of the launch a record's entry names, built today."""
+    space = SPACES[item["rung"]]
+    built = space.build(item["launch"], space.knobs_of(item["knobs"]))
+    host = getattr(built.host, "label", "")
+    return built.kernel.label + (f" ({host})" if host else "")
+
+
+def test_every_rungs_launches_have_names_unique_within_the_rung():
+    for rung, found in launches.RUNGS.items():
+        names = [launch.name for launch in found]
+        assert all(names) and len(set(names)) == len(names), (rung, names)
+
+
+@pytest.mark.parametrize("path", INSTALLED, ids=[p.name for p in INSTALLED])
+def test_every_launch_an_installed_record_names_exists_and_builds_what_it_timed(path):
+    assert '"launch": 0' not in path.read_text()  # written with names, not positions
+    rec = record.load(path)
+    for key, item in _entries(rec):
+        assert item["launch"] in SPACES[item["rung"]].launches, (key, item["rung"], item["launch"])
+        assert _label(item) == item["kernel"], key
+    for entry in rec["classes"].values():
+        if entry["winner"]:
+            assert default.rebuild(entry["winner"]).name == entry["winner"]["launch"]
+
+
+def test_a_record_made_before_names_reads_as_the_launches_it_timed():
+    raw = json.loads(BY_POSITION.read_text())
+    assert any(isinstance(item["launch"], int) for _, item in _entries(raw))  # positions, as written
+    rec = record.load(BY_POSITION)
+    # Read through LEGACY_LAUNCHES, each position names the launch whose kernel the record timed
+    # (PAD_B, EXACT_TILES, the padded host: a wrong order would show in the labels).
+    assert all(_label(item) == item["kernel"] for _, item in _entries(rec))
+
+
+def test_a_position_the_legacy_order_does_not_hold_is_refused_in_one_line():
+    rec = json.loads(BY_POSITION.read_text())
+    rec["classes"]["small-odd"]["winner"]["launch"] = 7
+    with pytest.raises(record.RecordError, match="predates launch names") as info:
+        record.named_launches(record.validate(rec))
+    assert "\n" not in str(info.value)
+
+
+def test_a_record_naming_a_launch_that_no_longer_exists_is_refused():
+    rec = record.load(INSTALLED[0])
+    winner = copy.deepcopy(next(e["winner"] for e in rec["classes"].values() if e["winner"]))
+    winner["launch"] = "retired"
+    with pytest.raises(record.RecordError, match="no tunable launch retired"):
+        default.rebuild(winner)
