@@ -46,16 +46,19 @@ def imported_modules(path: Path) -> set[str]:
     return names
 
 
-def detect_framework(path: Path) -> str:
-    """cuda for a .cu; else jax or triton when the module imports it (jax first: its solve differs); else torch."""
+def detected_framework(path: Path) -> str | None:
+    """What the file is written for: cuda for a .cu; else jax, triton or torch as the module imports
+    them (jax first: its solve differs, then triton, which also imports torch); None if none of them."""
     path = Path(path)
     if path.suffix == ".cu":
         return "cuda"
     names = imported_modules(path)
-    for framework in ("jax", "triton"):
-        if framework in names:
-            return framework
-    return "torch"
+    return next((fw for fw in ("jax", "triton", "torch") if fw in names), None)
+
+
+def detect_framework(path: Path) -> str:
+    """The harness to run the file with: what it imports, else torch's (a solve on tensors)."""
+    return detected_framework(path) or "torch"
 
 
 def framework_missing(framework: str) -> str | None:
