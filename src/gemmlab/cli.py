@@ -742,33 +742,6 @@ def export_cmd(
                          f"judge it with: gemmlab judge {path}{gate}"))
 
 
-def _show_verdict(v, file: Path, precision: str) -> None:
-    """The judge's table, timing, the solution's own output (escaped) and the failure; for judge_cmd."""
-    from rich.markup import escape
-
-    from .judge.protocol import printable
-
-    rows = [r | {"case": escape(r["case"]), "reason": escape(r["reason"])} for r in v.cases]
-    console.print(cases_table(f"{escape(str(file))} ({v.framework}, gate {precision}) on {v.device or '?'} "
-                              f"· seed {v.seed}", rows))
-    if v.timing:
-        t = v.timing
-        ratio = f" → {t['ratio_vs_baseline']:.2f}× {t['baseline']}" if t["ratio_vs_baseline"] else ""
-        console.print(f"timing {'×'.join(map(str, t['shape']))} ({t['method']}; all {t['checked_calls']} "
-                      f"timed calls checked): median {t['median_ms']:.3f} ms (min {t['min_ms']:.3f}, "
-                      f"max {t['max_ms']:.3f}), {t['tflops']:.2f} TFLOP/s; {t['baseline']} "
-                      f"{t['baseline_ms']:.3f} ms{ratio}", markup=False, highlight=False)
-    if v.log.strip():
-        lines = printable(v.log, 1 << 20).rstrip().splitlines()
-        console.print(f"output of the solution (stdout and stderr, last {min(len(lines), 30)} of "
-                      f"{len(lines)} lines):", style="dim", markup=False)
-        console.print("\n".join(lines[-30:]), markup=False, highlight=False, emoji=False)
-    if v.killed:
-        console.print(f"ended {v.killed} process(es) the solution left running", style="yellow", markup=False)
-    if v.failure:
-        console.print(v.failure, style="red", markup=False, highlight=False, emoji=False)
-
-
 @app.command("judge")
 def judge_cmd(
     file: Annotated[Path, typer.Argument(help="a .cu or .py solution in LeetGPU's format")],
@@ -788,6 +761,7 @@ def judge_cmd(
     iters: Annotated[int, typer.Option(min=1, help="timed calls counted (each one checked)")] = 10,
     sanitize: Annotated[str | None, typer.Option(
         help="run the cases under compute-sanitizer: memcheck, racecheck or synccheck")] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="show all of the solution's output")] = False,
 ) -> None:
     """Judge your own solution from outside its process: every case, then timed calls, each one checked.
 
@@ -795,6 +769,7 @@ def judge_cmd(
     """
     from rich.markup import escape
 
+    from .judge import report
     from .judge import sanitize as san
     from .judge.isolate import UsageError, judge_file
     from .ui.errors import stop as one_line
@@ -830,8 +805,7 @@ def judge_cmd(
                       + (f"\n{f.excerpt}" if f.errors else ""), markup=False)
         if f.errors != 0:
             v.passed = False
-    _show_verdict(v, file, precision)
-    console.print("[green]ACCEPTED[/green]" if v.passed else "[red]REJECTED[/red]")
+    report.show(console, v, str(file), precision, verbose, cases_table)
     raise typer.Exit(int(v.exit_code))
 
 

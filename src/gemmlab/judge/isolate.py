@@ -79,12 +79,20 @@ class Verdict:
         return Exit.PASSED if self.passed else Exit.FAILED
 
     def add_error(self, case: str, traceback: str) -> None:
-        """One raised error; the same text again only adds its case."""
+        """One raised error; the same error again (the same frames and exception type, whatever its
+        message says about this case's shape) only adds its case."""
+        key = _error_key(traceback)
         for e in self.errors:
-            if e["traceback"] == traceback:
+            if _error_key(e["traceback"]) == key:
                 e["cases"].append(case)
                 return
         self.errors.append({"cases": [case], "traceback": traceback})
+
+
+def _error_key(traceback: str) -> tuple[str, str]:
+    """A traceback without its message: where it was raised, and what."""
+    head, _, last = traceback.rstrip().rpartition("\n")
+    return head, last.split(":", 1)[0]
 
 
 @dataclass(frozen=True)

@@ -31,18 +31,29 @@ def imported_modules(path: Path) -> set[str]:
 
     The source is decoded as Python decodes it (a coding line, a BOM, else
     UTF-8). A word in a docstring or a comment is not an import. A file that
-    does not parse imports nothing here; loading it reports the syntax error.
+    does not parse is read line by line instead, for import statements at the
+    start of a line (loading it reports the syntax error).
     """
+    source = path.read_bytes()
     try:
-        tree = ast.parse(path.read_bytes(), filename=str(path))
+        tree = ast.parse(source, filename=str(path))
     except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError):
-        return set()
+        return _import_lines(source)
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names.update(alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names.add(node.module.split(".")[0])
+    return names
+
+
+def _import_lines(source: bytes) -> set[str]:
+    names = set()
+    for raw in source.decode("utf-8", errors="replace").splitlines():
+        words = raw.split()
+        if len(words) >= 2 and words[0] in ("import", "from"):
+            names.add(words[1].split(".")[0].rstrip(","))
     return names
 
 

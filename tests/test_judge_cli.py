@@ -1,0 +1,91 @@
+"""`gemmlab judge` on the terminal (issue 30, point 2): the solution's own traceback once per error,
+no table before a load error or a limit, messages that say what happened, no internal names, the
+detected framework, --verbose."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.clitools import invoke
+
+SOL = Path(__file__).parent / "fixtures" / "solutions"
+QUICK = ["--no-perf", "--iters", "1", "--warmup", "0"]
+TABLE_HEAD = "M×N×K"  # a column of the cases' table
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_the_solution_s_traceback_once_with_its_own_frames_and_the_cases():
+    result = invoke("judge", SOL / "raises_deep.py", "--group", "notes", *QUICK)
+    assert result.exit_code == 1 and result.exception is None or isinstance(result.exception, SystemExit)
+    out = result.output
+    assert out.count("Traceback (the solution's frames):") == 1, out
+    assert "the solution raised in case notes-1x1x1 (and in 8 more cases):" in out
+    # Its three frames, innermost last, and nothing of the judge's or torch's.
+    frames = [line.strip() for line in out.splitlines() if line.strip().startswith('File "')]
+    assert [f.rsplit(", in ", 1)[1] for f in frames] == ["solve", "_tile", "_inner"], frames
+    assert all("raises_deep.py" in f for f in frames)
+    assert "gemmlab/judge" not in out and "site-packages" not in out
+    block = out.split("the solution raised in case", 1)[1]
+    assert block.count("ValueError: tile of 1 rows does not fit") == 2  # the traceback's, then the reason
+    assert out.rstrip().endswith("notes-1x1x1: ValueError: tile of 1 rows does not fit\nREJECTED")
+
+
+def test_an_empty_file_says_what_is_missing_without_internal_names():
+    result = invoke("judge", SOL / "empty.py", *QUICK)
+    assert result.exit_code == 1
+    out = result.output
+    assert "could not load the solution: empty.py defines no solve function" in _flat(out)
+    assert "SolutionError" not in out and "gemmlab.judge" not in out
+    header = out.splitlines()[0]
+    assert " · unknown · " in header and "torch" not in header, header
+    assert TABLE_HEAD not in out  # no table of nothing
+
+
+def test_a_hang_says_what_happened_and_shows_no_empty_table():
+    result = invoke("judge", SOL / "hangs.py", "--timeout", "2", *QUICK)
+    assert result.exit_code == 1
+    out = _flat(result.output)
+    assert "example-1: time limit: the solution did not return within 2 s; its process was ended" in out
+    assert TABLE_HEAD not in out
+    assert "left running" not in out  # the hung process is the verdict's subject, not a leftover
+
+
+def test_a_memory_limit_shows_no_empty_table():
+    result = invoke("judge", SOL / "eats_memory.py", "--memory-limit", "1", *QUICK)
+    assert result.exit_code == 1
+    assert "memory limit: the solution's processes held" in _flat(result.output)
+    assert TABLE_HEAD not in result.output
+
+
+def test_a_syntax_error_shows_python_s_lines(tmp_path):
+    path = tmp_path / "broken.py"
+    path.write_text("import torch\n\ndef solve(a, b, c, M, N, K)\n    pass\n")
+    result = invoke("judge", path, *QUICK)
+    assert result.exit_code == 1
+    out = result.output
+    assert "the solution failed to load:" in out and "def solve(a, b, c, M, N, K)" in out and "^" in out
+    # It does not parse, so its imports are read line by line: still torch.
+    assert "SyntaxError" in out and TABLE_HEAD not in out and " · torch · " in out.splitlines()[0]
+
+
+@pytest.mark.parametrize("name,label", [("triton_right.py", "triton"), ("right_torch.py", "torch"),
+                                        ("hangs.py", "unknown")])
+def test_the_label_is_what_was_detected(name, label):
+    from gemmlab.judge.isolate import check_usage
+
+    assert check_usage(SOL / name, None, "fp32", None, None, None).label == label
+
+
+def test_verbose_shows_all_of_the_solution_s_output():
+    short = invoke("judge", SOL / "prints_lines.py", "--group", "example", *QUICK)
+    assert short.exit_code == 0, short.output
+    assert "the last 30 of 50 lines; --verbose shows all" in short.output
+    assert "line 19\n" not in short.output and "line 20\n" in short.output
+    full = invoke("judge", SOL / "prints_lines.py", "--group", "example", "--verbose", *QUICK)
+    assert full.exit_code == 0 and "(stdout and stderr, all of 50 lines)" in full.output
+    assert "line 0\n" in full.output and "line 49\n" in full.output
