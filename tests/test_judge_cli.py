@@ -1,17 +1,20 @@
 """`gemmlab judge` on the terminal (issue 30, point 2): the solution's own traceback once per error,
 no table before a load error or a limit, messages that say what happened, no internal names, the
-detected framework, --verbose."""
+detected framework, --verbose; and --nvcc-flags."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.clitools import invoke
+from gemmlab.judge.userfile import build_cuda
+from tests.clitools import assert_one_line, invoke
 
 SOL = Path(__file__).parent / "fixtures" / "solutions"
 QUICK = ["--no-perf", "--iters", "1", "--warmup", "0"]
+HAS_NVCC = shutil.which("nvcc") is not None or Path("/usr/local/cuda/bin/nvcc").exists()
 TABLE_HEAD = "M×N×K"  # a column of the cases' table
 
 
@@ -89,3 +92,54 @@ def test_verbose_shows_all_of_the_solution_s_output():
     full = invoke("judge", SOL / "prints_lines.py", "--group", "example", "--verbose", *QUICK)
     assert full.exit_code == 0 and "(stdout and stderr, all of 50 lines)" in full.output
     assert "line 0\n" in full.output and "line 49\n" in full.output
+
+
+# -- --nvcc-flags ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args,message", [
+    (["--nvcc-flags", "-arch=sm_80"], "--nvcc-flags builds CUDA solutions"),  # a .py
+])
+def test_nvcc_flags_on_a_python_file_is_a_usage_error(args, message):
+    assert_one_line(invoke("judge", SOL / "right_torch.py", *args), 2, "error:", message)
+
+
+@pytest.mark.parametrize("flags,message", [
+    ('-arch="sm_80', "No closing quotation"),
+    ("-o /tmp/x.so", "cannot name the output file"),
+])
+def test_bad_nvcc_flag_strings_are_usage_errors(flags, message):
+    assert_one_line(invoke("judge", SOL / "right.cu", "--nvcc-flags", flags), 2, "error:", message)
+
+
+@pytest.mark.skipif(not HAS_NVCC, reason="nvcc not installed")
+@pytest.mark.parametrize("flags,named", [("-arch=sm_80", "nvcc -O3 -std=c++17 -arch=sm_80"),
+                                         ("", "nvcc -O3 -std=c++17 (nvcc's default target)"),
+                                         ("-O2 -arch=sm_90", "nvcc -std=c++17 -O2 -arch=sm_90")])
+def test_a_cu_builds_with_the_given_flags(flags, named):
+    from tests.clitools import HAS_GPU
+
+    if HAS_GPU:
+        pytest.skip("on a GPU the file is judged: tests/test_judge_gpu.py")
+    result = invoke("judge", SOL / "right.cu", f"--nvcc-flags={flags}")
+    assert_one_line(result, 3, "not run here:", f"right.cu compiles ({named}", "no CUDA GPU")
+
+
+@pytest.mark.skipif(not HAS_NVCC, reason="nvcc not installed")
+def test_flags_nvcc_refuses_are_a_compile_verdict():
+    result = invoke("judge", SOL / "right.cu", "--nvcc-flags", "-arch=sm_1")
+    assert result.exit_code == 1 and result.exception is None or isinstance(result.exception, SystemExit)
+    out = result.output
+    assert out.splitlines()[0].endswith("built with nvcc -O3 -std=c++17 -arch=sm_1"), out
+    assert " · ? · " not in out.splitlines()[0]  # the device is named before anything is built
+    assert "nvcc failed to compile right.cu with --nvcc-flags '-arch=sm_1'" in out
+    assert "sm_1" in out.split("nvcc failed", 1)[1] and "Traceback" not in out
+    assert out.rstrip().endswith("REJECTED")
+
+
+@pytest.mark.skipif(not HAS_NVCC, reason="nvcc not installed")
+def test_the_build_cache_is_keyed_by_the_flags(tmp_path):
+    default = build_cuda(SOL / "right.cu", "sm_90a", tmp_path)
+    sm80 = build_cuda(SOL / "right.cu", "sm_90a", tmp_path, ["-arch=sm_80"])
+    again = build_cuda(SOL / "right.cu", "sm_90a", tmp_path, ["-arch=sm_80"])
+    assert default != sm80 and sm80 == again and sm80.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([default.name, sm80.name])  # no partial file

@@ -761,6 +761,9 @@ def judge_cmd(
     iters: Annotated[int, typer.Option(min=1, help="timed calls counted (each one checked)")] = 10,
     sanitize: Annotated[str | None, typer.Option(
         help="run the cases under compute-sanitizer: memcheck, racecheck or synccheck")] = None,
+    nvcc_flags: Annotated[str | None, typer.Option(
+        "--nvcc-flags", metavar="FLAGS", help='build a .cu with these nvcc flags instead of the GPU\'s own '
+        'target, as a grader would (e.g. "-arch=sm_80"; "" for nvcc\'s defaults)')] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="show all of the solution's output")] = False,
 ) -> None:
     """Judge your own solution from outside its process: every case, then timed calls, each one checked.
@@ -793,7 +796,7 @@ def judge_cmd(
     try:
         with console.status(f"judging {file}…") as status:
             v = judge_file(file, framework, precision, seed, perf, group, timeout, iters=iters,
-                           warmup=warmup, memory_limit=limit,
+                           warmup=warmup, memory_limit=limit, nvcc_flags=nvcc_flags,
                            on_event=lambda e: status.update(escape(f"judging {file}: {e}")), **extra)
     except UsageError as exc:
         stop(2, str(exc))

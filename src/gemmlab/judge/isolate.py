@@ -17,6 +17,7 @@ only then is the baseline timed.
 
 from __future__ import annotations
 
+import shlex
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -47,6 +48,8 @@ from .userfile import (
 )
 from .yardstick import Yardstick, harness_cmd, harness_env
 
+#: nvcc flags that choose the target; with none of them nvcc builds for its own default.
+TARGET_FLAGS = ("-arch", "--gpu-architecture", "-gencode", "--generate-code", "-code", "--gpu-code")
 #: Timed calls on the CPU: small, so Triton's interpreter stays quick (the figures are CPU figures).
 CPU_TIME_SHAPE = (128, 128, 128)
 
@@ -62,6 +65,7 @@ class Verdict:
     framework: str | None = None  # what the file was detected as (or was told): "unknown" if nothing
     seed: int | None = None
     device: str = ""
+    build: str = ""  # for a .cu: the nvcc flags it was built with
     cases: list[dict] = field(default_factory=list)
     timing: dict | None = None
     failure: str = ""  # the first reason it was rejected
@@ -102,10 +106,11 @@ class Request:
     framework: str  # the harness to run it with
     label: str  # what to call it: detected, given, or "unknown"
     precision: Precision
+    nvcc_flags: list[str] | None  # None: the default target
 
 
 def check_usage(path: Path, framework: str | None, precision: str, groups: list[str] | None,
-                timeout: float | None, memory_limit: int | None) -> Request:
+                timeout: float | None, memory_limit: int | None, nvcc_flags: str | None = None) -> Request:
     """The request, or `UsageError` with a one-line reason."""
     if not path.exists():
         raise UsageError(f"no such file: {path}")
@@ -128,7 +133,17 @@ def check_usage(path: Path, framework: str | None, precision: str, groups: list[
         raise UsageError(f"--timeout must be more than 0 seconds, got {timeout:g}")
     if memory_limit is not None and not memory_limit > 0:
         raise UsageError("--memory-limit must be more than 0")
-    return Request(framework, label, Precision(precision))
+    flags = None
+    if nvcc_flags is not None:
+        if framework != "cuda":
+            raise UsageError(f"--nvcc-flags builds CUDA solutions, and {path.name} is not a .cu file")
+        try:
+            flags = shlex.split(nvcc_flags)
+        except ValueError as exc:
+            raise UsageError(f"--nvcc-flags {nvcc_flags!r}: {exc}") from None
+        if any(f in ("-o", "--output-file") or f.startswith(("-o=", "--output-file=")) for f in flags):
+            raise UsageError("--nvcc-flags cannot name the output file: the judge builds the library itself")
+    return Request(framework, label, Precision(precision), flags)
 
 
 def _build(path: Path, request: Request, verdict: Verdict) -> str | None:
@@ -140,12 +155,18 @@ def _build(path: Path, request: Request, verdict: Verdict) -> str | None:
     if request.framework != "cuda":
         return None
     from ..cuda.compiler import HOPPER_ARCH, cache_root, device_arch
+    from .userfile import nvcc_flags
 
     gpu = runtime.has_gpu()
+    # Without a GPU, still compile (for Hopper), so a compile error is a verdict with nvcc's log.
+    arch = device_arch() if gpu else HOPPER_ARCH
+    flags = nvcc_flags(arch, request.nvcc_flags)
+    verdict.build = "nvcc " + shlex.join(flags)
+    if not any(f.startswith(TARGET_FLAGS) for f in flags):
+        verdict.build += " (nvcc's default target)"
     try:
         nvcc_path()
-        # Without a GPU, still compile (for Hopper), so a compile error is a verdict with nvcc's log.
-        lib = build_cuda(path, device_arch() if gpu else HOPPER_ARCH, cache_root() / "user")
+        lib = build_cuda(path, arch, cache_root() / "user", request.nvcc_flags)
     except SolutionError as exc:
         if "nvcc not found" in str(exc):
             verdict.cannot_run = str(exc)
@@ -153,7 +174,7 @@ def _build(path: Path, request: Request, verdict: Verdict) -> str | None:
             verdict.failure = str(exc)
         return None
     if not gpu:
-        verdict.cannot_run = f"{path.name} compiles, but there is no CUDA GPU here to run it on"
+        verdict.cannot_run = f"{path.name} compiles ({verdict.build}), but there is no CUDA GPU here to run it on"
         return None
     return str(lib)
 
@@ -251,12 +272,13 @@ class Plan:
 
 
 def prepare(path: Path, framework: str | None = None, precision: str = "fp32", seed: int | None = None,
-            groups: list[str] | None = None, timeout: float | None = None,
-            memory_limit: int | None = None) -> Plan:
+            groups: list[str] | None = None, timeout: float | None = None, memory_limit: int | None = None,
+            nvcc_flags: str | None = None) -> Plan:
     """Check the request (`UsageError`) and build a .cu: everything before the solution runs."""
     path = Path(path)
-    request = check_usage(path, framework, precision, groups, timeout, memory_limit)
-    verdict = Verdict(str(path), framework=request.label, seed=fresh_seed() if seed is None else seed)
+    request = check_usage(path, framework, precision, groups, timeout, memory_limit, nvcc_flags)
+    verdict = Verdict(str(path), framework=request.label, seed=fresh_seed() if seed is None else seed,
+                      device=runtime.gpu_name())
     if not sys.platform.startswith("linux"):
         verdict.cannot_run = "the judge needs Linux (/proc, prctl) to contain a solution's processes"
         return Plan(path, request, verdict, None)
@@ -278,6 +300,7 @@ def judge_file(
     on_event: Callable[[str], None] | None = None,
     env: dict[str, str] | None = None,
     wrapper: list[str] | None = None,
+    nvcc_flags: str | None = None,
     process_limit: int | None = None,
     file_limit: int | None = None,
 ) -> Verdict:
@@ -287,13 +310,13 @@ def judge_file(
     is in bytes (default: `limits.default_memory_bytes`); ``wrapper`` runs the
     child under a tool such as compute-sanitizer (buffers then staged into
     exactly sized private copies, budgets stretched, no timing figures);
+    ``nvcc_flags`` builds a .cu with these flags instead of the default target;
     ``process_limit`` and ``file_limit`` (bytes) replace `limits`' defaults.
     """
-    plan = prepare(path, framework, precision, seed, groups, timeout, memory_limit)
+    plan = prepare(path, framework, precision, seed, groups, timeout, memory_limit, nvcc_flags)
     if plan.stopped:
         return plan.verdict
     device = runtime.default_device()
-    plan.verdict.device = runtime.gpu_name()
     shape = tuple(time_shape) if time_shape else (problem.PERF_SHAPE if device.type == "cuda" else CPU_TIME_SHAPE)
     extra = {k: v for k, v in (("processes", process_limit), ("file_bytes", file_limit)) if v is not None}
     limits = Limits(device.type, timeout, memory_limit, slow=SANITIZER_FACTOR if wrapper else 1.0, **extra)

@@ -1,7 +1,7 @@
 """The judge's verdict on the terminal: what a user needs to fix their code, in the order they need it.
 
 A header line (the file, what it was detected as, the gate, the device, the
-seed); the cases' table, only
+seed, and for a .cu the nvcc flags it was built with); the cases' table, only
 when a case ran; the timing; each distinct error the solution raised, once,
 with its own frames and the cases that raised it; its output (the last 30
 lines, all of it with ``--verbose``); what the judge saw and did; the reason;
@@ -25,7 +25,10 @@ OUTPUT_LINES = 30
 
 
 def header(v: Verdict, file: str, precision: str) -> str:
-    return " · ".join([file, v.framework or "unknown", f"gate {precision}", v.device or "?", f"seed {v.seed}"])
+    parts = [file, v.framework or "unknown", f"gate {precision}", v.device or "?", f"seed {v.seed}"]
+    if v.build:
+        parts.append(f"built with {v.build}")
+    return " · ".join(parts)
 
 
 def timing_lines(t: dict) -> list[str]:
