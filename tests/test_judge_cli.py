@@ -1,6 +1,6 @@
 """`gemmlab judge` on the terminal (issue 30, point 2): the solution's own traceback once per error,
 no table before a load error or a limit, messages that say what happened, no internal names, the
-detected framework, --verbose; and --nvcc-flags."""
+detected framework, --verbose; and the command's new options, --nvcc-flags and --profile."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from gemmlab.judge import profile
 from gemmlab.judge.userfile import build_cuda
 from tests.clitools import assert_one_line, invoke
 
@@ -143,3 +144,97 @@ def test_the_build_cache_is_keyed_by_the_flags(tmp_path):
     again = build_cuda(SOL / "right.cu", "sm_90a", tmp_path, ["-arch=sm_80"])
     assert default != sm80 and sm80 == again and sm80.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([default.name, sm80.name])  # no partial file
+
+
+# -- --profile ----------------------------------------------------------------------------------
+
+def test_profile_without_a_gpu_exits_3_in_one_line(monkeypatch):
+    monkeypatch.setattr("gemmlab.runtime.has_gpu", lambda: False)
+    assert_one_line(invoke("judge", SOL / "right_torch.py", "--profile"), 3, "not run here:", "--profile needs a CUDA GPU")
+
+
+def test_profile_without_ncu_exits_3_in_one_line(monkeypatch):
+    from gemmlab.cuda import tools
+
+    def missing(name):
+        raise tools.ToolMissing(f"{name} not found: {tools.INSTALL[name]}")
+
+    monkeypatch.setattr("gemmlab.runtime.has_gpu", lambda: True)
+    monkeypatch.setattr(tools, "find", missing)
+    assert_one_line(invoke("judge", SOL / "right_torch.py", "--profile"), 3, "not run here:", "ncu not found")
+
+
+def test_profile_usage_errors_come_first():
+    assert_one_line(invoke("judge", SOL / "right_torch.py", "--profile", "--sanitize", "memcheck"), 2,
+                    "error:", "--profile and --sanitize exclude each other")
+    assert_one_line(invoke("judge", SOL / "right_torch.py", "--profile", "--precision", "fp16"), 2,
+                    "error:", "unknown precision")
+
+
+def test_ncu_without_counter_access_is_cannot_profile(tmp_path):
+    fake = tmp_path / "ncu"
+    fake.write_text("#!/bin/sh\necho '==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access "
+                    "NVIDIA GPU Performance Counters on the target device 0.'\nexit 1\n")
+    fake.chmod(0o755)
+    with pytest.raises(profile.CannotProfile, match="ERR_NVGPUCTRPERM"):
+        profile.profile_side(str(fake), "cublas", [], {})
+
+
+NCU_CSV = '''==PROF== Connected to process 2058 (/usr/bin/python3.12)
+==PROF== Disconnected from process 2058
+"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"
+"0","2058","python3.12","127.0.0.1","void splitk_prepass<float>(const float *, int)","1","7","(256, 1, 1)","(64, 1, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","us","95.36"
+"0","2058","python3.12","127.0.0.1","void splitk_prepass<float>(const float *, int)","1","7","(256, 1, 1)","(64, 1, 1)","0","9.0","Command line profiler metrics","launch__registers_per_thread","register/thread","32"
+"1","2058","python3.12","127.0.0.1","void bigtile::main<128, 8>(const float *, const float *, float *, int, int, int)","1","7","(256, 1, 1)","(1,056, 1, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","ns","7,801,216"
+"1","2058","python3.12","127.0.0.1","void bigtile::main<128, 8>(const float *, const float *, float *, int, int, int)","1","7","(256, 1, 1)","(1,056, 1, 1)","0","9.0","Command line profiler metrics","sm__throughput.avg.pct_of_peak_sustained_elapsed","%","91.25"
+"1","2058","python3.12","127.0.0.1","void bigtile::main<128, 8>(const float *, const float *, float *, int, int, int)","1","7","(256, 1, 1)","(1,056, 1, 1)","0","9.0","Command line profiler metrics","launch__shared_mem_per_block_dynamic","byte","65,536"
+"1","2058","python3.12","127.0.0.1","void bigtile::main<128, 8>(const float *, const float *, float *, int, int, int)","1","7","(256, 1, 1)","(1,056, 1, 1)","0","9.0","Command line profiler metrics","smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio","inst","0.03"
+"1","2058","python3.12","127.0.0.1","void bigtile::main<128, 8>(const float *, const float *, float *, int, int, int)","1","7","(256, 1, 1)","(1,056, 1, 1)","0","9.0","Command line profiler metrics","smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio","inst","0.80"
+"1","2058","python3.12","127.0.0.1","void bigtile::main<128, 8>(const float *, const float *, float *, int, int, int)","1","7","(256, 1, 1)","(1,056, 1, 1)","0","9.0","Command line profiler metrics","smsp__average_warps_issue_stalled_selected_per_issue_active.ratio","inst","1.00"
+"1","2058","python3.12","127.0.0.1","void bigtile::main<128, 8>(const float *, const float *, float *, int, int, int)","1","7","(256, 1, 1)","(1,056, 1, 1)","0","9.0","Command line profiler metrics","smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio","inst","0.10"
+"1","2058","python3.12","127.0.0.1","void bigtile::main<128, 8>(const float *, const float *, float *, int, int, int)","1","7","(256, 1, 1)","(1,056, 1, 1)","0","9.0","Command line profiler metrics","sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active","%","0"
+'''
+
+
+def test_ncu_csv_becomes_kernels_in_launch_order_with_units_applied():
+    first, second = profile.parse(NCU_CSV)
+    assert profile.short_name(first.name) == "splitk_prepass" and profile.short_name(second.name) == "main"
+    assert first.get("gpu__time_duration.sum") == pytest.approx(0.09536)  # µs → ms
+    assert second.get("gpu__time_duration.sum") == pytest.approx(7.801216)  # ns → ms, thousands separators
+    assert second.get("launch__shared_mem_per_block_dynamic") == 65536
+
+
+def test_the_side_by_side_columns():
+    kernels = profile.parse(NCU_CSV)
+    heads, rows, notes = profile.columns(profile.Profile(kernels, kernels[1:]))
+    assert heads == ["yours: splitk_prepass", "yours: main", "cuBLAS: main"]
+    row = {r[0]: r[1:] for r in rows}
+    assert row["duration (ms)"] == ["0.095", "7.801", "7.801"]
+    assert row["shared memory per block (KiB)"] == ["-", "64.0", "64.0"]
+    assert row["tensor pipe (% of active cycles)"] == ["-", "0.0", "0.0"]
+    # The top stalls, "selected" (issuing, not a stall) left out, largest first.
+    assert row["top stalls (warps per issue)"][1] == "not_selected 0.80, barrier 0.10, long_scoreboard 0.03"
+    assert notes == ["yours: 2 kernels, 7.897 ms in all"]
+
+
+def test_a_metric_this_gpu_lacks_is_dropped_and_the_run_tried_again(tmp_path):
+    """A fake ncu that refuses the optional (regex) metrics and, asked again without them, writes
+    its CSV to --log-file: the side's kernels come from the second run."""
+    import sys
+
+    csv_file = tmp_path / "sample.csv"
+    csv_file.write_text(NCU_CSV)
+    calls = tmp_path / "calls"
+    fake = tmp_path / "ncu"
+    fake.write_text(f"#!{sys.executable}\n"
+                    "import sys\n"
+                    "args = sys.argv[1:]\n"
+                    f"open({str(calls)!r}, 'a').write(args[args.index('--metrics') + 1] + '\\n')\n"
+                    "if 'regex:' in args[args.index('--metrics') + 1]:\n"
+                    "    print('==ERROR== Failed to find metric regex:sm__pipe_tensor'); sys.exit(1)\n"
+                    f"open(args[args.index('--log-file') + 1], 'w').write(open({str(csv_file)!r}).read())\n")
+    fake.chmod(0o755)
+    kernels, note = profile.profile_side(str(fake), "cublas", [], {})
+    assert [profile.short_name(k.name) for k in kernels] == ["splitk_prepass", "main"] and note == ""
+    first, second = calls.read_text().splitlines()
+    assert "regex:" in first and "regex:" not in second and "sm__pipe_fma" not in second

@@ -764,6 +764,8 @@ def judge_cmd(
     nvcc_flags: Annotated[str | None, typer.Option(
         "--nvcc-flags", metavar="FLAGS", help='build a .cu with these nvcc flags instead of the GPU\'s own '
         'target, as a grader would (e.g. "-arch=sm_80"; "" for nvcc\'s defaults)')] = None,
+    profile: Annotated[bool, typer.Option(
+        "--profile", help="also profile the performance case with Nsight Compute: your kernels beside cuBLAS's")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="show all of the solution's output")] = False,
 ) -> None:
     """Judge your own solution from outside its process: every case, then timed calls, each one checked.
@@ -775,12 +777,15 @@ def judge_cmd(
     from .judge import report
     from .judge import sanitize as san
     from .judge.isolate import UsageError, judge_file
+    from .judge.profile import CannotProfile, columns, profile_file
     from .ui.errors import stop as one_line
 
     def stop(code: int, message: str) -> None:
         """The one line on stderr every command gives for a usage error (2) or not run here (3)."""
         raise one_line(Exit(code), message)
 
+    if profile and sanitize:
+        stop(2, "--profile and --sanitize exclude each other: a profile under the sanitizer measures it")
     extra: dict = {}
     if sanitize:
         if sanitize not in san.TOOLS:
@@ -793,13 +798,19 @@ def judge_cmd(
             stop(3, str(exc))
         perf, group = False, group or ["notes"]
     limit = None if memory_limit is None else int(memory_limit * (1 << 30))
+    measured = None
     try:
+        if profile:
+            with console.status(f"profiling {file} and cuBLAS at the performance shape (Nsight Compute)…"):
+                measured = profile_file(file, framework, precision, group, timeout, limit, nvcc_flags)
         with console.status(f"judging {file}…") as status:
             v = judge_file(file, framework, precision, seed, perf, group, timeout, iters=iters,
                            warmup=warmup, memory_limit=limit, nvcc_flags=nvcc_flags,
                            on_event=lambda e: status.update(escape(f"judging {file}: {e}")), **extra)
     except UsageError as exc:
         stop(2, str(exc))
+    except CannotProfile as exc:
+        stop(3, str(exc))
     if v.cannot_run:
         stop(3, f"cannot judge {file} here: {v.cannot_run}")
     if sanitize:
@@ -808,7 +819,8 @@ def judge_cmd(
                       + (f"\n{f.excerpt}" if f.errors else ""), markup=False)
         if f.errors != 0:
             v.passed = False
-    report.show(console, v, str(file), precision, verbose, cases_table)
+    report.show(console, v, str(file), precision, verbose, cases_table,
+                profile=columns(measured) if measured else None)
     raise typer.Exit(int(v.exit_code))
 
 

@@ -59,8 +59,9 @@ def error_blocks(v: Verdict) -> list[str]:
 
 
 def show(console: Console, v: Verdict, file: str, precision: str, verbose: bool,
-         cases_table: Callable[[str, list[dict]], Table]) -> None:
-    """Everything, the verdict's line last."""
+         cases_table: Callable[[str, list[dict]], Table],
+         profile: tuple[list[str], list[list[str]], list[str]] | None = None) -> None:
+    """Everything, the verdict's line last. ``profile``: `profile.columns` of a --profile run."""
     console.print(header(v, file, precision), markup=False, highlight=False, emoji=False)
     if v.cases:
         rows = [r | {"case": escape(r["case"]), "reason": escape(r["reason"])} for r in v.cases]
@@ -80,6 +81,23 @@ def show(console: Console, v: Verdict, file: str, precision: str, verbose: bool,
         console.print("\n".join(shown), markup=False, highlight=False, emoji=False)
     for note in v.notes:
         console.print(note, style="yellow", markup=False, highlight=False, emoji=False)
+    if profile is not None:
+        heads, rows, notes = profile
+        if heads:
+            console.print(profile_table(heads, rows))
+        for note in notes:
+            console.print(note, style="dim", markup=False, highlight=False, emoji=False)
     if v.failure:
         console.print(v.failure, style="red", markup=False, highlight=False, emoji=False)
     console.print("[green]ACCEPTED[/green]" if v.passed else "[red]REJECTED[/red]")
+
+
+def profile_table(heads: list[str], rows: list[list[str]]) -> Table:
+    table = Table(title="Nsight Compute, the performance case (one call after a warm-up; ncu locks clocks "
+                        "to base)")
+    table.add_column("", overflow="fold")
+    for head in heads:
+        table.add_column(escape(head), overflow="fold")
+    for row in rows:
+        table.add_row(*(escape(cell) for cell in row))
+    return table
