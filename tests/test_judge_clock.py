@@ -69,6 +69,36 @@ def test_the_tolerance_is_exactly_what_a_forger_gets(device):
         assert verdict.startswith(expected) if expected else verdict == "", (inside, verdict)
 
 
+def test_the_judge_s_clock_covers_the_time_after_the_inputs_are_written(monkeypatch):
+    """A thread of the solution's could start on A and B as soon as they are in the shared buffers,
+    before solve is called: that time is on the judge's clock. Here the judge itself dawdles 30 ms
+    between writing the inputs and sending the request (in its guard fill), on trusted code."""
+    import time
+
+    import torch
+
+    from gemmlab.judge import remote
+    from gemmlab.judge.cases import timed_case
+    from gemmlab.judge.limits import Limits
+    from gemmlab.judge.yardstick import Yardstick
+    from gemmlab.reference import Precision
+
+    fill = remote.guards.fill
+
+    def slow_fill(*args):
+        time.sleep(0.03)
+        fill(*args)
+
+    monkeypatch.setattr(remote.guards, "fill", slow_fill)
+    yard = Yardstick(torch.device("cpu"), Limits("cpu"), (16, 16, 16))
+    try:
+        assert yard.remote.load() is None
+        out = yard.remote.call(timed_case((16, 16, 16), 0), 1, Precision.FP32)
+        assert out.result.passed and out.ms < 20 and out.wall_ms >= 30, (out.ms, out.wall_ms)
+    finally:
+        yard.close()
+
+
 def test_one_slow_wake_up_among_three_calls_is_not_a_verdict():
     assert crosscheck([1.0, 1.0, 1.0], [1.3, 1.3, 30.0], 0.3, "cpu") == ""
     assert "timing disagreement" in crosscheck([1.0, 1.0, 1.0], [1.3, 30.0, 30.0], 0.3, "cpu")
