@@ -174,9 +174,6 @@ class Boundary:
         found.discard(os.getpid())
         return found
 
-    def running(self) -> int:
-        return len(procs.alive(self.pids()))
-
     def forks_refused(self) -> int:
         return self.cgroup.pids_refused() if self.cgroup else 0
 

@@ -100,8 +100,6 @@ class Session:
                                      stderr=subprocess.STDOUT, env=env, start_new_session=True)
         self.boundary.attach(self.proc.pid)
         procs.exempt(self.proc.pid)  # another session's walk must never take this one's root for its own
-        self.start = self.boundary.start
-        self.ended_by_judge = False  # the root was killed for a limit, not left running
         self.gone = False  # every process of the solution is known to have ended
         self.out_fd: int | None = self.proc.stdout.fileno()
         os.set_blocking(self.out_fd, False)
@@ -147,7 +145,6 @@ class Session:
 
     def _end(self) -> None:
         """End the whole tree now (a limit was hit): the root too, by the judge's choice."""
-        self.ended_by_judge = True
         self.boundary.kill(leader_unreaped=self.proc.returncode is None)
 
     def _exited(self) -> Fault | None:
@@ -273,8 +270,6 @@ class Session:
             end = time.monotonic() + self.limits.exit_s()
             while self.proc.poll() is None and time.monotonic() < end:
                 self._tick(end, None)
-        if self.proc.poll() is None:
-            self.ended_by_judge = True
         ended = self.boundary.kill(leader_unreaped=self.proc.returncode is None)
         try:
             self.proc.wait(timeout=5)
