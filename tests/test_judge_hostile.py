@@ -27,7 +27,6 @@ REJECTED = [
     # monkeypatching in the solution's interpreter
     ("patches_matmul.py", "normalised max error"),
     ("patches_verdict.py", "never written"),
-    ("forges_timing.py", "timing disagreement"),
     # inputs changed in place
     ("zeroes_a.py", "modified its input A"),
     ("scales_a.py", "modified its input A"),
@@ -113,13 +112,15 @@ def test_hang_with_a_grandchild_is_a_verdict_within_its_budget(tmp_path):
     assert elapsed <= budget + 5, (elapsed, budget)
     pid = int(pidfile.read_text())
     assert _gone(pid), f"grandchild {pid} survived the verdict"
-    assert v.killed >= 2
+    # The hung process itself is named by the failure; the count is of what it left behind.
+    assert v.killed >= 1 and "ended 1 process the solution started and left running" in v.notes
 
 
 def test_plain_hang_with_timeout_override():
     t0 = time.monotonic()
     v = judge_file(SOL / "hangs.py", seed=28, timeout=2, **FAST)
-    assert not v.passed and "budget of 2.0 s" in v.failure
+    assert not v.passed and v.failure == "example-1: time limit: the solution did not return within 2 s; " \
+                                         "its process was ended"
     assert time.monotonic() - t0 < 2 + 5
 
 
@@ -188,19 +189,20 @@ def test_on_the_cpu_the_baseline_is_timed_as_the_solution_is(monkeypatch):
     """torch.matmul timed in the judge's process on the same inputs every call read about twice as
     fast as the very same torch.matmul judged as a solution (0.026 against 0.052 ms at 128³: the
     solution's calls get fresh inputs written by the judge's process). So on the CPU the baseline
-    is a solution too, loaded and timed through the same child harness, and its figure is that one."""
-    from gemmlab.judge import isolate
+    is a solution too, timed through the yardstick's harness with the same clock and overhead."""
+    from gemmlab.judge.yardstick import Yardstick
 
-    seen, original = [], isolate.cpu_baseline
+    seen, original = [], Yardstick.baseline
 
-    def recorded(remote, shape, warmup, iters, seed):
-        seen.append(original(remote, shape, warmup, iters, seed))
+    def recorded(self, warmup, iters, seed):
+        seen.append(original(self, warmup, iters, seed))
         return seen[-1]
 
-    monkeypatch.setattr(isolate, "cpu_baseline", recorded)
+    monkeypatch.setattr(Yardstick, "baseline", recorded)
     v = judge_file(SOL / "right_torch.py", seed=26, **FAST)
     assert v.passed, v.failure
     (times,) = seen
     assert len(times) == FAST["iters"] and all(t > 0 for t in times)
     assert v.timing["baseline"] == "CPU torch (torch.matmul)"
     assert v.timing["baseline_ms"] == sorted(times)[len(times) // 2]
+    assert "the judge's clock" in v.timing["method"] and v.timing["overhead_ms"] > 0

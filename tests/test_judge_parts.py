@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from gemmlab.cli import app
 from gemmlab.judge import procs
-from gemmlab.judge.arena import ALIGN, layout
+from gemmlab.judge.arena import ALIGN, GUARD_MIN, layout
 from gemmlab.judge.cases import Case, make_inputs
 from gemmlab.judge.limits import Limits, default_memory_bytes
 from gemmlab.judge.protocol import MAX_LINE, ProtocolViolation, parse_child_line, printable
@@ -34,13 +34,16 @@ CPU = torch.device("cpu")
 
 def test_valid_child_messages_parse():
     assert parse_child_line(b'{"kind": "ready"}') == {"kind": "ready"}
-    assert parse_child_line(b'{"kind": "returned", "seq": 3, "ms": 1.5}')["ms"] == 1.5
+    returned = b'{"kind": "returned", "seq": 3, "ms": 1.5, "c_object": 0, "l2_persisting": 0, "l2_window": 0}'
+    assert parse_child_line(returned)["ms"] == 1.5
     assert parse_child_line(b'{"kind": "raised", "seq": 3, "error": "boom"}')["error"] == "boom"
 
 
 @pytest.mark.parametrize("line", [
     b"", b"\xff\xfe", b"not json", b"[]", b'{"kind": "done", "passed": true}',
-    b'{"kind": "returned", "seq": 1}', b'{"kind": "returned", "seq": 1, "ms": 1, "x": 0}',
+    b'{"kind": "returned", "seq": 1}', b'{"kind": "returned", "seq": 1, "ms": 1}',
+    b'{"kind": "returned", "seq": 1, "ms": 1, "c_object": 0, "l2_persisting": 0, "l2_window": 0, "x": 0}',
+    b'{"kind": "returned", "seq": 1, "ms": 1, "c_object": -1, "l2_persisting": 0, "l2_window": 0}',
     b'{"kind": "returned", "seq": true, "ms": 1}', b'{"kind": "returned", "seq": 1, "ms": NaN}',
     b'{"kind": "returned", "seq": 1, "ms": -1}', b'{"kind": "returned", "seq": -1, "ms": 1}',
     b'{"kind": "raised", "seq": 1, "error": ' + b'"' + b"x" * 5000 + b'"}',
@@ -137,7 +140,7 @@ def test_kill_tree_ends_grandchildren_in_their_own_session():
         assert grandchild in procs.tree(root.pid, start)
         assert procs.rss_bytes(procs.tree(root.pid, start)) > 0
         t0 = time.monotonic()
-        assert procs.kill_tree(root.pid, start) == 2
+        assert procs.kill_tree(root.pid, start) == {root.pid, grandchild}
         root.wait(timeout=5)
         procs.kill_tree(root.pid, start, deadline_s=0.5)
         assert time.monotonic() - t0 < 4
@@ -183,14 +186,22 @@ def test_check_path_catches_a_modified_input_too():
     assert not j.passed and j.results[0].reason == "modified its input A"
 
 
-def test_arena_layout_is_aligned_and_disjoint():
-    for shape in [(1, 1, 1), (17, 19, 23), (8192, 3, 5), (129, 96, 132)]:
+def test_arena_layout_is_aligned_disjoint_and_guarded_on_both_sides():
+    for shape in [(1, 1, 1), (17, 19, 23), (8192, 3, 5), (129, 96, 132), (3, 5000, 7)]:
         lay = layout(shape)
-        m, n, k = shape
-        offsets = [lay.a, lay.b, lay.c, lay.s, lay.end]
-        sizes = [m * n, n * k, m * k, m * k]
-        assert all(o % ALIGN == 0 for o in offsets)
-        assert all(offsets[i] + sizes[i] <= offsets[i + 1] for i in range(4))
+        spans = []
+        for name in ("S", "A", "B", "C"):
+            r = lay.regions[name]
+            assert r.offset % ALIGN == 0
+            # Guards touch the buffer on both sides: no unchecked float between them and it.
+            assert r.guard_before[1] == r.offset and r.guard_after[0] == r.end
+            assert r.offset - r.guard_before[0] >= max(GUARD_MIN, r.cols)
+            assert r.guard_after[1] - r.end >= max(GUARD_MIN, r.cols)
+            spans.append((r.guard_before[0], r.guard_after[1]))
+        # Regions in arena order, back to back, C last: [0, end) exactly.
+        assert spans[0][0] == 0 and spans[-1][1] == lay.end
+        assert all(spans[i][1] == spans[i + 1][0] for i in range(3))
+        assert [r.name for r in lay.regions.values()][-1] == "C"
 
 
 # -- exit codes -------------------------------------------------------------------------------
@@ -236,3 +247,17 @@ def test_a_failed_judgement_exits_1_and_a_pass_0():
     common = ["--no-perf", "--group", "example", "--iters", "1", "--warmup", "0"]
     assert runner.invoke(app, ["judge", str(SOL / "zeroes_a.py"), "--group", "notes", *common]).exit_code == 1
     assert runner.invoke(app, ["judge", str(SOL / "right_torch.py"), *common]).exit_code == 0
+
+
+# -- README ---------------------------------------------------------------------------------
+
+def test_every_test_readme_names_for_a_defence_exists():
+    """README's "What the judge defends against" names a test for each defence: each must exist."""
+    import re
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    section = readme.split("## What the judge defends against", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"`(test_[a-z0-9_]+)", section))
+    defined = {m for path in Path(__file__).parent.glob("test_*.py")
+               for m in re.findall(r"^def (test_[a-z0-9_]+)", path.read_text(), re.M)}
+    assert len(named) > 30 and named <= defined, sorted(named - defined)

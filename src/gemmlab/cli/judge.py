@@ -16,33 +16,6 @@ from .check import CASE_GROUPS
 from .common import Seed, app, console
 
 
-def _show_verdict(v, file: Path, precision: str) -> None:
-    """The judge's table, timing, the solution's own output (escaped) and the failure; for judge_cmd."""
-    from rich.markup import escape
-
-    from ..judge.protocol import printable
-
-    rows = [r | {"case": escape(r["case"]), "reason": escape(r["reason"])} for r in v.cases]
-    console.print(cases_table(f"{escape(str(file))} ({v.framework}, gate {precision}) on {v.device or '?'} "
-                              f"· seed {v.seed}", rows))
-    if v.timing:
-        t = v.timing
-        ratio = f" → {t['ratio_vs_baseline']:.2f}× {t['baseline']}" if t["ratio_vs_baseline"] else ""
-        console.print(f"timing {'×'.join(map(str, t['shape']))} ({t['method']}; all {t['checked_calls']} "
-                      f"timed calls checked): median {t['median_ms']:.3f} ms (min {t['min_ms']:.3f}, "
-                      f"max {t['max_ms']:.3f}), {t['tflops']:.2f} TFLOP/s; {t['baseline']} "
-                      f"{t['baseline_ms']:.3f} ms{ratio}", markup=False, highlight=False)
-    if v.log.strip():
-        lines = printable(v.log, 1 << 20).rstrip().splitlines()
-        console.print(f"output of the solution (stdout and stderr, last {min(len(lines), 30)} of "
-                      f"{len(lines)} lines):", style="dim", markup=False)
-        console.print("\n".join(lines[-30:]), markup=False, highlight=False, emoji=False)
-    if v.killed:
-        console.print(f"ended {v.killed} process(es) the solution left running", style="yellow", markup=False)
-    if v.failure:
-        console.print(v.failure, style="red", markup=False, highlight=False, emoji=False)
-
-
 @app.command("judge")
 def judge_cmd(
     file: Annotated[Path, typer.Argument(help="a .cu or .py solution in LeetGPU's format", metavar="FILE")],
@@ -63,6 +36,12 @@ def judge_cmd(
     iters: Annotated[int, typer.Option(min=1, help="timed calls counted (each one checked)")] = 10,
     sanitize: Annotated[str | None, typer.Option("--sanitize", metavar="TOOL",
         help="run the cases under compute-sanitizer: memcheck, racecheck or synccheck")] = None,
+    nvcc_flags: Annotated[str | None, typer.Option(
+        "--nvcc-flags", metavar="FLAGS", help='build a .cu with these nvcc flags instead of the GPU\'s own '
+        'target, as a grader would (e.g. "-arch=sm_80"; "" for nvcc\'s defaults)')] = None,
+    profile: Annotated[bool, typer.Option(
+        "--profile", help="also profile the performance case with Nsight Compute: your kernels beside cuBLAS's")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="show all of the solution's output")] = False,
 ) -> None:
     """Judge your own solution from outside its process: every case, then timed calls, each one checked.
 
@@ -70,14 +49,18 @@ def judge_cmd(
     """
     from rich.markup import escape
 
+    from ..judge import report
     from ..judge import sanitize as san
     from ..judge.isolate import UsageError, judge_file
+    from ..judge.profile import CannotProfile, columns, profile_file
     from ..ui.errors import stop as one_line
 
     def stop(code: int, message: str) -> None:
         """The one line on stderr every command gives for a usage error (2) or not run here (3)."""
         raise one_line(Exit(code), message)
 
+    if profile and sanitize:
+        stop(2, "--profile and --sanitize exclude each other: a profile under the sanitizer measures it")
     extra: dict = {}
     if sanitize:
         if sanitize not in san.TOOLS:
@@ -90,13 +73,19 @@ def judge_cmd(
             stop(3, str(exc))
         perf, group = False, group or ["notes"]
     limit = None if memory_limit is None else int(memory_limit * (1 << 30))
+    measured = None
     try:
+        if profile:
+            with console.status(f"profiling {file} and cuBLAS at the performance shape (Nsight Compute)…"):
+                measured = profile_file(file, framework, precision, group, timeout, limit, nvcc_flags)
         with console.status(f"judging {file}…") as status:
             v = judge_file(file, framework, precision, seed, perf, group, timeout, iters=iters,
-                           warmup=warmup, memory_limit=limit,
+                           warmup=warmup, memory_limit=limit, nvcc_flags=nvcc_flags,
                            on_event=lambda e: status.update(escape(f"judging {file}: {e}")), **extra)
     except UsageError as exc:
         stop(2, str(exc))
+    except CannotProfile as exc:
+        stop(3, str(exc))
     if v.cannot_run:
         stop(3, f"cannot judge {file} here: {v.cannot_run}")
     if sanitize:
@@ -105,8 +94,8 @@ def judge_cmd(
                       + (f"\n{f.excerpt}" if f.errors else ""), markup=False)
         if f.errors != 0:
             v.passed = False
-    _show_verdict(v, file, precision)
-    console.print("[green]ACCEPTED[/green]" if v.passed else "[red]REJECTED[/red]")
+    report.show(console, v, str(file), precision, verbose, cases_table,
+                profile=columns(measured) if measured else None)
     raise typer.Exit(int(v.exit_code))
 
 

@@ -1,19 +1,24 @@
 """`gemmlab judge`: a user's file judged from a process that runs none of its code.
 
-The trust boundary: the solution runs in a child process (`judge.child`);
-this process makes the inputs, keeps their pristine copies, computes the
-float64 reference, reads what the solution wrote and decides. What the child
-prints is its output, never protocol. Every call has a deadline, the child's
-whole process tree is watched for memory and ended at the verdict, and
-nothing it sends can crash the judge.
+The trust boundary: the solution runs in a child process (`judge.child`) inside
+a boundary of its own (`boundary`); this process makes the inputs, keeps their
+pristine copies, computes the float64 reference, reads what the solution wrote
+and the guards around it, and decides. What the child prints is its output,
+never protocol. Every call has a deadline, the child's whole process tree is
+watched for memory and process count and ended at the verdict, and nothing it
+sends can crash the judge.
+
+The order of one judgement: the yardstick (`yardstick`) and the solution's
+process start side by side; the yardstick measures the harness's overhead
+while the solution's process waits, not yet loaded; then the solution loads,
+is judged on every case and timed; then its whole process tree is ended, and
+only then is the baseline timed.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
+import shlex
 import sys
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,25 +26,30 @@ from pathlib import Path
 import torch
 
 from .. import problem, runtime
-from ..childenv import python_env
 from ..exits import Exit
 from ..reference import Precision
 from . import procs
 from .arena import capacity
 from .cases import GROUPS, Case, fresh_seed, standard_cases
+from .hygiene import ClockRecord, impossible, l2_note
 from .limits import SANITIZER_FACTOR, Limits
 from .remote import CannotShare, RemoteSolve
 from .runner import CaseResult
-from .timing import timed_run
+from .timing import TimedRun, add_baseline, baseline_name, in_process_baseline, timed_run
+from .tracebacks import last_line
 from .userfile import (
     FRAMEWORKS,
     SolutionError,
     build_cuda,
     detect_framework,
+    detected_framework,
     framework_missing,
     nvcc_path,
 )
+from .yardstick import Yardstick, harness_cmd, harness_env
 
+#: nvcc flags that choose the target; with none of them nvcc builds for its own default.
+TARGET_FLAGS = ("-arch", "--gpu-architecture", "-gencode", "--generate-code", "-code", "--gpu-code")
 #: Timed calls on the CPU: small, so Triton's interpreter stays quick (the figures are CPU figures).
 CPU_TIME_SHAPE = (128, 128, 128)
 
@@ -52,15 +62,18 @@ class UsageError(ValueError):
 class Verdict:
     file: str
     passed: bool = False
-    framework: str | None = None
+    framework: str | None = None  # what the file was detected as (or was told): "unknown" if nothing
     seed: int | None = None
     device: str = ""
+    build: str = ""  # for a .cu: the nvcc flags it was built with
     cases: list[dict] = field(default_factory=list)
     timing: dict | None = None
     failure: str = ""  # the first reason it was rejected
     cannot_run: str = ""  # why it could not be judged here
+    errors: list[dict] = field(default_factory=list)  # each distinct error the solution raised, once
+    notes: list[str] = field(default_factory=list)  # what the judge saw and did, beside the verdict
     log: str = ""  # the solution's own output (stdout and stderr), its tail
-    killed: int = 0  # processes still running at the verdict, ended by the judge
+    killed: int = 0  # processes the solution left running at the verdict, ended by the judge
     memory_peak: int = 0
 
     @property
@@ -69,10 +82,36 @@ class Verdict:
             return Exit.CANNOT_RUN
         return Exit.PASSED if self.passed else Exit.FAILED
 
+    def add_error(self, case: str, traceback: str) -> None:
+        """One raised error; the same error again (the same frames and exception type, whatever its
+        message says about this case's shape) only adds its case."""
+        key = _error_key(traceback)
+        for e in self.errors:
+            if _error_key(e["traceback"]) == key:
+                e["cases"].append(case)
+                return
+        self.errors.append({"cases": [case], "traceback": traceback})
+
+
+def _error_key(traceback: str) -> tuple[str, str]:
+    """A traceback without its message: where it was raised, and what."""
+    head, _, last = traceback.rstrip().rpartition("\n")
+    return head, last.split(":", 1)[0]
+
+
+@dataclass(frozen=True)
+class Request:
+    """A checked request: what `check_usage` returns."""
+
+    framework: str  # the harness to run it with
+    label: str  # what to call it: detected, given, or "unknown"
+    precision: Precision
+    nvcc_flags: list[str] | None  # None: the default target
+
 
 def check_usage(path: Path, framework: str | None, precision: str, groups: list[str] | None,
-                timeout: float | None, memory_limit: int | None) -> tuple[str, Precision]:
-    """(framework, precision), or `UsageError` with a one-line reason."""
+                timeout: float | None, memory_limit: int | None, nvcc_flags: str | None = None) -> Request:
+    """The request, or `UsageError` with a one-line reason."""
     if not path.exists():
         raise UsageError(f"no such file: {path}")
     if not path.is_file():
@@ -81,6 +120,7 @@ def check_usage(path: Path, framework: str | None, precision: str, groups: list[
         raise UsageError(f"unknown framework {framework!r}; known: {', '.join(FRAMEWORKS)}")
     if framework is None and path.suffix not in (".cu", ".py"):
         raise UsageError(f"cannot tell the format of {path.name}: name it .cu or .py, or pass --framework")
+    label = framework or detected_framework(path) or "unknown"
     framework = framework or detect_framework(path)
     if (framework == "cuda") != (path.suffix == ".cu"):
         raise UsageError(f"--framework {framework} does not fit {path.name}: CUDA solutions are .cu files")
@@ -93,24 +133,40 @@ def check_usage(path: Path, framework: str | None, precision: str, groups: list[
         raise UsageError(f"--timeout must be more than 0 seconds, got {timeout:g}")
     if memory_limit is not None and not memory_limit > 0:
         raise UsageError("--memory-limit must be more than 0")
-    return framework, Precision(precision)
+    flags = None
+    if nvcc_flags is not None:
+        if framework != "cuda":
+            raise UsageError(f"--nvcc-flags builds CUDA solutions, and {path.name} is not a .cu file")
+        try:
+            flags = shlex.split(nvcc_flags)
+        except ValueError as exc:
+            raise UsageError(f"--nvcc-flags {nvcc_flags!r}: {exc}") from None
+        if any(f in ("-o", "--output-file") or f.startswith(("-o=", "--output-file=")) for f in flags):
+            raise UsageError("--nvcc-flags cannot name the output file: the judge builds the library itself")
+    return Request(framework, label, Precision(precision), flags)
 
 
-def _build(path: Path, framework: str, verdict: Verdict) -> str | None:
+def _build(path: Path, request: Request, verdict: Verdict) -> str | None:
     """The built library of a .cu (None for Python); sets `cannot_run` or `failure` when there is none."""
-    missing = framework_missing(framework)
+    missing = framework_missing(request.framework)
     if missing:
         verdict.cannot_run = missing
         return None
-    if framework != "cuda":
+    if request.framework != "cuda":
         return None
     from ..cuda.compiler import HOPPER_ARCH, cache_root, device_arch
+    from .userfile import nvcc_flags
 
+    gpu = runtime.has_gpu()
+    # Without a GPU, still compile (for Hopper), so a compile error is a verdict with nvcc's log.
+    arch = device_arch() if gpu else HOPPER_ARCH
+    flags = nvcc_flags(arch, request.nvcc_flags)
+    verdict.build = "nvcc " + shlex.join(flags)
+    if not any(f.startswith(TARGET_FLAGS) for f in flags):
+        verdict.build += " (nvcc's default target)"
     try:
         nvcc_path()
-        gpu = runtime.has_gpu()
-        # Without a GPU, still compile (for Hopper), so a compile error is a verdict with nvcc's log.
-        lib = build_cuda(path, device_arch() if gpu else HOPPER_ARCH, cache_root() / "user")
+        lib = build_cuda(path, arch, cache_root() / "user", request.nvcc_flags)
     except SolutionError as exc:
         if "nvcc not found" in str(exc):
             verdict.cannot_run = str(exc)
@@ -118,48 +174,44 @@ def _build(path: Path, framework: str, verdict: Verdict) -> str | None:
             verdict.failure = str(exc)
         return None
     if not gpu:
-        verdict.cannot_run = f"{path.name} compiles, but there is no CUDA GPU here to run it on"
+        verdict.cannot_run = f"{path.name} compiles ({verdict.build}), but there is no CUDA GPU here to run it on"
         return None
     return str(lib)
 
 
-def _child_cmd(path: Path, framework: str, lib: str | None = None, wrapper: list[str] | None = None) -> list[str]:
-    """The command that runs a solution file in the judge's child harness (under `wrapper`)."""
-    return [*(wrapper or []), sys.executable, "-m", "gemmlab.judge.child", "--file", str(path.resolve()),
-            "--framework", framework, *(["--library", lib] if lib else []), *(["--staged"] if wrapper else [])]
-
-
-def _child_env(framework: str, env: dict[str, str] | None) -> dict[str, str]:
-    out = python_env(env)  # the child imports gemmlab from where this process found it
-    if framework == "jax":
-        out.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-    return out
-
-
-def _workspace() -> str:
-    shm = "/dev/shm"
-    return tempfile.mkdtemp(prefix="gemmlab-judge-",
-                            dir=shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None)
-
-
-def _cases(seed: int, perf: bool, groups: list[str] | None, device_type: str) -> list[tuple[Case, int]]:
+def _cases(seed: int, perf: bool, groups: list[str] | None) -> list[tuple[Case, int]]:
     """(case, seed) pairs in order; case i draws from seed + 2·i, as in `gemmlab check`."""
     cases = [(c, seed + 2 * i) for i, c in enumerate(standard_cases(seed, perf=perf))]
     return [(c, s) for c, s in cases if not groups or c.group in groups]
 
 
-def _run(remote: RemoteSolve, verdict: Verdict, cases: list[tuple[Case, int]], precision: Precision,
-         shape: tuple[int, int, int], warmup: int, iters: int,
-         say: Callable[[str], None]) -> bool:
-    """Load, judge every case, then the timed calls; fill the verdict. False if the child faulted."""
+def _judge_cases(remote: RemoteSolve, yard: Yardstick | None, verdict: Verdict,
+                 cases: list[tuple[Case, int]], precision: Precision,
+                 say: Callable[[str], None]) -> tuple[bool, float | None]:
+    """Start, calibrate, load, judge every case. (whether the child is healthy, the overhead);
+    ``verdict.failure`` or ``cannot_run`` set when it goes no further."""
+    say("starting the solution's process")
+    fault = remote.connect()
+    if fault:
+        verdict.failure = fault.message
+        return False, None
+    overhead = None
+    if yard is not None:
+        say("measuring the harness's own cost, before the solution loads")
+        measured = yard.calibrate(verdict.seed + 999)
+        if isinstance(measured, str):
+            verdict.cannot_run = f"the judge's yardstick process could not measure the harness: {measured}"
+            return False, None
+        overhead = measured
     say("loading the solution")
     loaded = remote.load()
     if isinstance(loaded, str):
-        verdict.failure = loaded
-        return True
+        verdict.failure = "could not load the solution: " + last_line(loaded)
+        verdict.add_error("loading", loaded)
+        return True, overhead
     if loaded is not None:
         verdict.failure = f"while loading the solution: {loaded.message}"
-        return False
+        return False, overhead
     for case, seed in cases:
         if case.gpu_only and remote.device.type != "cuda":
             verdict.cases.append(CaseResult(case.name, case.group, case.shape, seed, "skip",
@@ -169,52 +221,72 @@ def _run(remote: RemoteSolve, verdict: Verdict, cases: list[tuple[Case, int]], p
         out = remote.call(case, seed, precision)
         if out.fault:
             verdict.failure = f"{case.name}: {out.fault.message}"
-            return False
+            return False, overhead
         verdict.cases.append(out.result.to_dict())
+        if out.traceback:
+            verdict.add_error(case.name, out.traceback)
     failed = [c for c in verdict.cases if c["status"] in ("fail", "error")]
     if failed:
         verdict.failure = f"{failed[0]['case']}: {failed[0]['reason']}"
-        return True
-    say(f"timed calls at {'×'.join(map(str, shape))}, each one checked")
-    run = timed_run(remote, shape, warmup, iters, verdict.seed + 1000, precision,
-                    baseline=cpu_baseline if remote.device.type == "cpu" else None)
-    verdict.timing = run.timing
+    return True, overhead
+
+
+def _timed(remote: RemoteSolve, verdict: Verdict, precision: Precision, shape: tuple[int, int, int],
+           warmup: int, iters: int, overhead: float | None) -> tuple[bool, TimedRun]:
+    """The solution's timed calls; (whether the child is healthy, the run)."""
+    gpu = remote.device.type == "cuda" and overhead is not None
+    record = ClockRecord() if gpu else None
+    if record is not None:
+        with record:
+            run = timed_run(remote, shape, warmup, iters, verdict.seed + 1000, precision, overhead)
+    else:
+        run = timed_run(remote, shape, warmup, iters, verdict.seed + 1000, precision, overhead)
     if run.results and not run.results[-1].passed:
         verdict.cases.append(run.results[-1].to_dict())
     if run.failure:
         verdict.failure = run.failure
-        return run.timing is not None or bool(run.results)
-    if remote.session.pending():
+        return run.timing is not None or bool(run.results), run
+    if run.timing is not None and record is not None:
+        try:
+            floor = record.floor(shape)
+        except Exception as exc:  # the device's figures unreadable here: say so, judge the rest
+            verdict.notes.append(f"no FP32 FMA floor checked: the device's figures could not be read ({exc})")
+        else:
+            run.timing["fma_floor"] = floor
+            if precision == Precision.FP32:
+                verdict.failure = impossible(min(run.timing["times_ms"]), floor)
+    if not verdict.failure and remote.session.pending():
         verdict.failure = "protocol violation: the solution's process sent messages nobody asked for"
-        return False
-    verdict.passed = True
-    return True
+        return False, run
+    return True, run
 
 
-def cpu_baseline(remote: RemoteSolve, shape: tuple[int, int, int], warmup: int, iters: int,
-                 seed: int) -> list[float]:
-    """On the CPU, torch.matmul's times as a solution's are taken: in a child process of its own,
-    fresh inputs written by this process before every call, the host clock around `solve`.
+@dataclass
+class Plan:
+    """A checked request and what was built for it; `verdict` already says if it can go no further."""
 
-    Timed in this process on the same inputs every call, it ran about twice as fast as the very
-    same torch.matmul submitted as a solution (0.026 against 0.052 ms at 128³): a comparison of
-    two methods, not of two solutions."""
-    from ..reference import Precision
-    from .timing import measure_calls
+    path: Path
+    request: Request
+    verdict: Verdict
+    lib: str | None
 
-    cmd = _child_cmd(Path(__file__).with_name("baseline_solution.py"), "torch")
-    folder = _workspace()
-    child = None
-    try:
-        child = RemoteSolve(cmd, _child_env("torch", None), remote.limits, remote.device, capacity([shape]),
-                            Path(folder))
-        if child.load() is not None:  # it did not load: the in-process figure stands in
-            return []
-        return measure_calls(child, shape, warmup, iters, seed, Precision.FP32)
-    finally:
-        if child is not None:
-            child.close(polite=True)
-        shutil.rmtree(folder, ignore_errors=True)
+    @property
+    def stopped(self) -> bool:
+        return bool(self.verdict.cannot_run or self.verdict.failure)
+
+
+def prepare(path: Path, framework: str | None = None, precision: str = "fp32", seed: int | None = None,
+            groups: list[str] | None = None, timeout: float | None = None, memory_limit: int | None = None,
+            nvcc_flags: str | None = None) -> Plan:
+    """Check the request (`UsageError`) and build a .cu: everything before the solution runs."""
+    path = Path(path)
+    request = check_usage(path, framework, precision, groups, timeout, memory_limit, nvcc_flags)
+    verdict = Verdict(str(path), framework=request.label, seed=fresh_seed() if seed is None else seed,
+                      device=runtime.gpu_name())
+    if not sys.platform.startswith("linux"):
+        verdict.cannot_run = "the judge needs Linux (/proc, prctl) to contain a solution's processes"
+        return Plan(path, request, verdict, None)
+    return Plan(path, request, verdict, _build(path, request, verdict))
 
 
 def judge_file(
@@ -232,47 +304,104 @@ def judge_file(
     on_event: Callable[[str], None] | None = None,
     env: dict[str, str] | None = None,
     wrapper: list[str] | None = None,
+    nvcc_flags: str | None = None,
+    process_limit: int | None = None,
+    file_limit: int | None = None,
 ) -> Verdict:
     """Judge a solution file. `UsageError` for a mistake in the request; otherwise a verdict, always.
 
     ``timeout`` replaces every call's derived budget (seconds); ``memory_limit``
     is in bytes (default: `limits.default_memory_bytes`); ``wrapper`` runs the
     child under a tool such as compute-sanitizer (buffers then staged into
-    exactly sized private copies, budgets stretched).
+    exactly sized private copies, budgets stretched, no timing figures);
+    ``nvcc_flags`` builds a .cu with these flags instead of the default target;
+    ``process_limit`` and ``file_limit`` (bytes) replace `limits`' defaults.
     """
-    path = Path(path)
-    framework, prec = check_usage(path, framework, precision, groups, timeout, memory_limit)
-    verdict = Verdict(str(path), framework=framework, seed=fresh_seed() if seed is None else seed)
-    if not sys.platform.startswith("linux"):
-        verdict.cannot_run = "the judge needs Linux (/proc, prctl) to contain a solution's processes"
-        return verdict
-    lib = _build(path, framework, verdict)
-    if verdict.cannot_run or verdict.failure:
-        return verdict
+    plan = prepare(path, framework, precision, seed, groups, timeout, memory_limit, nvcc_flags)
+    if plan.stopped:
+        return plan.verdict
     device = runtime.default_device()
-    verdict.device = runtime.gpu_name()
-    cases = _cases(verdict.seed, perf, groups, device.type)
     shape = tuple(time_shape) if time_shape else (problem.PERF_SHAPE if device.type == "cuda" else CPU_TIME_SHAPE)
-    limits = Limits(device.type, timeout, memory_limit, slow=SANITIZER_FACTOR if wrapper else 1.0)
-    cmd = _child_cmd(path, framework, lib, wrapper)
-    shapes = [c.shape for c, _ in cases if device.type == "cuda" or not c.gpu_only] + [shape]
-    folder = _workspace()
+    extra = {k: v for k, v in (("processes", process_limit), ("file_bytes", file_limit)) if v is not None}
+    limits = Limits(device.type, timeout, memory_limit, slow=SANITIZER_FACTOR if wrapper else 1.0, **extra)
     was_reaper = procs.set_subreaper(True)
-    remote = None
-    healthy = False
     try:
-        # Under a wrapper the judge shares host memory only (see child.py: staged).
-        remote = RemoteSolve(cmd, _child_env(framework, env), limits,
-                             torch.device("cpu") if wrapper else device, capacity(shapes), Path(folder))
+        _judge(plan, device, _cases(plan.verdict.seed, perf, groups), shape, limits, warmup, iters,
+               on_event or (lambda _: None), env, wrapper)
+    finally:
+        procs.set_subreaper(was_reaper)
+    return plan.verdict
+
+
+def _judge(plan: Plan, device: torch.device, cases: list[tuple[Case, int]], shape: tuple[int, int, int],
+           limits: Limits, warmup: int, iters: int, say: Callable[[str], None], env: dict[str, str] | None,
+           wrapper: list[str] | None) -> None:
+    verdict, precision = plan.verdict, plan.request.precision
+    # Under a wrapper the judge shares host memory only (see child.py: staged).
+    harness_device = torch.device("cpu") if wrapper else device
+    shapes = [c.shape for c, _ in cases if device.type == "cuda" or not c.gpu_only] + [shape]
+    yard = remote = run = None
+    try:
         try:
-            healthy = _run(remote, verdict, cases, prec, shape, warmup, iters, on_event or (lambda _: None))
+            if not wrapper and iters > 0:
+                yard = Yardstick(harness_device, Limits(device.type), shape)
+            remote = RemoteSolve(harness_cmd(plan.path, plan.request.framework, plan.lib, wrapper),
+                                 harness_env(plan.request.framework, env), limits, harness_device,
+                                 capacity(shapes))
+            healthy, overhead = _judge_cases(remote, yard, verdict, cases, precision, say)
+            if healthy and not verdict.failure and not verdict.cannot_run and iters > 0:
+                say(f"timed calls at {'×'.join(map(str, shape))}, each one checked")
+                healthy, run = _timed(remote, verdict, precision, shape, warmup, iters, overhead)
         except CannotShare as exc:
             verdict.cannot_run = str(exc)
+            healthy = False
+        if remote is not None:
+            say("ending the solution's processes")
+            _close_solution(remote, verdict, healthy)
+        if run is not None and run.timing is not None and not verdict.cannot_run:
+            say("timing the baseline, the solution's processes all ended")
+            _baseline(run.timing, yard, harness_device, wrapper is not None, warmup, iters, verdict)
+            note = l2_note(run.timing.get("l2", {}))
+            if note:
+                verdict.notes.append(note)
+            verdict.timing = run.timing
+        verdict.passed = not (verdict.failure or verdict.cannot_run) and bool(verdict.cases or verdict.timing)
     finally:
         if remote is not None:
-            verdict.killed = remote.close(polite=healthy)
-            verdict.log = remote.session.output.text()
-            verdict.memory_peak = remote.session.memory_peak
-        procs.set_subreaper(was_reaper)
-        shutil.rmtree(folder, ignore_errors=True)
-    return verdict
+            remote.close(polite=False)  # only where an error skipped `_close_solution`
+        if yard is not None:
+            yard.close()
+
+
+def _close_solution(remote: RemoteSolve, verdict: Verdict, polite: bool) -> None:
+    verdict.killed = remote.close(polite=polite)
+    verdict.log = remote.session.output.text()
+    verdict.memory_peak = remote.session.memory_peak
+    if verdict.killed:
+        verdict.notes.append(f"ended {verdict.killed} process{'es' if verdict.killed != 1 else ''} the "
+                             f"solution started and left running")
+    if not remote.session.gone:
+        verdict.notes.append("some of the solution's processes could not be ended (stuck in the kernel?)")
+    refused = remote.session.boundary.forks_refused()
+    if refused:
+        verdict.notes.append(f"the judge's cgroup refused {refused} of the solution's forks (pids.max)")
+
+
+def _baseline(timing: dict, yard: Yardstick | None, device: torch.device, wrapped: bool, warmup: int,
+              iters: int, verdict: Verdict) -> None:
+    """torch.matmul beside the solution's figure, timed now that the solution's processes are gone."""
+    if wrapped:
+        timing["method"] += " (under a wrapper tool: not a timing)"
+        return
+    shape = tuple(timing["shape"])
+    if device.type == "cuda":
+        name, base_ms = in_process_baseline(shape, device, warmup, iters, verdict.seed + 7919)
+        add_baseline(timing, name, base_ms)
+        return
+    times = yard.baseline(warmup, iters, verdict.seed + 7919) if yard is not None else "no yardstick"
+    if isinstance(times, str):
+        verdict.notes.append(f"no baseline: the yardstick's torch.matmul failed ({times})")
+        return
+    from ..measure.stats import summarize
+
+    add_baseline(timing, baseline_name(False), summarize(times)["median_ms"])

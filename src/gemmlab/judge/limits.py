@@ -1,4 +1,4 @@
-"""How long a call may take and how much host memory the solution's processes may hold.
+"""How long a call may take, and how much the solution's processes may hold and write.
 
 A call's budget is derived from its work: a few seconds of slack plus its
 FLOPs at a floor rate far below any sensible solution (on the CPU, Triton's
@@ -28,6 +28,10 @@ SANITIZER_FACTOR = 20.0
 #: Default host-memory limit for the whole process tree: the smaller of these.
 MEMORY_CAP_BYTES = 16 << 30
 MEMORY_FRACTION = 0.5
+#: Processes the solution's tree may run at once (torch.compile's worker pool fits well inside).
+PROCESS_LIMIT = 256
+#: The largest file any of its processes may write (RLIMIT_FSIZE; the total is not limited).
+FILE_LIMIT_BYTES = 4 << 30
 
 
 @dataclass(frozen=True)
@@ -36,6 +40,8 @@ class Limits:
     timeout: float | None = None  # the user's override, per call
     memory_bytes: int | None = None
     slow: float = 1.0  # a wrapper's slow-down factor
+    processes: int = PROCESS_LIMIT
+    file_bytes: int = FILE_LIMIT_BYTES
 
     def call_s(self, shape: tuple[int, int, int], first: bool) -> float:
         if self.timeout is not None:
@@ -62,3 +68,8 @@ def default_memory_bytes() -> int:
 
 def gib(n: int) -> str:
     return f"{n / (1 << 30):.2f} GiB"
+
+
+def size_text(n: int) -> str:
+    """Bytes in GiB, or MiB below one GiB."""
+    return gib(n) if n >= 1 << 30 else f"{n / (1 << 20):.1f} MiB"

@@ -4,8 +4,12 @@ A solution can start processes that leave its process group and session, or
 whose parent exits so that they are re-parented. The judge therefore makes
 itself a *child subreaper* (Linux ``prctl(PR_SET_CHILD_SUBREAPER)``): orphans
 of its descendants are re-parented to the judge instead of to init, so a walk
-of ``/proc`` still finds them, and nothing the solution started survives the
-verdict. Linux only; the judge says so elsewhere.
+still finds them. The walk follows ``/proc/PID/task/TID/children`` where the
+kernel has it (a few reads per process, so a chain of processes that each fork
+and exit at once cannot outrun it), else it scans all of ``/proc``. Processes
+the judge starts for itself (its yardstick, nvidia-smi) are `exempt`: an orphan
+adopted by the judge belongs to the solution only if nobody exempted it.
+Linux only; the judge says so elsewhere.
 """
 
 from __future__ import annotations
@@ -13,11 +17,24 @@ from __future__ import annotations
 import ctypes
 import os
 import signal
+import stat
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 PR_SET_CHILD_SUBREAPER = 36
 PR_GET_CHILD_SUBREAPER = 37
+
+#: Pids the judge started for its own use; never counted as (or killed with) a solution's.
+_EXEMPT: set[int] = set()
+
+
+def exempt(pid: int) -> None:
+    _EXEMPT.add(pid)
+
+
+def unexempt(pid: int) -> None:
+    _EXEMPT.discard(pid)
 
 
 def set_subreaper(on: bool) -> bool:
@@ -36,6 +53,10 @@ class Proc:
     ppid: int
     state: str
     start: int  # clock ticks after boot: tells a recycled pid from the original
+
+    @property
+    def alive(self) -> bool:
+        return self.state not in ("Z", "X")
 
 
 def _read_stat(pid: int) -> Proc | None:
@@ -67,28 +88,76 @@ def start_time(pid: int) -> int | None:
     return p.start if p else None
 
 
+def _children_files_exist() -> bool:
+    me = os.getpid()
+    return os.path.exists(f"/proc/{me}/task/{me}/children")
+
+
+#: Whether this kernel lists each thread's children (CONFIG_PROC_CHILDREN).
+CHILDREN_FILES = _children_files_exist()
+
+
+def children(pid: int) -> list[int]:
+    """The children of every thread of `pid` (requires `CHILDREN_FILES`)."""
+    out: list[int] = []
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
+                out.extend(int(x) for x in f.read().split())
+        except (OSError, ValueError):
+            pass
+    return out
+
+
 def tree(root: int, root_start: int, procs: dict[int, Proc] | None = None) -> set[int]:
     """The root (if it is still the same process) and every descendant of it.
 
     Also the orphans re-parented to this process (the subreaper) that were born
-    after the root: they can only come from the root's tree.
+    after the root and that nobody exempted: they can only come from the root's tree.
     """
-    procs = table() if procs is None else procs
-    children: dict[int, list[int]] = {}
-    for p in procs.values():
-        children.setdefault(p.ppid, []).append(p.pid)
-    seeds = [root] if root in procs and procs[root].start == root_start else []
     me = os.getpid()
-    seeds += [pid for pid in children.get(me, []) if pid != root and procs[pid].start >= root_start]
-    found: set[int] = set()
+    if procs is None and CHILDREN_FILES:
+        found: set[int] = set()
+        stack = [root] if start_time(root) == root_start else []
+        for pid in children(me):
+            if pid != root and pid not in _EXEMPT and (start_time(pid) or -1) >= root_start:
+                stack.append(pid)
+        while stack:
+            pid = stack.pop()
+            if pid not in found:
+                found.add(pid)
+                stack.extend(children(pid))
+        return found
+    procs = table() if procs is None else procs
+    kids: dict[int, list[int]] = {}
+    for p in procs.values():
+        kids.setdefault(p.ppid, []).append(p.pid)
+    seeds = [root] if root in procs and procs[root].start == root_start else []
+    seeds += [pid for pid in kids.get(me, []) if pid != root and pid not in _EXEMPT
+              and procs[pid].start >= root_start]
+    found = set()
     stack = list(seeds)
     while stack:
         pid = stack.pop()
         if pid in found:
             continue
         found.add(pid)
-        stack.extend(children.get(pid, []))
+        stack.extend(kids.get(pid, []))
     return found
+
+
+def alive(pids: Iterable[int]) -> dict[int, Proc]:
+    """Those of `pids` that are running (not zombies), with their stat."""
+    out = {}
+    for pid in pids:
+        p = _read_stat(pid)
+        if p is not None and p.alive:
+            out[pid] = p
+    return out
 
 
 def rss_bytes(pids: set[int]) -> int:
@@ -104,7 +173,61 @@ def rss_bytes(pids: set[int]) -> int:
     return total
 
 
-def _reap(pids: set[int], keep: int) -> None:
+def _tmpfs_mounts() -> list[str]:
+    """/dev/shm, and /tmp where it is a tmpfs: folders whose files are RAM."""
+    try:
+        with open("/proc/self/mounts") as f:
+            found = {fields[1] for fields in (line.split() for line in f)
+                     if len(fields) > 2 and fields[2] == "tmpfs"}
+    except OSError:
+        found = set()
+    return [p for p in ("/dev/shm", "/tmp") if p in found]
+
+
+TMPFS = _tmpfs_mounts()
+
+
+def tmpfs_used_bytes() -> int:
+    """Bytes in use on /dev/shm and a tmpfs /tmp: files there hold RAM after their writer exits."""
+    total = 0
+    for path in TMPFS:
+        try:
+            s = os.statvfs(path)
+        except OSError:
+            continue
+        total += (s.f_blocks - s.f_bfree) * s.f_frsize
+    return total
+
+
+def held_memory_files(pids: set[int], ignore: set[tuple[int, int]]) -> int:
+    """Bytes of memfd files these processes hold open (memfd_create: RAM, in no folder).
+
+    Each file once (by device and inode); `ignore` holds the judge's own (its
+    arena). Files on /dev/shm are counted by `tmpfs_used_bytes` instead.
+    """
+    seen: set[tuple[int, int]] = set(ignore)
+    total = 0
+    for pid in pids:
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            link = f"/proc/{pid}/fd/{fd}"
+            try:
+                if not os.readlink(link).startswith("/memfd:"):
+                    continue
+                st = os.stat(link)
+            except OSError:
+                continue
+            key = (st.st_dev, st.st_ino)
+            if stat.S_ISREG(st.st_mode) and key not in seen:
+                seen.add(key)
+                total += st.st_blocks * 512
+    return total
+
+
+def _reap(pids: Iterable[int], keep: int) -> None:
     """Collect the zombies that are this process's children (but not `keep`, Popen's own)."""
     for pid in pids:
         if pid == keep:
@@ -115,27 +238,44 @@ def _reap(pids: set[int], keep: int) -> None:
             pass
 
 
-def kill_tree(root: int, root_start: int, deadline_s: float = 3.0) -> int:
-    """SIGKILL the root and every descendant until none is left alive; return how many were hit.
+def kill_tree(root: int, root_start: int, deadline_s: float = 3.0, group: int | None = None,
+              members: Callable[[], set[int]] | None = None) -> set[int]:
+    """SIGKILL the root and every descendant until none is left alive; return those it hit.
 
-    Repeated because a process may fork while the walk runs. The root is left
-    for its Popen to reap, so its exit status stays readable.
+    One walk that finds nothing is not proof: a chain of processes that each
+    fork and exit at once can be between two of them. So it walks again until
+    two walks in a row find nothing alive. ``group`` is a process group to
+    kill as a whole each round (the kernel signals its members atomically with
+    respect to fork); pass it only while its leader is unreaped, so that its
+    number cannot belong to anyone else. ``members`` adds pids known by other
+    means (a cgroup's). The root is left for its Popen to reap, so its exit
+    status stays readable.
     """
     hit: set[int] = set()
     end = time.monotonic() + deadline_s
-    while time.monotonic() < end:
-        procs = table()
-        pids = tree(root, root_start, procs)
-        alive = {pid for pid in pids if procs[pid].state not in ("Z", "X")}
-        me = os.getpid()
-        _reap({pid for pid in pids if procs[pid].ppid == me}, keep=root)
-        if not alive:
-            break
-        for pid in alive:
+    quiet = 0
+    me = os.getpid()
+    while time.monotonic() < end and quiet < 2:
+        if group is not None:
+            try:
+                os.killpg(group, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        pids = tree(root, root_start) | (members() if members else set())
+        pids.discard(me)
+        running = alive(pids)
+        _reap([pid for pid in pids if pid not in running], keep=root)
+        if not running:
+            quiet += 1
+            continue
+        quiet = 0
+        for pid in running:
             try:
                 os.kill(pid, signal.SIGKILL)
                 hit.add(pid)
             except (ProcessLookupError, PermissionError):
                 pass
-        time.sleep(0.01)
-    return len(hit)
+        time.sleep(0.002)
+    # Zombies left by the last round (this process's adopted orphans) are collected too.
+    _reap(tree(root, root_start), keep=root)
+    return hit

@@ -2,14 +2,19 @@
 
 Every wait has a deadline and one loop serves it all (`select.poll`, at most
 0.1 s at a time): the channel, the solution's output pipe (drained always, so
-a chatty solution never blocks), its exit, its process tree's memory. A
-descendant that holds the output pipe open therefore delays nothing: the judge
-never waits for that pipe's end of file without a deadline.
+a chatty solution never blocks), its exit, its process tree's memory and
+process count. A descendant that holds the output pipe open therefore delays
+nothing: the judge never waits for that pipe's end of file without a deadline.
+
+The channel is an abstract Unix socket (a random name, no file anywhere), and
+the judge accepts only a connection from a process inside the solution's
+boundary (SO_PEERCRED).
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import select
 import signal
 import socket
@@ -17,23 +22,24 @@ import struct
 import subprocess
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from . import procs, protocol
+from .boundary import Boundary
 from .limits import Limits, gib
 
 #: Keep the last this many bytes of the solution's output.
 OUTPUT_TAIL = 256 * 1024
 TICK_S = 0.1
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux's value, where Python lacks the name
-MEMORY_EVERY_S = 0.2
+#: How often the process tree's memory and process count are measured.
+WATCH_EVERY_S = 0.2
 
 
 @dataclass(frozen=True)
 class Fault:
     """Why the judge got no answer: a limit, a crash, or a protocol violation."""
 
-    kind: str  # time limit | memory limit | crash | protocol violation
+    kind: str  # time limit | memory limit | process limit | crash | protocol violation
     message: str
 
 
@@ -67,24 +73,34 @@ class Output:
 
 
 class Session:
-    def __init__(self, cmd: list[str], env: dict[str, str], limits: Limits, folder: Path):
+    def __init__(self, cmd: list[str], env: dict[str, str], limits: Limits,
+                 own_files: set[tuple[int, int]] | None = None):
+        """Start `cmd` (with ``--channel @NAME`` appended) inside a boundary of its own.
+
+        ``own_files``: the judge's in-memory files the child maps (the arena), which its
+        memory is not charged for."""
         self.limits = limits
-        self.path = folder / "channel"
+        name = f"gemmlab-judge-{os.getpid()}-{secrets.token_hex(8)}"
         # SEQPACKET: one message per packet (no framing to get wrong), and the kernel
         # stamps each packet's arrival, so the judge's clock does not depend on how soon
         # this process gets to read it.
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.listener.bind(str(self.path))
-        self.listener.listen(1)
+        self.listener.bind("\0" + name)
+        self.listener.listen(4)
         self.conn: socket.socket | None = None
         self.arrival = 0.0  # when the last message arrived (time.time(), the kernel's stamp)
         self.output = Output()
         self.memory_peak = 0
-        self._memory_at = 0.0
-        self.proc = subprocess.Popen([*cmd, "--channel", str(self.path)], stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
-                                     start_new_session=True)
-        self.start = procs.start_time(self.proc.pid) or 0
+        self.own_files = own_files or set()
+        self._watched_at = 0.0
+        self._memory_base = procs.tmpfs_used_bytes()
+        self.boundary = Boundary(limits.processes, limits.file_bytes)
+        self.proc = subprocess.Popen(self.boundary.wrap([*cmd, "--channel", "@" + name]),
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        self.boundary.attach(self.proc.pid)
+        procs.exempt(self.proc.pid)  # another session's walk must never take this one's root for its own
+        self.gone = False  # every process of the solution is known to have ended
         self.out_fd: int | None = self.proc.stdout.fileno()
         os.set_blocking(self.out_fd, False)
 
@@ -101,19 +117,35 @@ class Session:
                 return
             self.output.add(chunk)
 
-    def _check_memory(self) -> Fault | None:
+    def memory_used(self, pids: set[int]) -> int:
+        """Host memory the tree holds: resident pages, in-memory files it holds open (memfd) and
+        what /dev/shm (and a tmpfs /tmp) gained since it started, which outlives any process."""
+        tmpfs = max(0, procs.tmpfs_used_bytes() - self._memory_base)
+        return procs.rss_bytes(pids) + procs.held_memory_files(pids, self.own_files) + tmpfs
+
+    def _check_limits(self) -> Fault | None:
         now = time.monotonic()
-        if now - self._memory_at < MEMORY_EVERY_S:
+        if now - self._watched_at < WATCH_EVERY_S:
             return None
-        self._memory_at = now
-        used = procs.rss_bytes(procs.tree(self.proc.pid, self.start))
+        self._watched_at = now
+        running = set(procs.alive(self.boundary.pids()))
+        if len(running) > self.limits.processes:
+            self._end()
+            return Fault("process limit", f"process limit: the solution ran {len(running)} processes at "
+                                          f"once, over the limit of {self.limits.processes}; they were ended")
+        used = self.memory_used(running)
         self.memory_peak = max(self.memory_peak, used)
         limit = self.limits.memory()
         if used > limit:
-            procs.kill_tree(self.proc.pid, self.start)
-            return Fault("memory limit", f"memory limit: the solution's processes held {gib(used)} "
-                                         f"of host memory, over the limit of {gib(limit)} (ended)")
+            self._end()
+            return Fault("memory limit", f"memory limit: the solution's processes held {gib(used)} of host "
+                                         f"memory (resident, /dev/shm and memfd), over the limit of "
+                                         f"{gib(limit)}; they were ended")
         return None
+
+    def _end(self) -> None:
+        """End the whole tree now (a limit was hit): the root too, by the judge's choice."""
+        self.boundary.kill(leader_unreaped=self.proc.returncode is None)
 
     def _exited(self) -> Fault | None:
         code = self.proc.poll()
@@ -134,26 +166,41 @@ class Session:
         ready = {fd for fd, _ in poller.poll(1000 * min(TICK_S, deadline - now))}
         if self.out_fd is not None and self.out_fd in ready:
             self._read_output()
-        fault = self._check_memory()
+        fault = self._check_limits()
         readable = sock is not None and sock.fileno() in ready
         if fault or readable:
             return readable, fault
         return False, self._exited()
 
     def connect(self, deadline: float) -> Fault | None:
+        """Accept the child's connection: only from a process inside the solution's boundary."""
         while True:
             readable, fault = self._tick(deadline, self.listener)
             if readable:
-                self.conn, _ = self.listener.accept()
+                conn, _ = self.listener.accept()
+                pid, _, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                                struct.calcsize("3i")))
+                if not self.boundary.contains(pid):
+                    conn.close()  # someone else found the name: not the solution's process
+                    continue
+                self.boundary.confirm(pid)
+                self.conn = conn
                 self.conn.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
                 self.listener.close()  # nobody else gets to connect
                 return None
             if fault:
                 return fault
 
-    def send(self, message: dict) -> Fault | None:
+    def send(self, message: dict, fds: list[int] | None = None) -> Fault | None:
+        """A JSON message (the first one: the arena's handle, with its file descriptors)."""
+        return self.send_raw(protocol.encode(message), fds)
+
+    def send_raw(self, data: bytes, fds: list[int] | None = None) -> Fault | None:
         try:
-            self.conn.sendall(protocol.encode(message))
+            if fds:
+                socket.send_fds(self.conn, [data], fds)
+            else:
+                self.conn.sendall(data)
         except OSError:
             return self._exited() or Fault("protocol violation", "protocol violation: the solution's "
                                                                  "process closed the judge's channel")
@@ -210,24 +257,28 @@ class Session:
     # -- ending ----------------------------------------------------------------------------
 
     def close(self, polite: bool) -> int:
-        """End the child and every process it started; return how many had to be killed.
+        """End the child and every process it started; return how many the solution had left
+        running (its own process not counted: a hang or a limit says so in its verdict).
 
         With `polite`, the child is asked to exit first (a wrapper such as
         compute-sanitizer then prints its summary). Either way, whatever is left
-        after the grace period, threads and grandchildren included, is killed.
+        after the grace period, threads and grandchildren included, is killed,
+        and `gone` says whether two walks in a row then found nothing alive.
         """
         if polite and self.conn is not None and self.proc.poll() is None:
-            self.send({"op": "exit"})
+            self.send_raw(protocol.encode_exit())
             end = time.monotonic() + self.limits.exit_s()
             while self.proc.poll() is None and time.monotonic() < end:
                 self._tick(end, None)
-        killed = procs.kill_tree(self.proc.pid, self.start)
+        ended = self.boundary.kill(leader_unreaped=self.proc.returncode is None)
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
         # Once the child is reaped, its own zombies are re-parented here: collect them too.
-        procs.kill_tree(self.proc.pid, self.start, deadline_s=0.5)
+        ended |= self.boundary.kill(leader_unreaped=False, deadline_s=0.5)
+        self.gone = self.boundary.empty()
+        self.boundary.close()
         end = time.monotonic() + 0.5
         while self.out_fd is not None and time.monotonic() < end:
             self._tick(end, None)
@@ -235,4 +286,6 @@ class Session:
             if s is not None:
                 s.close()
         self.proc.stdout.close()
-        return killed
+        procs.unexempt(self.proc.pid)
+        ended.discard(self.proc.pid)
+        return len(ended)

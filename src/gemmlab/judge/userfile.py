@@ -31,12 +31,14 @@ def imported_modules(path: Path) -> set[str]:
 
     The source is decoded as Python decodes it (a coding line, a BOM, else
     UTF-8). A word in a docstring or a comment is not an import. A file that
-    does not parse imports nothing here; loading it reports the syntax error.
+    does not parse is read line by line instead, for import statements at the
+    start of a line (loading it reports the syntax error).
     """
+    source = path.read_bytes()
     try:
-        tree = ast.parse(path.read_bytes(), filename=str(path))
+        tree = ast.parse(source, filename=str(path))
     except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError):
-        return set()
+        return _import_lines(source)
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -46,16 +48,28 @@ def imported_modules(path: Path) -> set[str]:
     return names
 
 
-def detect_framework(path: Path) -> str:
-    """cuda for a .cu; else jax or triton when the module imports it (jax first: its solve differs); else torch."""
+def _import_lines(source: bytes) -> set[str]:
+    names = set()
+    for raw in source.decode("utf-8", errors="replace").splitlines():
+        words = raw.split()
+        if len(words) >= 2 and words[0] in ("import", "from"):
+            names.add(words[1].split(".")[0].rstrip(","))
+    return names
+
+
+def detected_framework(path: Path) -> str | None:
+    """What the file is written for: cuda for a .cu; else jax, triton or torch as the module imports
+    them (jax first: its solve differs, then triton, which also imports torch); None if none of them."""
     path = Path(path)
     if path.suffix == ".cu":
         return "cuda"
     names = imported_modules(path)
-    for framework in ("jax", "triton"):
-        if framework in names:
-            return framework
-    return "torch"
+    return next((fw for fw in ("jax", "triton", "torch") if fw in names), None)
+
+
+def detect_framework(path: Path) -> str:
+    """The harness to run the file with: what it imports, else torch's (a solve on tensors)."""
+    return detected_framework(path) or "torch"
 
 
 def framework_missing(framework: str) -> str | None:
@@ -94,21 +108,47 @@ def driver_library() -> list[str]:
     return ["-Xlinker", f"-l:{name}"] if name else []
 
 
-def build_cuda(path: Path, arch: str, out_dir: Path) -> Path:
-    """nvcc → a shared library; a compile error raises with nvcc's own log."""
-    digest = hashlib.sha256(path.read_bytes() + arch.encode()).hexdigest()[:16]
+def target_flags(arch: str) -> list[str]:
+    """nvcc's flags for one GPU target. The 'a' of sm_90a stays: wgmma and setmaxnreg exist only
+    for the arch-specific target."""
+    number = arch.removeprefix("sm_")
+    return [f"-gencode=arch=compute_{number},code=sm_{number}"]
+
+
+def nvcc_flags(arch: str, user_flags: list[str] | None) -> list[str]:
+    """What picks the build: the user's flags (`judge --nvcc-flags`) in place of the target, the
+    optimisation level and the C++ standard where they give their own; else the target for `arch`."""
+    if user_flags is None:
+        return ["-O3", "-std=c++17", *target_flags(arch)]
+    own_level = any(f.startswith(("-O", "--optimize")) for f in user_flags)
+    own_std = any(f.startswith(("-std", "--std")) for f in user_flags)
+    return [*([] if own_level else ["-O3"]), *([] if own_std else ["-std=c++17"]), *user_flags]
+
+
+def build_cuda(path: Path, arch: str, out_dir: Path, user_flags: list[str] | None = None) -> Path:
+    """nvcc → a shared library; a compile error raises with nvcc's own log.
+
+    The cache key is the source with every flag and the compiler's path, so the
+    same file built with other flags is another library."""
+    flags = nvcc_flags(arch, user_flags)
+    nvcc = nvcc_path()
+    cmd_head = [nvcc, "-shared", "-Xcompiler", "-fPIC", *flags]
+    tail = driver_library()
+    key = "\0".join([*cmd_head, *tail]).encode()
+    digest = hashlib.sha256(path.read_bytes() + b"\0" + key).hexdigest()[:16]
     lib = out_dir / f"{path.stem}-{digest}.so"
     if lib.exists():
         return lib
     out_dir.mkdir(parents=True, exist_ok=True)
-    # The 'a' of sm_90a stays: wgmma and setmaxnreg exist only for the arch-specific target.
-    number = arch.removeprefix("sm_")
-    cmd = [nvcc_path(), "-shared", "-Xcompiler", "-fPIC", "-O3", "-std=c++17",
-           f"-gencode=arch=compute_{number},code=sm_{number}", "-o", str(lib), str(path),
-           *driver_library()]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    partial = lib.with_name(lib.name + f".{os.getpid()}.part")  # a half-written library is never cached
+    proc = subprocess.run([*cmd_head, "-o", str(partial), str(path), *tail], capture_output=True, text=True,
+                          check=False)
     if proc.returncode != 0:
-        raise SolutionError(f"nvcc failed to compile {path.name}:\n{proc.stdout}{proc.stderr}".strip())
+        partial.unlink(missing_ok=True)
+        shown = " ".join(user_flags) if user_flags is not None else None
+        how = f" with --nvcc-flags {shown!r}" if shown is not None else ""
+        raise SolutionError(f"nvcc failed to compile {path.name}{how}:\n{proc.stdout}{proc.stderr}".strip())
+    os.replace(partial, lib)
     return lib
 
 

@@ -1,0 +1,195 @@
+"""Issue 29's boundary: guard bytes around every buffer, C's tensor object, an arena the solution
+cannot shrink, and a process boundary nothing escapes (a fork chain, too many processes, a large
+file, RAM held in /dev/shm or a memfd). Each with the hostile fixture that motivated it."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from gemmlab.judge import boundary, guards, procs
+from gemmlab.judge.arena import Arena, layout
+from gemmlab.judge.isolate import judge_file
+
+SOL = Path(__file__).parent / "fixtures" / "solutions"
+#: The examples only (2 cases), 2 timed calls at 32³: the fact under test is elsewhere.
+QUICK = dict(perf=False, groups=["example"], time_shape=(32, 32, 32), iters=2, warmup=0)
+
+
+# -- guards --------------------------------------------------------------------------------
+
+def test_guards_name_buffer_side_and_first_offset():
+    lay = layout((5, 7, 3))
+    arena = Arena(lay.end, torch.device("cpu"))
+    try:
+        pattern = guards.fresh_pattern()
+        guards.fill(arena.tensor, lay, pattern)
+        assert guards.check(arena.tensor, lay, pattern) == ""
+        words = arena.tensor.view(torch.int32)
+        c = lay.regions["C"]
+        words[c.end + 3 + 2] = pattern ^ 1  # C[6][2] of a 5×3 C: 2 rows and 2 floats past its end
+        words[lay.regions["B"].offset - 1] = pattern ^ 1  # just before B
+        text = guards.check(arena.tensor, lay, pattern)
+        first, second = text.split("; ")
+        assert first == ("wrote past the end of C: 1 float(s) of the guard after it changed, the first "
+                         "5 floats past its last element (C[6][2] if C had more rows)")
+        assert second.startswith("wrote before the start of B") and "nearest 1 float before" in second
+    finally:
+        arena.close()
+
+
+@pytest.mark.parametrize("name,reason", [
+    ("writes_row_past_c.py", "wrote past the end of C: 2 float(s) of the guard after it changed, the first "
+                             "0 floats past its last element (C[2][0] if C had more rows)"),
+    ("writes_before_a.py", "wrote before the start of A: 1 float(s) of the guard before it changed, the "
+                           "nearest 1 float before its first element"),
+])
+def test_a_write_outside_the_buffers_is_rejected_with_where(name, reason):
+    v = judge_file(SOL / name, seed=51, **QUICK)
+    assert not v.passed and v.exit_code == 1
+    assert v.failure == f"example-1: {reason}", v.failure
+
+
+# -- C's tensor object ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name,reason", [
+    # The bytes are right: only the tensor object says what happened.
+    ("transposes_c.py", "example-1: C's tensor object was changed (its shape, strides or offset: "
+                        "transposed or reshaped in place); the judge reads the buffer it passed"),
+    ("swaps_c_storage.py", "example-1: the solution replaced C's storage: its C tensor points at other "
+                           "memory after the call, so what it wrote there never reached C; C itself: "
+                           "4 of 4 elements never written"),
+])
+def test_reasons_say_what_was_done_to_c(name, reason):
+    v = judge_file(SOL / name, seed=52, **QUICK)
+    assert not v.passed and v.failure.startswith(reason), v.failure
+    assert "stream" not in v.failure
+
+
+# -- the arena --------------------------------------------------------------------------------
+
+def _shm() -> set[str]:
+    """/dev/shm's entries, less the mkdtemp folders of an older judge (another checkout running its
+    tests on the same machine): this judge makes no file anywhere for its arena or channel."""
+    names = os.listdir("/dev/shm") if os.path.isdir("/dev/shm") else []
+    return {n for n in names if not (re.fullmatch(r"gemmlab-judge-[a-z0-9_]{8}", n)
+                                     and os.path.isdir(f"/dev/shm/{n}"))}
+
+
+def test_an_arena_attack_is_refused_and_leaves_nothing_in_dev_shm():
+    before = _shm()
+    v = judge_file(SOL / "attacks_arena.py", seed=53, **QUICK)
+    assert v.exit_code == 0 and v.passed, (v.failure, v.log)
+    lines = v.log.splitlines()
+    # It found the judge's own memfd through /proc and was refused: sealed against shrinking.
+    assert any(line.startswith("refused /proc/") and "PermissionError" in line for line in lines), v.log
+    assert not any(line.startswith("truncated") for line in lines), v.log
+    assert _shm() == before
+
+
+def test_the_arena_is_sealed_against_shrinking_and_growing():
+    arena = Arena(1024, torch.device("cpu"))
+    try:
+        with pytest.raises(PermissionError):
+            os.ftruncate(arena.fd, 0)
+        with pytest.raises(PermissionError):
+            os.ftruncate(arena.fd, 1 << 20)
+        assert os.readlink(f"/proc/self/fd/{arena.fd}").startswith("/memfd:gemmlab-arena")
+    finally:
+        arena.close()
+
+
+# -- the process boundary ---------------------------------------------------------------------
+
+def _cgroups_here() -> bool:
+    made = boundary.Cgroup.make()
+    if made is None:
+        return False
+    made.remove(0)
+    return True
+
+
+@pytest.mark.parametrize("mechanism", ["cgroup", "walk"])
+def test_a_fork_chain_does_not_outlive_the_verdict(tmp_path, monkeypatch, mechanism):
+    if mechanism == "cgroup" and not _cgroups_here():
+        pytest.skip("no writable cgroup v2 here")
+    if mechanism == "walk":
+        monkeypatch.setenv("GEMMLAB_JUDGE_CGROUP", "0")
+    beat = tmp_path / "heartbeat"
+    v = judge_file(SOL / "fork_chain.py", seed=54, env={"GEMMLAB_TEST_HEARTBEAT": str(beat)}, **QUICK)
+    assert v.exit_code in (0, 1) and v.killed >= 1, v
+    assert beat.exists() and beat.stat().st_size > 0  # the chain did run
+    size = beat.stat().st_size
+    time.sleep(1.0)
+    assert beat.stat().st_size == size, "the chain kept running after the verdict"
+
+
+def test_too_many_processes_is_a_named_limit():
+    v = judge_file(SOL / "forks_many.py", seed=55, process_limit=16, **QUICK)
+    assert not v.passed and v.exit_code == 1
+    assert "process limit: the solution ran" in v.failure and "over the limit of 16" in v.failure, v.failure
+
+
+def test_a_file_past_the_write_limit_is_cut_off(tmp_path):
+    big = tmp_path / "big"
+    v = judge_file(SOL / "writes_big_file.py", seed=56, file_limit=1 << 20, env={"GEMMLAB_TEST_BIGFILE": str(big)},
+                   **QUICK)
+    assert not v.passed and "File too large" in v.failure and "limits any one file" in v.failure, v.failure
+    assert big.stat().st_size <= 1 << 20
+
+
+def test_memfd_ram_counts_against_the_memory_limit():
+    v = judge_file(SOL / "hoards_memfd.py", seed=57, memory_limit=512 << 20, **QUICK)
+    assert not v.passed and "memory limit" in v.failure and "memfd" in v.failure, v.failure
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/shm") or os.statvfs("/dev/shm").f_bavail * os.statvfs("/dev/shm").f_frsize
+                    < 800 << 20, reason="/dev/shm is too small here for 600 MiB")
+def test_dev_shm_counts_against_the_memory_limit():
+    path = f"/dev/shm/gemmlab-test-{os.getpid()}"
+    try:
+        v = judge_file(SOL / "fills_shm.py", seed=58, memory_limit=512 << 20,
+                       env={"GEMMLAB_TEST_SHM_FILE": path}, **QUICK)
+    finally:
+        if os.path.exists(path):
+            os.unlink(path)
+    assert not v.passed and "memory limit" in v.failure and "/dev/shm" in v.failure, v.failure
+
+
+def test_tmpfs_growth_is_measured(tmp_path):
+    if "/dev/shm" not in procs.TMPFS:
+        pytest.skip("/dev/shm is not a tmpfs here")
+    path = f"/dev/shm/gemmlab-test-grow-{os.getpid()}"
+    before = procs.tmpfs_used_bytes()
+    try:
+        with open(path, "wb") as f:
+            f.write(b"\1" * (16 << 20))
+        assert procs.tmpfs_used_bytes() - before >= 15 << 20
+    finally:
+        os.unlink(path)
+
+
+def test_the_baseline_runs_only_once_the_solution_s_processes_are_gone(tmp_path, monkeypatch):
+    from gemmlab.judge import isolate
+
+    pidfile = tmp_path / "pids"
+    alive_at_baseline = []
+    original = isolate._baseline
+
+    def checked(*args, **kwargs):
+        pids = [int(p) for p in pidfile.read_text().split()]
+        alive_at_baseline.extend(p for p in pids if procs.alive([p]))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(isolate, "_baseline", checked)
+    v = judge_file(SOL / "busy_after_timing.py", seed=59, perf=False, groups=["example"],
+                   time_shape=(32, 32, 32), iters=3, warmup=0, env={"GEMMLAB_TEST_PIDFILE": str(pidfile)})
+    assert v.timing is not None and "baseline_ms" in v.timing, v.failure
+    assert len(pidfile.read_text().split()) == 2  # both burners started
+    assert alive_at_baseline == []
+    assert v.killed == 2
