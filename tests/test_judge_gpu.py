@@ -195,12 +195,11 @@ def test_nvcc_flags_build_for_a_grader_s_target():
     assert "sm_90a" in judge_file(SOL / "right.cu", seed=77, **FAST).build  # the default: the H200's own
 
 
-def test_a_hopper_solution_under_sm_80_flags_is_a_compile_verdict(tmp_path):
-    from gemmlab import registry
-    from gemmlab.export import export_text
-
-    path = tmp_path / "wgmma-ws.cu"
-    path.write_text(export_text(registry.get("wgmma-ws"), path.name))
+def test_a_hopper_solution_under_sm_80_flags_is_a_compile_verdict():
+    # gemmlab's own exports guard their Hopper kernels and build anywhere (test_export.py), so
+    # the file here is one that does not: an unguarded setmaxnreg, which ptxas refuses for sm_80.
+    path = SOL / "needs_sm90a.cu"
+    assert judge_file(path, seed=78, **FAST).passed  # right where it was written for
     v = judge_file(path, seed=78, nvcc_flags="-arch=sm_80", **FAST)
     assert not v.passed and v.exit_code == 1 and "nvcc failed to compile" in v.failure, v.failure
 
