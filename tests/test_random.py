@@ -67,8 +67,25 @@ def test_summary_states_geomean_min_p10_worst_gap_and_accuracy():
 def test_a_failed_row_is_named_and_not_averaged():
     points = [_point("a", (300, 300, 300), {"torch": 1.0, "default": None, "splitk": 1.0, "small": 1.0})]
     s = summary.summarize(_record(points))
-    assert s["default"] == {"points": 0, "failed": ["a"]}
-    assert any(line.startswith("| default | 0 |") for line in summary.lines(s))
+    assert s["default"] == {"against": "torch", "points": 0, "failed": ["a"]}
+    assert any(line.startswith("| default | torch | 0 |") for line in summary.lines(s))
+
+
+def test_a_tf32_rung_is_held_to_cublas_tf32_and_energy_is_a_ratio_of_joules():
+    def row(name, ms, joules):
+        return {"name": name, "passed": True, "median_ms": ms, "figures": {"exact_violations": 0},
+                "energy": {"joules_per_call": joules}}
+
+    point = {"label": "a", "shape": [1024, 1024, 1024], "results": [
+        row("torch", 1.0, 0.9), row("torch-tf32", 0.25, 0.3), row("wgmma-swap", 0.2, 0.2), row("default", 0.8, 1.0)]}
+    s = summary.summarize({"names": ["torch", "torch-tf32", "wgmma-swap", "default"], "points": [point]})
+    assert "torch-tf32" not in s and "torch" not in s
+    assert s["wgmma-swap"]["against"] == "torch-tf32" and s["wgmma-swap"]["geomean"] == pytest.approx(1.25)
+    assert s["wgmma-swap"]["tflop_per_j"]["geomean"] == pytest.approx(1.5)  # 0.3 J over 0.2 J
+    assert s["default"]["against"] == "torch" and s["default"]["tflop_per_j"]["geomean"] == pytest.approx(0.9)
+    # Without cuBLAS TF32 in the record, a TF32 rung falls back to cuBLAS FP32.
+    only = {"names": ["torch", "wgmma-swap"], "points": [point]}
+    assert summary.summarize(only)["wgmma-swap"]["against"] == "torch"
 
 
 def test_the_random_plot_is_written(tmp_path):

@@ -326,6 +326,10 @@ class FakeMeasure:
                 c.verdict, c.reason, c.times_ms = "timed", "ok", [ms + 0.5, ms, ms - 0.5] * (iters // 3)
         return {"cublas_ms": 10.0, "clocks_during_timing": {"samples": 0}}
 
+    def energy(self, best, shape, seed, cublas_ms):
+        # Joules in proportion to time, at 500 W: what a real counter gives at a steady power.
+        return {"winner": {"joules_per_call": 0.5 * best.median_ms}, "cublas": {"joules_per_call": 0.5 * cublas_ms}}
+
 
 def _tune(measure=None, rungs=("warptile", "float4"), shapes=None) -> dict:
     shapes = shapes or classes.representatives()
@@ -346,6 +350,8 @@ def test_the_record_validates_and_names_gpu_classes_candidates_and_winners(tuned
     small = tuned["classes"]["small-tiled"]
     assert small["iters"] == 50 and tuned["classes"]["large-tiled"]["iters"] == 20  # ≥ 50 below 2048³
     assert small["winner"]["rung"] == "float4" and small["winner"]["ratio_vs_cublas"] == 10.0
+    # The energy figure is the winner's, read after the decision (1.0 ms at 500 W).
+    assert small["energy"]["winner"]["joules_per_call"] == pytest.approx(0.5)
     assert tuned["classes"]["large-tiled"]["winner"]["knobs"] == {"BK": 16, "MIN_BLOCKS": 2}
     verdicts = {c["verdict"] for e in tuned["classes"].values() for c in e["candidates"]}
     assert verdicts == {"timed", "rejected"}

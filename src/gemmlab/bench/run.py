@@ -11,7 +11,7 @@ harness times what runs on the CPU with a host clock, labelled as such.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
@@ -20,6 +20,7 @@ import torch
 
 from .. import problem, registry
 from ..measure import device as device_info
+from ..measure import energy as energy_meter
 from ..measure.inputs import TIMING_HIGH, TIMING_LOW, fresh_seed, timing_operands
 from ..measure.stats import is_small, summarize, tflops
 from ..measure.timing import QUEUE_AHEAD_CYCLES, time_interleaved
@@ -35,6 +36,7 @@ class _Entry:
     c: torch.Tensor
     times: list[float] = field(default_factory=list)
     error: str = ""
+    energy: dict | None = None
 
 
 def _median_of(entries: list[_Entry], name: str) -> float | None:
@@ -57,9 +59,11 @@ def run(
     flush_l2: bool = False,
     seed: int | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    energy: Collection[str] | None = None,
+    energy_rounds: int = 2,
 ) -> dict:
     """Measure and check registry implementations (all by default) beside the baseline."""
-    return measure(registry.select(names), shape, warmup, iters, flush_l2, seed, progress)
+    return measure(registry.select(names), shape, warmup, iters, flush_l2, seed, progress, energy, energy_rounds)
 
 
 def measure(
@@ -70,12 +74,16 @@ def measure(
     flush_l2: bool = False,
     seed: int | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    energy: Collection[str] | None = None,
+    energy_rounds: int = 2,
 ) -> dict:
     """Measure and check `impls` (the baseline is added); return the results record
     (see `results.py` for its schema).
 
     ``progress(message, done, total)`` is called as the steps (each warm-up, each
-    timed round, the final check) complete.
+    timed round, the final check) complete. On a GPU, the joules per call of the names in
+    `energy` (None: every one; empty: none) are read after the timing, in `energy_rounds`
+    blocks each (`measure.energy`); the baselines are always among them, for the ratios.
     """
     gpu = torch.cuda.is_available()
     device = torch.device("cuda" if gpu else "cpu")
@@ -88,6 +96,9 @@ def measure(
     sampler = device_info.ClockSampler(torch.cuda.current_device()) if gpu else None
     with sampler or contextlib.nullcontext():
         _time(entries, a, b, (m, n, k), warmup, iters, flush_l2 and gpu, gpu, say)
+    if gpu and (energy is None or energy):
+        say("energy: blocks of back-to-back calls under NVML's counter")
+        _energy(entries, a, b, (m, n, k), energy, energy_rounds)
     say("checking results against the float64 reference")
     info = device_info.gpu() if gpu else {"name": "cpu"}
     peaks = device_info.peaks(info) if gpu else {"fp32": None, "tf32": None}
@@ -107,6 +118,9 @@ def measure(
         "peaks_tflops": peaks,
         # Sampled over the warm-ups and timed rounds of all implementations together.
         "clocks_during_timing": sampler.summary() if sampler else None,
+        "energy": {"method": f"NVML total-energy counter around blocks of ≥ {energy_meter.BLOCK_S} s of "
+                             f"back-to-back calls, {energy_rounds} per implementation, alternating",
+                   "measured": sorted(e.impl.name for e in entries if e.energy)} if gpu else None,
         "skipped": skipped,
         "results": rows,
     }
@@ -158,6 +172,31 @@ def _time(entries: list[_Entry], a, b, shape, warmup: int, iters: int, flush_l2:
         e.times = times.get(e.impl.name, [])
 
 
+def _energy(entries: list[_Entry], a, b, shape, names: Collection[str] | None, rounds: int) -> None:
+    """Each chosen entry's joules per call (`measure.energy.per_call`), after its timing."""
+    m, n, k = shape
+    baselines = {registry.BASELINE, registry.TF32_BASELINE}
+    chosen = [e for e in entries if e.times and not e.error
+              and (names is None or e.impl.name in names or e.impl.name in baselines)]
+    figures = energy_meter.per_call({e.impl.name: partial(e.impl.solve, a, b, e.c, m, n, k) for e in chosen},
+                                    {e.impl.name: summarize(e.times)["median_ms"] for e in chosen}, rounds)
+    for e in chosen:
+        e.energy = figures[e.impl.name]
+
+
+def _energy_row(e: _Entry, live: list[_Entry], flop: int) -> dict:
+    """The row's joules per call, TFLOP/J, and TFLOP/J against the baselines'."""
+    if not e.energy:
+        return {}
+    rate = energy_meter.tflop_per_joule(flop, e.energy.get("joules_per_call"))
+    row = {"energy": e.energy, "tflop_per_j": rate}
+    for key, base in (("cublas", registry.BASELINE), ("cublas_tf32", registry.TF32_BASELINE)):
+        other = next((x for x in live if x.impl.name == base and x.energy), None)
+        other_rate = energy_meter.tflop_per_joule(flop, other.energy.get("joules_per_call")) if other else None
+        row[f"ratio_tflop_per_j_vs_{key}"] = rate / other_rate if rate and other_rate else None
+    return row
+
+
 def _rows(entries: list[_Entry], a, b, shape, peaks: dict) -> list[dict]:
     """One record row per entry: what ran, its times and speed, and the verdict on what it wrote."""
     m, n, k = shape
@@ -189,7 +228,7 @@ def _rows(entries: list[_Entry], a, b, shape, peaks: dict) -> list[dict]:
             "fraction_of_peak": speed / peak if peak else None,
             "passed": ok, "reason": reason, "gate": GATES[e.impl.precision],
             "figures": fig.to_dict(),
-        })
+        } | _energy_row(e, live, problem.flops(m, n, k)))
     return rows
 
 

@@ -14,7 +14,7 @@ with one dimension made odd, which sends the float4 rungs to their fallback).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from .. import launches, problem, registry
 from ..cuda.needs import Needs
@@ -82,7 +82,10 @@ def sweep_shapes() -> list[tuple[str, tuple[int, int, int]]]:
 
 def sweep(names: list[str], warmup: int = 2, iters: int = 10,
           shapes: list[tuple[str, tuple[int, int, int]]] | None = None,
-          progress: Callable[[str, int, int], None] | None = None) -> dict:
+          progress: Callable[[str, int, int], None] | None = None,
+          energy: Collection[str] | None = None) -> dict:
+    """Each shape timed as `run` times it, with one energy block per implementation in `energy`
+    (None: all; empty: none)."""
     points = []
     last = None
     shapes = shapes or sweep_shapes()
@@ -90,7 +93,7 @@ def sweep(names: list[str], warmup: int = 2, iters: int = 10,
         if progress:
             progress(f"sweep {label} {shape}", i, len(shapes))
         calls = timed_calls(shape, iters)
-        last = run(names, shape, warmup, calls)
+        last = run(names, shape, warmup, calls, energy=energy, energy_rounds=1)
         # Each point keeps the clock and power it was timed at: small shapes run at the full clock,
         # long tensor-core ones under the power cap (LADDER.md §6).
         points.append({"label": label, "shape": list(shape), "iters": calls, "results": last["results"],
@@ -114,15 +117,17 @@ OVERHEAD_ITERS = 100
 
 
 def random_sweep(names: list[str], n: int, seed: int, warmup: int = 2, iters: int = 10,
-                 progress: Callable[[str, int, int], None] | None = None) -> dict:
+                 progress: Callable[[str, int, int], None] | None = None,
+                 energy: Collection[str] | None = OVERHEAD_NAMES) -> dict:
     """The sweep over `randomshapes.draw(n, seed)`, with each point's kind, the host overhead of
-    `OVERHEAD_NAMES` at `OVERHEAD_SHAPES`, and the summary (`summary.summarize`)."""
+    `OVERHEAD_NAMES` at `OVERHEAD_SHAPES`, and the summary (`summary.summarize`). Energy is read
+    for `energy` (by default the pair compared, not all eleven: a block is half a second)."""
     from . import randomshapes, summary
     from .run import host_overhead
 
     drawn = randomshapes.draw(n, seed)
     labelled = [(f"{kind} {m}×{nn}×{k}", (m, nn, k)) for kind, (m, nn, k) in drawn]
-    record = sweep(names, warmup, iters, labelled, progress)
+    record = sweep(names, warmup, iters, labelled, progress, energy)
     record["study"] = "sweep"
     record["random"] = {"n": n, "seed": seed, "kinds": [dict(vars(k)) for k in randomshapes.KINDS]}
     for point, (kind, _) in zip(record["points"], drawn, strict=True):

@@ -44,22 +44,39 @@ def _strict(name: str) -> bool:
     return bool(impl) and impl.precision == registry.FP32 and name != registry.BASELINE
 
 
+def yardstick(name: str, names: list[str]) -> str:
+    """What `name` is compared with: cuBLAS TF32 for a TF32 rung where the record timed it, else
+    cuBLAS FP32 (strict FP32 and 3xTF32 both promise FP32's accuracy)."""
+    impl = registry.REGISTRY.get(name)
+    tf32 = impl is not None and impl.precision == registry.Precision.TF32
+    return registry.TF32_BASELINE if tf32 and registry.TF32_BASELINE in names else registry.BASELINE
+
+
+def _joules(row: dict | None) -> float | None:
+    return ((row or {}).get("energy") or {}).get("joules_per_call")
+
+
 def summarize(record: dict) -> dict[str, dict]:
-    """Per implementation (the baseline left out): its figures over the record's points."""
+    """Per implementation (the baselines left out): its figures over the record's points, each
+    against its yardstick (`yardstick`)."""
     base = registry.BASELINE
     out: dict[str, dict] = {}
     for name in record["names"]:
-        if name == base:
+        if name in (base, registry.TF32_BASELINE):
             continue
+        against = yardstick(name, record["names"])
         ratios, worst_large, small_gap, worse_accuracy, failed = [], None, None, [], []
+        energy_ratios = []
         for p in record["points"]:
-            row, ref = _row(p, name), _row(p, base)
+            row, ref = _row(p, name), _row(p, against)
             if row and not row.get("passed"):
                 failed.append(p["label"])
             if not (_timed(row) and _timed(ref)):
                 continue
             ratio = ref["median_ms"] / row["median_ms"]
             ratios.append(ratio)
+            if _joules(row) and _joules(ref):  # TFLOP/J ours over theirs: their joules over ours
+                energy_ratios.append(_joules(ref) / _joules(row))
             if _outputs(p) >= LARGE_OUTPUTS:
                 if worst_large is None or ratio < worst_large[0]:
                     worst_large = (ratio, p["label"])
@@ -72,11 +89,14 @@ def summarize(record: dict) -> dict[str, dict]:
             if ours is not None and theirs is not None and ours > theirs:
                 worse_accuracy.append({"label": p["label"], "ours": ours, "cublas": theirs})
         if not ratios:
-            out[name] = {"points": 0, "failed": failed}
+            out[name] = {"against": against, "points": 0, "failed": failed}
             continue
         out[name] = {
+            "against": against,
             "points": len(ratios),
-            "geomean": math.exp(statistics.fmean(math.log(r) for r in ratios)),
+            "geomean": _geomean(ratios),
+            "tflop_per_j": {"points": len(energy_ratios), "geomean": _geomean(energy_ratios),
+                            "min": min(energy_ratios)} if energy_ratios else None,
             "min": min(ratios),
             "p10": _percentile(ratios, 0.1),
             "worst_outputs_ge_256x256": {"ratio": worst_large[0], "label": worst_large[1]} if worst_large else None,
@@ -95,6 +115,10 @@ def summarize(record: dict) -> dict[str, dict]:
         out[base] = {"host_overhead_us": [{"shape": e["shape"], "us": e[base]["overhead_ms"] * 1e3}
                                           for e in record.get("host_overhead", []) if base in e]}
     return out
+
+
+def _geomean(values: list[float]) -> float:
+    return math.exp(statistics.fmean(math.log(v) for v in values))
 
 
 def _against_best(record: dict, name: str) -> dict:
@@ -117,18 +141,19 @@ def _against_best(record: dict, name: str) -> dict:
 
 def lines(summary: dict[str, dict]) -> list[str]:
     """One Markdown table of the summary, for `gemmlab report` and the sweep's own output."""
-    out = ["| implementation | shapes | geomean | min | p10 | worst ≥ 256² outputs | worst gap < 256² (µs) "
-           "| shapes less accurate than cuBLAS |", "|---|---:|---:|---:|---:|---|---|---:|"]
+    out = ["| implementation | against | shapes | geomean | min | p10 | worst ≥ 256² outputs | worst gap < 256² (µs) "
+           "| shapes less accurate | TFLOP/J geomean (shapes) |", "|---|---|---:|---:|---:|---:|---|---|---:|---|"]
     for name, s in summary.items():
-        if name == registry.BASELINE:
+        if name in (registry.BASELINE, registry.TF32_BASELINE):
             continue
         if not s.get("points"):
-            out.append(f"| {name} | 0 | - | - | - | - | - | - |")
+            out.append(f"| {name} | {s['against']} | 0 | - | - | - | - | - | - | - |")
             continue
-        wl, sg = s["worst_outputs_ge_256x256"], s["worst_gap_us_outputs_lt_256x256"]
-        out.append(f"| {name} | {s['points']} | {s['geomean']:.3f} | {s['min']:.3f} | {s['p10']:.3f} | "
+        wl, sg, tj = s["worst_outputs_ge_256x256"], s["worst_gap_us_outputs_lt_256x256"], s.get("tflop_per_j")
+        out.append(f"| {name} | {s['against']} | {s['points']} | {s['geomean']:.3f} | {s['min']:.3f} | {s['p10']:.3f} | "
                    + (f"{wl['ratio']:.3f} ({wl['label']})" if wl else "-") + " | "
-                   + (f"{sg['us']:+.1f} ({sg['label']})" if sg else "-") + f" | {len(s['accuracy_worse_than_cublas'])} |")
+                   + (f"{sg['us']:+.1f} ({sg['label']})" if sg else "-") + f" | {len(s['accuracy_worse_than_cublas'])} | "
+                   + (f"{tj['geomean']:.3f} ({tj['points']})" if tj else "-") + " |")
     overheads = [f"{name} " + ", ".join(f"{'×'.join(map(str, o['shape']))}: {o['us']:.1f}"
                                         for o in s["host_overhead_us"])
                  for name, s in summary.items() if s.get("host_overhead_us")]

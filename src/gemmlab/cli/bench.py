@@ -26,10 +26,12 @@ def bench_table(record: dict) -> Table:
     base = baseline_label(record)
     # The TF32 yardstick's column only where it ran: tf32 rows get their ratio to it.
     tf32 = any(r.get("ratio_vs_cublas_tf32") for r in record["results"])
+    joules = any(r.get("tflop_per_j") for r in record["results"])
     table = Table(title=f"{record['device']['name']} · {m}×{n}×{k} · {record['timing']} · "
                         f"{record['iters']} iterations after {record['warmup']} warm-ups")
     cols = ["rung", "name", "precision", "kernel", "median ms", "min ms", "max ms", "TFLOP/s",
-            f"vs {base}"] + (["vs cuBLAS TF32"] if tf32 else []) + ["of peak", "result"]
+            f"vs {base}"] + (["vs cuBLAS TF32"] if tf32 else []) + ["of peak"] + (
+            ["J/call", "TFLOP/J", "TFLOP/J vs cuBLAS"] if joules else []) + ["result"]
     for col in cols:
         table.add_column(col, overflow="fold")
     for r in sorted(record["results"], key=lambda r: (r["rung"], r["name"])):
@@ -45,9 +47,20 @@ def bench_table(record: dict) -> Table:
             f"{r['tflops']:.2f}", f"{ratio:.2f}×" if ratio else "-",
             *([f"{ratio_tf32:.2f}×" if ratio_tf32 else "-"] if tf32 else []),
             f"{100 * frac:.0f}%" if frac else "-",
+            *(_energy_cells(r) if joules else []),
             "[green]pass[/green]" if r["passed"] else f"[red]FAIL {escape(r['reason'])}[/red]",
         )
     return table
+
+
+def _energy_cells(r: dict) -> list[str]:
+    """J/call, TFLOP/J and TFLOP/J against the row's own yardstick (TF32 rows: cuBLAS TF32)."""
+    j = (r.get("energy") or {}).get("joules_per_call")
+    if not j:
+        return ["-", "-", "-"]
+    key = "ratio_tflop_per_j_vs_cublas_tf32" if r["precision"] == "tf32" else "ratio_tflop_per_j_vs_cublas"
+    ratio = r.get(key)
+    return [f"{j:.4g}", f"{r['tflop_per_j']:.3f}", f"{ratio:.2f}×" if ratio else "-"]
 
 
 def record_tally(record: dict) -> Tally:
@@ -111,6 +124,8 @@ def bench(
     out: Annotated[Path, typer.Option(help="results folder (a DEVICE/DATE.json goes under it)")] = Path("results"),
     latest: Annotated[Path | None, typer.Option(help="also write the record here")] = None,
     csv: Annotated[Path | None, typer.Option(help="also write a CSV table here")] = None,
+    energy: Annotated[bool, typer.Option("--energy/--no-energy",
+        help="also read joules per call from NVML, two half-second blocks per implementation (GPU)")] = True,
     as_json: AsJson = False,
 ) -> None:
     """Time implementations side by side with the baseline (cuBLAS on a GPU); write JSON; exit 1 if any result is wrong."""
@@ -130,7 +145,7 @@ def bench(
     bar, update = common.progress_bar(ui)
     with bar:
         record = run([i.name for i in impls] if names else None, size, warmup, iters, flush_l2,
-                     seed, progress=update)
+                     seed, progress=update, energy=None if energy else ())
     path = results.save(record, out)
     if latest:
         latest.parent.mkdir(parents=True, exist_ok=True)
@@ -190,6 +205,9 @@ def sweep(
         help="time N shapes drawn at random (bench/randomshapes.py: log-uniform in [1, 8192]³, with "
              "long-reduction, small and large shares) instead of the fixed ones; summary per implementation")] = None,
     seed: Annotated[int, typer.Option(help="the random shapes' seed (with --random)")] = 1,
+    energy: Annotated[bool, typer.Option("--energy/--no-energy",
+        help="also read joules per call from NVML, a half-second block per implementation and shape; "
+             "with --random and no names, only default's and the baselines'")] = True,
     as_json: AsJson = False,
 ) -> None:
     """TFLOP/s against size (squares 256…8192, odd variants of the performance shape; GPU), or
@@ -209,9 +227,11 @@ def sweep(
     bar, update = common.progress_bar(ui)
     with bar:
         if random:
-            record = studies.random_sweep(chosen, random, seed, iters=iters, progress=update)
+            which = (None if names else studies.OVERHEAD_NAMES) if energy else ()
+            record = studies.random_sweep(chosen, random, seed, iters=iters, progress=update, energy=which)
         else:
-            record = studies.sweep(chosen, iters=iters, shapes=points, progress=update)
+            record = studies.sweep(chosen, iters=iters, shapes=points, progress=update,
+                                   energy=None if energy else ())
     path = results.save_sweep(record, out)
     table, tally = sweep_table(record)
     ui.print(table)

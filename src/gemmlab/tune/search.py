@@ -198,6 +198,9 @@ class Measure(Protocol):
         """Time the undecided candidates with cuBLAS: set times (verdict timed) or fail them;
         return {"cublas_ms": median, "clocks_during_timing": …}."""
 
+    def energy(self, best: Candidate, shape: tuple[int, int, int], seed: int, cublas_ms: float | None) -> dict:
+        """Joules per call of the winner and of cuBLAS at `shape` (`measure.energy.per_call`)."""
+
 
 def iters_for(shape: tuple[int, int, int], iters: int) -> int:
     m, n, k = shape
@@ -219,10 +222,13 @@ def tune_class(rungs: list[str], cls: ShapeClass, shape: tuple[int, int, int], m
             c.median_ms = statistics.median(c.times_ms)
             c.ratio_vs_cublas = timing["cublas_ms"] / c.median_ms if timing["cublas_ms"] else None
     best = decide(cands)
+    # What the record installs is also what its energy figure is of: the winner and cuBLAS only
+    # (a block is half a second; every candidate would double a tune's time).
+    energy = measure.energy(best, shape, seed + 3, timing["cublas_ms"]) if best else None
     return {"shape": list(shape), "iters": n_iters, "warmup": warmup, "seed": seed,
             "cublas_ms": timing["cublas_ms"], "clocks_during_timing": timing["clocks_during_timing"],
             "notes": notes, "candidates": [c.to_dict() for c in cands],
-            "winner": best.winner() if best else None}
+            "winner": best.winner() if best else None, "energy": energy}
 
 
 def steps_for(rungs: list[str], shapes: dict[ShapeClass, tuple[int, int, int]], iters: int) -> int:
@@ -325,3 +331,24 @@ class GpuMeasure:
         cublas = times.get("cublas")
         return {"cublas_ms": statistics.median(cublas) if cublas else None,
                 "clocks_during_timing": sampler.summary()}
+
+    def energy(self, best, shape, seed, cublas_ms) -> dict:
+        import torch
+
+        from .. import problem
+        from ..measure import energy
+        from ..measure.inputs import timing_operands
+        from ..reference import strict_fp32
+
+        m, n, k = shape
+        a, b = timing_operands(shape, seed, torch.device("cuda"))
+        c, ref = torch.empty((m, k), device="cuda"), torch.empty((m, k), device="cuda")
+        solver = solver_of(best)
+        calls = {"winner": lambda: solver(a, b, c, m, n, k), "cublas": lambda: torch.matmul(a, b, out=ref)}
+        with strict_fp32():
+            figures = energy.per_call(calls, {"winner": best.median_ms, "cublas": cublas_ms or best.median_ms}, 2)
+        flop = problem.flops(m, n, k)
+        for f in figures.values():
+            f["tflop_per_j"] = energy.tflop_per_joule(flop, f.get("joules_per_call"))
+        w, cb = figures["winner"].get("tflop_per_j"), figures["cublas"].get("tflop_per_j")
+        return figures | {"ratio_tflop_per_j_vs_cublas": w / cb if w and cb else None}
