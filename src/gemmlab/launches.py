@@ -194,6 +194,34 @@ def small_launch(vec: int, bm: int = 32, bn: int = 64, bk: int = 16, stages: int
                   name="vec4" if vec == 4 else "any", **_small_derive(defines))
 
 
+def _mma_split_derive(d) -> dict:
+    """Four warps on a 64×64 tile in STAGES shared stages (A's rows padded by 4 floats, B's by 8:
+    conflict-free fragment reads); VEC 4 needs SMALL_VEC4, VEC 1 any shape. mma.sync: sm_80's."""
+    return {"block": (128, 1), "tile": (64, 64), "step": d["BK"], "when": SMALL_VEC4 if d["VEC"] == 4 else None,
+            "buffers": d["STAGES"], "pad": (4, 8), "needs": Needs.SM80}
+
+
+def mma_split_launch(vec: int, x3: bool = False, bk: int = 16, stages: int = 4, min_blocks: int = 4) -> Launch:
+    """The `mma-split` kernel (19_mma_split.cu): TF32 (or 3xTF32, X3) mma.sync on 64×64 tiles, A and
+    B in place, split-K over grid z; VEC 4 "vec4", VEC 1 "any"."""
+    defines = {"BK": bk, "STAGES": stages, "VEC": vec, "MIN_BLOCKS": min_blocks}
+    if x3:
+        defines["X3"] = 1
+    return Launch("19_mma_split.cu", "mma_split", defines=defines, host=SplitGrid(accumulators=32),
+                  derive=_mma_split_derive, name="vec4" if vec == 4 else "any", **_mma_split_derive(defines))
+
+
+#: Outputs (M·K) from which the Hopper rungs' big persistent tiles run the TF32 and 3xTF32
+#: dispatchers' calls; below, mma-split's small split tiles. Chosen on the H200 (`tf32.md`).
+HOPPER_OUTPUTS = 1 << 21
+
+
+def from_outputs(launches: tuple[Launch, ...], outputs: int) -> tuple[Launch, ...]:
+    """The same launches, each also requiring M·K ≥ `outputs` (none of them a fallback any more)."""
+    return tuple(dataclasses.replace(x, when=dataclasses.replace(x.when or Requires(), outputs=outputs))
+                 for x in launches)
+
+
 def _one(source: str, entry: str, block: tuple[int, int], tile: tuple[int, int], **more) -> Launch:
     """A rung of one launch, which runs at any shape."""
     return Launch(source, entry, block, tile, name="any", **more)
@@ -241,7 +269,13 @@ RUNGS: dict[str, tuple[Launch, ...]] = {
     "tma": (bigtile_launch(pad_b=False, bk=16, stages=3, split=True, fetch_ba=True, tma=True),
             bigtile_launch(pad_b=True, bk=16, stages=3, split=True, fetch_ba=True, tma=True)),
     "small": (small_launch(4), small_launch(1)),
+    "mma-split": (mma_split_launch(4), mma_split_launch(1)),
+    "mma-split-3x": (mma_split_launch(4, x3=True), mma_split_launch(1, x3=True)),
 }
+# The dispatchers: the Hopper rung where the output fills the GPU, mma-split below (and for any
+# shape on a GPU before Hopper, where the Hopper launches do not run).
+RUNGS["tf32"] = from_outputs(RUNGS["wgmma-swap"], HOPPER_OUTPUTS) + RUNGS["mma-split"]
+RUNGS["3xtf32"] = from_outputs(RUNGS["wgmma-3xtf32"], HOPPER_OUTPUTS) + RUNGS["mma-split-3x"]
 
 
 def named(rung: str, name: str) -> Launch:

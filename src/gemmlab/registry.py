@@ -403,6 +403,35 @@ IMPLEMENTATIONS += (Implementation(
     "tune/default.md", Lazy(_default_sources), launches=Lazy(tuned_default.launches),
 ),)
 
+# After `default`, whose rung number the records hold: tensor cores at every shape.
+_SPLIT_SOURCES = ("kernels/cuda/19_mma_split.cu", "kernels/cuda/splitk.cuh")
+IMPLEMENTATIONS += (
+    Implementation(
+        "mma-split", CUDA, 26, TF32, _SM80,
+        "TF32 for little work or few tiles: mma.sync on 64×64 tiles, no pre-pass, split-K in a tree",
+        _md("19_mma_split"), _SPLIT_SOURCES, launches=RUNGS["mma-split"],
+    ),
+    Implementation(
+        "mma-split-3x", CUDA, 27, FP32X3, _SM80,
+        "FP32-accurate for little work or few tiles: mma-split with each operand split in two, 3 products",
+        _md("19_mma_split"), _SPLIT_SOURCES, launches=RUNGS["mma-split-3x"],
+    ),
+    Implementation(
+        "tf32", CUDA, 28, TF32, _SM80,
+        "TF32 at every shape: wgmma-swap where the output fills the GPU, mma-split below it",
+        _md("tensor_dispatch"), tuple(dict.fromkeys((
+            *next(i for i in IMPLEMENTATIONS if i.name == "wgmma-swap").sources, *_SPLIT_SOURCES))),
+        launches=RUNGS["tf32"],
+    ),
+    Implementation(
+        "3xtf32", CUDA, 29, FP32X3, _SM80,
+        "FP32-accurate at every shape: wgmma-3xtf32 where the output fills the GPU, mma-split-3x below it",
+        _md("tensor_dispatch"), tuple(dict.fromkeys((
+            *next(i for i in IMPLEMENTATIONS if i.name == "wgmma-3xtf32").sources, *_SPLIT_SOURCES))),
+        launches=RUNGS["3xtf32"],
+    ),
+)
+
 REGISTRY: dict[str, Implementation] = {impl.name: impl for impl in IMPLEMENTATIONS}
 
 #: The implementation every benchmark compares against.
@@ -414,7 +443,7 @@ TF32_BASELINE = "torch-tf32"
 #: Names that stand for the best implementation of a kind on the device at hand: the
 #: first of each list that runs there. `accurate`: the fastest FP32-accurate (fp32x3)
 #: rung, in the order the committed H200 records measured them (results/h200-*.json).
-ALIASES: dict[str, tuple[str, ...]] = {"accurate": ("wgmma-3xtf32", "triton-presplit")}
+ALIASES: dict[str, tuple[str, ...]] = {"accurate": ("3xtf32", "triton-presplit")}
 
 
 class UnknownImplementation(KeyError):

@@ -119,9 +119,10 @@ class Launch:
     #: The reduction step: how much of N one tile step of A (rows×step) and B (step×cols) covers.
     step: int = 0
     #: Copies of those two tiles in static shared memory (0: none, or dynamic shared memory);
-    #: each row padded by ``pad`` floats. Tests check the compiler's figure against it.
+    #: each row padded by ``pad`` floats, or (A's, B's) where the two differ. Tests check the
+    #: compiler's figure against it.
     buffers: int = 0
-    pad: int = 0
+    pad: int | tuple[int, int] = 0
     #: Where other fields follow from the macros (bigtile: block, tile and step from its warp
     #: layout, its host from A_T): those fields as a function of the macros (`with_defines`).
     derive: Callable[[Mapping[str, int]], Mapping[str, object]] | None = None
@@ -162,7 +163,8 @@ class Launch:
     def static_smem(self) -> int:
         """Static shared bytes the tiles imply: buffers × (A rows×step + B step×cols), padded rows."""
         rows, cols = self.tile
-        return self.buffers * (rows * (self.step + self.pad) + self.step * (cols + self.pad)) * 4
+        pad_a, pad_b = self.pad if isinstance(self.pad, tuple) else (self.pad, self.pad)
+        return self.buffers * (rows * (self.step + pad_a) + self.step * (cols + pad_b)) * 4
 
     def kernels(self) -> tuple[Kernel, ...]:
         """The main kernel first, then whatever pre-passes the host may run."""

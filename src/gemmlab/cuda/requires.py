@@ -23,22 +23,26 @@ def aligned(*tensors: torch.Tensor, to: int) -> bool:
 
 @dataclass(frozen=True)
 class Requires:
-    """M % m == 0, N % n == 0, K % k == 0, and the named operands `align`-byte aligned."""
+    """M % m == 0, N % n == 0, K % k == 0, the named operands `align`-byte aligned, and at least
+    `outputs` elements of C (M·K): where a kernel's tiles only pay once the output fills the GPU."""
 
     m: int = 1
     n: int = 1
     k: int = 1
     align: int = 0  # bytes; 0: no alignment needed
     operands: str = "ABC"  # which of A, B, C must be aligned
+    outputs: int = 0
 
     def __call__(self, a, b, c, m: int, n: int, k: int) -> bool:
         tensors = {"A": a, "B": b, "C": c}
-        return (m % self.m == 0 and n % self.n == 0 and k % self.k == 0
+        return (m % self.m == 0 and n % self.n == 0 and k % self.k == 0 and m * k >= self.outputs
                 and (not self.align or aligned(*(tensors[x] for x in self.operands), to=self.align)))
 
     def __str__(self) -> str:
         parts = [f"{dim} % {mult} == 0" for dim, mult in (("M", self.m), ("N", self.n), ("K", self.k))
                  if mult > 1]
+        if self.outputs:
+            parts.append(f"M·K ≥ {self.outputs}")
         if self.align:
             parts.append(f"{self.align}-byte aligned pointers" if self.operands == "ABC"
                          else f"{' and '.join(self.operands)} {self.align}-byte aligned")
@@ -49,6 +53,8 @@ class Requires:
         (what `gemmlab export` writes into its `solve`)."""
         parts = [f"{dim} % {mult} == 0" for dim, mult in (("M", self.m), ("N", self.n), ("K", self.k))
                  if mult > 1]
+        if self.outputs:
+            parts.append(f"(long long)M * K >= {self.outputs}LL")
         if self.align:
             parts += [f"((uintptr_t){x} % {self.align} == 0)" for x in self.operands]
         return " && ".join(parts) or "true"

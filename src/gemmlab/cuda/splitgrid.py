@@ -24,8 +24,10 @@ ACCUMULATORS = 16
 
 @dataclass(frozen=True)
 class SplitGrid:
-    """Host of a launch whose kernel splits the reduction over grid z and reads A and B in place."""
+    """Host of a launch whose kernel splits the reduction over grid z and reads A and B in place;
+    each part saves `accumulators` floats a thread (`small` 16, `mma-split` 32)."""
 
+    accumulators: int = ACCUMULATORS
     label = "split-K where the tiles leave SMs idle"
 
     @staticmethod
@@ -43,7 +45,7 @@ class SplitGrid:
         across, down = launch.tiles(m, k)
         parts = self.parts(launch, m, n, k)
         saved = across * down * parts if parts > 1 else 0
-        return saved * handoff.slot_floats(launch.threads, ACCUMULATORS) * 4
+        return saved * handoff.slot_floats(launch.threads, self.accumulators) * 4
 
     def steps(self, launch: Launch, call: Call, workspace: torch.Tensor | None) -> list[Step]:
         m, n, k = call.m, call.n, call.k

@@ -1,0 +1,184 @@
+// Tensor cores where the work is small or the output tiles few: mma.sync on 64×64 tiles, A and
+// B read where they lie, each tile's reduction split across blocks.
+//
+// The Hopper rungs (wgmma-swap, wgmma-3xtf32) win where the output fills the GPU with their
+// 256×128 or 128×128 tiles. Below that their fixed costs dominate: a persistent grid of 128 or
+// 256 rows per tile leaves most SMs idle at 550×3002×118, a padded copy of an odd-shaped
+// operand is its own pass, and each tile walks the whole reduction alone. So this kernel is
+// `small`'s shape of work (18_small.cu) with `mma-tf32`'s arithmetic (12_mma_tf32.cu): 64×64
+// tiles for many blocks, no pre-pass, STAGES − 1 cp.async steps in flight, and the reduction
+// split into gridDim.z parts that meet in splitk.cuh's tree.
+//
+// Four warps (2 down × 2 across), each a 32×32 sub-tile: 2 × 4 fragments of m16n8k8, 32 FP32
+// accumulators per thread. X3 0: TF32 (each operand rounded once, cvt.rna); X3 1: 3xTF32, each
+// operand split into hi = tf32(x) and lo = tf32(x − hi) and the product taken as lo·hi +
+// hi·lo + hi·hi into FP32 accumulators (the small terms first), FP32-accurate.
+//
+// Fragment reads are conflict-free: an A fragment read touches 8 rows (g) × 4 columns (q), rows
+// LDA = BK + 4 floats apart, so 20·g + q covers 32 banks at BK 16; a B read touches 4 rows (q)
+// × 8 columns (g), rows LDB = 72 floats apart: 8·q + g. VEC 4: 16-byte copies (N % 4 == 0,
+// K % 4 == 0, A and B aligned); VEC 1: 4-byte copies, any shape and alignment.
+#include "common.cuh"
+
+#ifndef BK
+#define BK 16
+#endif
+#ifndef STAGES
+#define STAGES 4
+#endif
+#ifndef VEC
+#define VEC 4
+#endif
+#ifndef X3
+#define X3 0
+#endif
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 4
+#endif
+#ifndef FAN
+#define FAN 8
+#endif
+#define BM 64
+#define BN 64
+#define THREADS 128
+#define FRAGS_M 2  // 16-row fragments per warp, down
+#define FRAGS_N 4  // 8-column fragments per warp, across
+#define ACC (FRAGS_M * FRAGS_N * 4)
+#define LDA (BK + 4)
+#define LDB (BN + 8)
+#define A_STAGE (BM * LDA)
+#define B_STAGE (BK * LDB)
+#define A_COPIES (BM * BK / VEC / THREADS)
+#define B_COPIES (BK * BN / VEC / THREADS)
+static_assert(BK % 8 == 0 && A_COPIES >= 1 && B_COPIES >= 1, "whole k-steps of 8, whole copies per thread");
+static_assert(STAGES >= 2, "a pipeline of at least two stages");
+
+#include "splitk.cuh"
+
+// Step t's tiles into one stage: zeros outside A and B (the copy's source size 0).
+__device__ __forceinline__ void copy_step(float* As, float* Bs, const float* A, const float* B, int M, int N,
+                                          int K, int row0, int col0, int t) {
+    const int n0 = t * BK;
+#pragma unroll
+    for (int l = 0; l < A_COPIES; ++l) {
+        const int e = (threadIdx.x + l * THREADS) * VEC, r = e / BK, c = e % BK;
+        const bool in = row0 + r < M && n0 + c < N;
+        const float* src = in ? &A[(size_t)(row0 + r) * N + n0 + c] : A;
+        if (VEC == 4) cp_async16(&As[r * LDA + c], src, in); else cp_async4(&As[r * LDA + c], src, in);
+    }
+#pragma unroll
+    for (int l = 0; l < B_COPIES; ++l) {
+        const int e = (threadIdx.x + l * THREADS) * VEC, r = e / BN, c = e % BN;
+        const bool in = n0 + r < N && col0 + c < K;
+        const float* src = in ? &B[(size_t)(n0 + r) * K + col0 + c] : B;
+        if (VEC == 4) cp_async16(&Bs[r * LDB + c], src, in); else cp_async4(&Bs[r * LDB + c], src, in);
+    }
+}
+
+__device__ __forceinline__ void mma8(float* d, const unsigned (&a)[4], const unsigned (&b)[2]) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+        "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// One fragment element: TF32 bits (X3 0), or hi and lo (X3 1).
+__device__ __forceinline__ void split(float x, unsigned& hi, unsigned& lo) {
+#if X3
+    const float h = tf32_hi(x);
+    hi = __float_as_uint(h);
+    lo = __float_as_uint(tf32_lo(x, h));
+#else
+    hi = tf32_bits(x);
+    lo = 0u;
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+    mma_split(GEMM_ARGS, float* __restrict__ work, unsigned* __restrict__ counters) {
+    __shared__ __align__(16) float As[STAGES][A_STAGE];  // As[s][m * LDA + k]
+    __shared__ __align__(16) float Bs[STAGES][B_STAGE];  // Bs[s][k * LDB + n]
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int g = lane >> 2, q = lane & 3;  // the fragment coordinates of this lane
+    const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+    const int wm = (warp >> 1) * 32, wn = (warp & 1) * 32;
+    const int all = (N + BK - 1) / BK;
+    const int first = all * blockIdx.z / gridDim.z, last = all * (blockIdx.z + 1) / gridDim.z;
+
+    float acc[ACC];  // fragment (i, j), element e at [(i * FRAGS_N + j) * 4 + e]
+#pragma unroll
+    for (int i = 0; i < ACC; ++i) acc[i] = 0.0f;
+
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (first + s < last) copy_step(As[s], Bs[s], A, B, M, N, K, row0, col0, first + s);
+        cp_async_commit();
+    }
+    for (int t = first; t < last; ++t) {
+        cp_async_wait<STAGES - 2>();  // step t has landed (for this thread) ...
+        __syncthreads();              // ... and for every thread; step t − 1's stage is free
+        const int read = (t - first) % STAGES;
+        if (t + STAGES - 1 < last)
+            copy_step(As[(t - first + STAGES - 1) % STAGES], Bs[(t - first + STAGES - 1) % STAGES], A, B, M, N,
+                      K, row0, col0, t + STAGES - 1);
+        cp_async_commit();  // an empty group near the end keeps the wait count right
+        const float* a = As[read];
+        const float* b = Bs[read];
+#pragma unroll
+        for (int kk = 0; kk < BK; kk += 8) {
+            unsigned ah[FRAGS_M][4], al[FRAGS_M][4], bh[FRAGS_N][2], bl[FRAGS_N][2];
+#pragma unroll
+            for (int i = 0; i < FRAGS_M; ++i) {
+                const float* p = a + (wm + i * 16 + g) * LDA + kk + q;
+                split(p[0], ah[i][0], al[i][0]);
+                split(p[8 * LDA], ah[i][1], al[i][1]);
+                split(p[4], ah[i][2], al[i][2]);
+                split(p[8 * LDA + 4], ah[i][3], al[i][3]);
+            }
+#pragma unroll
+            for (int j = 0; j < FRAGS_N; ++j) {
+                const float* p = b + (kk + q) * LDB + wn + j * 8 + g;
+                split(p[0], bh[j][0], bl[j][0]);
+                split(p[4 * LDB], bh[j][1], bl[j][1]);
+            }
+#pragma unroll
+            for (int i = 0; i < FRAGS_M; ++i)
+#pragma unroll
+                for (int j = 0; j < FRAGS_N; ++j) {
+                    float* d = &acc[(i * FRAGS_N + j) * 4];
+#if X3
+                    mma8(d, al[i], bh[j]);
+                    mma8(d, ah[i], bl[j]);
+#endif
+                    mma8(d, ah[i], bh[j]);
+                }
+        }
+    }
+    cp_async_wait<0>();  // nothing may still be writing shared memory when the block exits
+
+    if (gridDim.z > 1 &&
+        !splitk::combine<ACC, THREADS, FAN>(acc, work, counters, blockIdx.y * gridDim.x + blockIdx.x, blockIdx.z,
+                                            gridDim.z))
+        return;  // another part of this tile goes on with its sum
+
+    // Element e of fragment (i, j): row g (+8 for e ≥ 2), column 2q (+1 for odd e).
+    const bool pairs = K % 2 == 0 && reinterpret_cast<size_t>(C) % 8 == 0;
+#pragma unroll
+    for (int i = 0; i < FRAGS_M; ++i)
+#pragma unroll
+        for (int j = 0; j < FRAGS_N; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int r = row0 + wm + i * 16 + g + 8 * h, c = col0 + wn + j * 8 + 2 * q;
+                if (r >= M || c >= K) continue;
+                const float* v = &acc[(i * FRAGS_N + j) * 4 + 2 * h];
+                float* dst = &C[(size_t)r * K + c];
+                if (pairs) {  // K even: c + 1 < K as well
+                    *reinterpret_cast<float2*>(dst) = make_float2(v[0], v[1]);
+                } else {
+                    dst[0] = v[0];
+                    if (c + 1 < K) dst[1] = v[1];
+                }
+            }
+}
