@@ -6,7 +6,7 @@ Step for step as `SplitGrid.steps` plans a call: parts by `handoff.parts` (the s
 
 from __future__ import annotations
 
-from ..cuda import handoff, splitgrid
+from ..cuda import handoff
 from ..cuda.dispatch import Launch
 from .host import kernel_launch
 from .source import Variants
