@@ -201,19 +201,19 @@ def _mma_split_derive(d) -> dict:
             "buffers": d["STAGES"], "pad": (4, 8), "needs": Needs.SM80}
 
 
-def mma_split_launch(vec: int, x3: bool = False, bk: int = 16, stages: int = 4, min_blocks: int = 4) -> Launch:
-    """The `mma-split` kernel (19_mma_split.cu): TF32 (or 3xTF32, X3) mma.sync on 64×64 tiles, A and
-    B in place, split-K over grid z; VEC 4 "vec4", VEC 1 "any"."""
+def mma_split_launch(vec: int, bk: int = 16, stages: int = 4, min_blocks: int = 4) -> Launch:
+    """The `mma-split` kernel (19_mma_split.cu): TF32 mma.sync on 64×64 tiles, A and B in place,
+    split-K over grid z; VEC 4 "vec4", VEC 1 "any"."""
     defines = {"BK": bk, "STAGES": stages, "VEC": vec, "MIN_BLOCKS": min_blocks}
-    if x3:
-        defines["X3"] = 1
     return Launch("19_mma_split.cu", "mma_split", defines=defines, host=SplitGrid(accumulators=32),
                   derive=_mma_split_derive, name="vec4" if vec == 4 else "any", **_mma_split_derive(defines))
 
 
-#: Outputs (M·K) from which the Hopper rungs' big persistent tiles run the TF32 and 3xTF32
-#: dispatchers' calls; below, mma-split's small split tiles. Chosen on the H200 (`tf32.md`).
-HOPPER_OUTPUTS = 1 << 21
+#: Outputs (M·K) from which the Hopper kernels' big persistent tiles run the dispatchers' calls:
+#: measured on the H200 (kernels/cuda/tensor_dispatch.md), wgmma-swap passes mma-split between
+#: 724² and 1024² outputs, and wgmma-3xtf32 passes cuBLAS FP32 (and `small`) between 724² and 1024².
+HOPPER_TF32_OUTPUTS = 1 << 19
+HOPPER_3X_OUTPUTS = 1 << 20
 
 
 def from_outputs(launches: tuple[Launch, ...], outputs: int) -> tuple[Launch, ...]:
@@ -270,12 +270,13 @@ RUNGS: dict[str, tuple[Launch, ...]] = {
             bigtile_launch(pad_b=True, bk=16, stages=3, split=True, fetch_ba=True, tma=True)),
     "small": (small_launch(4), small_launch(1)),
     "mma-split": (mma_split_launch(4), mma_split_launch(1)),
-    "mma-split-3x": (mma_split_launch(4, x3=True), mma_split_launch(1, x3=True)),
 }
-# The dispatchers: the Hopper rung where the output fills the GPU, mma-split below (and for any
-# shape on a GPU before Hopper, where the Hopper launches do not run).
-RUNGS["tf32"] = from_outputs(RUNGS["wgmma-swap"], HOPPER_OUTPUTS) + RUNGS["mma-split"]
-RUNGS["3xtf32"] = from_outputs(RUNGS["wgmma-3xtf32"], HOPPER_OUTPUTS) + RUNGS["mma-split-3x"]
+# The dispatchers: the Hopper kernel where the output fills the GPU, a small-tile split-K kernel
+# below it (and at every shape on a GPU before Hopper, where the Hopper launches do not run).
+# Below, FP32-accurate is strict FP32 itself: `small` is both faster there than three TF32
+# products (19_mma_split.md) and more accurate.
+RUNGS["tf32"] = from_outputs(RUNGS["wgmma-swap"], HOPPER_TF32_OUTPUTS) + RUNGS["mma-split"]
+RUNGS["3xtf32"] = from_outputs(RUNGS["wgmma-3xtf32"], HOPPER_3X_OUTPUTS) + RUNGS["small"]
 
 
 def named(rung: str, name: str) -> Launch:

@@ -412,22 +412,18 @@ IMPLEMENTATIONS += (
         _md("19_mma_split"), _SPLIT_SOURCES, launches=RUNGS["mma-split"],
     ),
     Implementation(
-        "mma-split-3x", CUDA, 27, FP32X3, _SM80,
-        "FP32-accurate for little work or few tiles: mma-split with each operand split in two, 3 products",
-        _md("19_mma_split"), _SPLIT_SOURCES, launches=RUNGS["mma-split-3x"],
-    ),
-    Implementation(
-        "tf32", CUDA, 28, TF32, _SM80,
+        "tf32", CUDA, 27, TF32, _SM80,
         "TF32 at every shape: wgmma-swap where the output fills the GPU, mma-split below it",
         _md("tensor_dispatch"), tuple(dict.fromkeys((
             *next(i for i in IMPLEMENTATIONS if i.name == "wgmma-swap").sources, *_SPLIT_SOURCES))),
         launches=RUNGS["tf32"],
     ),
     Implementation(
-        "3xtf32", CUDA, 29, FP32X3, _SM80,
-        "FP32-accurate at every shape: wgmma-3xtf32 where the output fills the GPU, mma-split-3x below it",
+        "3xtf32", CUDA, 28, FP32X3, _SM80,
+        "FP32-accurate at every shape: wgmma-3xtf32 where the output fills the GPU, strict-FP32 small below it",
         _md("tensor_dispatch"), tuple(dict.fromkeys((
-            *next(i for i in IMPLEMENTATIONS if i.name == "wgmma-3xtf32").sources, *_SPLIT_SOURCES))),
+            *next(i for i in IMPLEMENTATIONS if i.name == "wgmma-3xtf32").sources,
+            *next(i for i in IMPLEMENTATIONS if i.name == "small").sources))),
         launches=RUNGS["3xtf32"],
     ),
 )

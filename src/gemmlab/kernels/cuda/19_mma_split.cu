@@ -10,9 +10,7 @@
 // split into gridDim.z parts that meet in splitk.cuh's tree.
 //
 // Four warps (2 down × 2 across), each a 32×32 sub-tile: 2 × 4 fragments of m16n8k8, 32 FP32
-// accumulators per thread. X3 0: TF32 (each operand rounded once, cvt.rna); X3 1: 3xTF32, each
-// operand split into hi = tf32(x) and lo = tf32(x − hi) and the product taken as lo·hi +
-// hi·lo + hi·hi into FP32 accumulators (the small terms first), FP32-accurate.
+// accumulators per thread; each operand rounded to TF32 once (cvt.rna) on its way to registers.
 //
 // Fragment reads are conflict-free: an A fragment read touches 8 rows (g) × 4 columns (q), rows
 // LDA = BK + 4 floats apart, so 20·g + q covers 32 banks at BK 16; a B read touches 4 rows (q)
@@ -28,9 +26,6 @@
 #endif
 #ifndef VEC
 #define VEC 4
-#endif
-#ifndef X3
-#define X3 0
 #endif
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 4
@@ -83,18 +78,6 @@ __device__ __forceinline__ void mma8(float* d, const unsigned (&a)[4], const uns
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
-// One fragment element: TF32 bits (X3 0), or hi and lo (X3 1).
-__device__ __forceinline__ void split(float x, unsigned& hi, unsigned& lo) {
-#if X3
-    const float h = tf32_hi(x);
-    hi = __float_as_uint(h);
-    lo = __float_as_uint(tf32_lo(x, h));
-#else
-    hi = tf32_bits(x);
-    lo = 0u;
-#endif
-}
-
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     mma_split(GEMM_ARGS, float* __restrict__ work, unsigned* __restrict__ counters) {
     __shared__ __align__(16) float As[STAGES][A_STAGE];  // As[s][m * LDA + k]
@@ -127,32 +110,25 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
         const float* b = Bs[read];
 #pragma unroll
         for (int kk = 0; kk < BK; kk += 8) {
-            unsigned ah[FRAGS_M][4], al[FRAGS_M][4], bh[FRAGS_N][2], bl[FRAGS_N][2];
+            unsigned af[FRAGS_M][4], bf[FRAGS_N][2];
 #pragma unroll
             for (int i = 0; i < FRAGS_M; ++i) {
                 const float* p = a + (wm + i * 16 + g) * LDA + kk + q;
-                split(p[0], ah[i][0], al[i][0]);
-                split(p[8 * LDA], ah[i][1], al[i][1]);
-                split(p[4], ah[i][2], al[i][2]);
-                split(p[8 * LDA + 4], ah[i][3], al[i][3]);
+                af[i][0] = tf32_bits(p[0]);
+                af[i][1] = tf32_bits(p[8 * LDA]);
+                af[i][2] = tf32_bits(p[4]);
+                af[i][3] = tf32_bits(p[8 * LDA + 4]);
             }
 #pragma unroll
             for (int j = 0; j < FRAGS_N; ++j) {
                 const float* p = b + (kk + q) * LDB + wn + j * 8 + g;
-                split(p[0], bh[j][0], bl[j][0]);
-                split(p[4 * LDB], bh[j][1], bl[j][1]);
+                bf[j][0] = tf32_bits(p[0]);
+                bf[j][1] = tf32_bits(p[4 * LDB]);
             }
 #pragma unroll
             for (int i = 0; i < FRAGS_M; ++i)
 #pragma unroll
-                for (int j = 0; j < FRAGS_N; ++j) {
-                    float* d = &acc[(i * FRAGS_N + j) * 4];
-#if X3
-                    mma8(d, al[i], bh[j]);
-                    mma8(d, ah[i], bl[j]);
-#endif
-                    mma8(d, ah[i], bh[j]);
-                }
+                for (int j = 0; j < FRAGS_N; ++j) mma8(&acc[(i * FRAGS_N + j) * 4], af[i], bf[j]);
         }
     }
     cp_async_wait<0>();  // nothing may still be writing shared memory when the block exits
