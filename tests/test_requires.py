@@ -43,10 +43,12 @@ def _operands(m: int, n: int, k: int, offsets) -> tuple[torch.Tensor, ...]:
 def read_text(text: str):
     """An independent reading of the words: `X % d == 0` clauses and `… N-byte aligned` ones."""
     clauses = [c.strip() for c in text.split(",")]
-    mods, aligns, cc = [], [], None
+    mods, aligns, cc, outputs = [], [], None, 0
     for clause in clauses:
         if m := re.fullmatch(r"([MNK]) % (\d+) == 0", clause):
             mods.append(("MNK".index(m.group(1)), int(m.group(2))))
+        elif m := re.fullmatch(r"M·K ≥ (\d+)", clause):
+            outputs = int(m.group(1))
         elif m := re.fullmatch(r"(\d+)-byte aligned pointers", clause):
             aligns.append(((0, 1, 2), int(m.group(1))))
         elif m := re.fullmatch(r"([ABC](?: and [ABC])*) (\d+)-byte aligned", clause):
@@ -57,7 +59,7 @@ def read_text(text: str):
             raise AssertionError(f"clause {clause!r} of {text!r} says nothing checkable")
 
     def holds(tensors, dims) -> bool:
-        return (all(dims[i] % d == 0 for i, d in mods)
+        return (all(dims[i] % d == 0 for i, d in mods) and dims[0] * dims[2] >= outputs
                 and all(tensors[i].data_ptr() % to == 0 for which, to in aligns for i in which))
 
     return holds, cc
@@ -68,7 +70,9 @@ def test_precondition_text_matches_its_predicate(impl, launch):
     holds, cc = read_text(launch.requires)
     assert cc == (launch.all_needs.min_cc if launch.all_needs is not Needs.ANY else None), launch.requires
     seen = set()
-    for dims in itertools.product(SIZES, repeat=3):
+    # An outputs floor (the tensor-core dispatchers') is only crossed by sizes past the grid's.
+    sizes = SIZES + ((1024, 2048) if launch.when.outputs else ())
+    for dims in itertools.product(sizes, repeat=3):
         for offsets in OFFSETS:
             tensors = _operands(*dims, offsets)
             decided = launch.when(*tensors, *dims)
@@ -92,6 +96,8 @@ def test_requires_renders_and_decides():
     assert str(whole_tiles(8, 2, 6)) == "M % 8 == 0, N % 4 == 0, K % 12 == 0, 16-byte aligned pointers"
     assert str(Requires(n=4, align=16, operands="A")) == "N % 4 == 0, A 16-byte aligned"
     assert str(Requires()) == "always"
+    assert str(Requires(outputs=1 << 19)) == "M·K ≥ 524288"
+    assert Requires(outputs=1 << 19).cpp() == "(long long)M * K >= 524288LL"  # 8192² overflows an int
     a, b, c = _operands(16, 16, 16, (0, 1, 0))
     assert Requires(n=4, align=16, operands="A")(a, b, c, 16, 16, 16)
     assert not VEC4(a, b, c, 16, 16, 16)
