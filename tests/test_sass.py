@@ -107,7 +107,7 @@ def test_bigtile_stores_unaligned_rows_after_a_quad_transpose(name):
 
 @pytest.mark.parametrize("which", [0, 1])
 def test_bigtile_tma_copy_knob_loads_both_tiles_by_tma(which):
-    """TMA_COPY 1 (results/experiments/bigtile-tma): both tiles by cp.async.bulk.tensor, no
+    """TMA_COPY 1 (experiments/bigtile-tma): both tiles by cp.async.bulk.tensor, no
     cp.async left, no local memory; the smem asked for holds the barriers and the alignment."""
     launch = registry.get("splitk").launches[which].with_defines({"BK": 16, "STAGES": 3, "FETCH_BA": 1, "TMA_COPY": 1})
     module = launch.compile(HOPPER_ARCH)
