@@ -130,3 +130,7 @@ def test_nothing_cites_the_old_place_of_the_experiments():
     # the prose, code and tests may not
     stale = [p for p in cited.stdout.splitlines() if not p.startswith("experiments/") or p.endswith(".md")]
     assert stale == []
+    joined = subprocess.run(["git", "grep", "-l", "-E", '"results" */ *"experiments"|"results", *"experiments"',
+                             "--", "src", "tests", "scripts", ":!tests/test_experiments.py"], cwd=ROOT,
+                            capture_output=True, text=True)
+    assert joined.stdout.split() == []  # nor a path built from its parts
