@@ -5,7 +5,7 @@ falls with it (LADDER.md §6). Two TF32 kernels that keep the tensor pipe equall
 differ in speed by how much power their data movement costs, so TFLOP per joule, not the
 instruction mix, is what ranks them there.
 
-How: the counter steps every 100 ms on the H200 (`results/experiments/energy/probe.json`), too
+How: the counter steps every 100 ms on the H200 (`experiments/energy/probe.json`), too
 coarse for one call. So each implementation runs a block of back-to-back calls lasting at
 least `BLOCK_S`; a thread notes every step of the counter while it runs, and the board's
 power is the energy between the first and the last step inside the block over the time
