@@ -3,16 +3,37 @@ a set for the lines of a sweep that stay apart however many there are."""
 
 from __future__ import annotations
 
+from functools import cache
+
 #: One colour per precision class, in every plot that shows more than one class.
 PRECISION = {"fp32": "#1f77b4", "tf32": "#d62728", "fp32x3": "#2ca02c"}
 
-# Matplotlib's tab20, its ten strong colours first, then their ten light partners.
+# Matplotlib's tab10, then what `_farthest` adds from its other qualitative sets.
 _STRONG = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
            "#bcbd22", "#17becf")
-_LIGHT = ("#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2", "#c7c7c7",
-          "#dbdb8d", "#9edae5")
-#: Line styles that go with the colours past the first ten, so that a light colour is also drawn
-#: differently from its strong partner.
+_POOL_MAPS = ("tab20", "tab20b", "tab20c", "Dark2", "Set1", "Set2")
+
+
+@cache
+def _farthest(count: int) -> tuple[str, ...]:
+    """tab10, then, one at a time, the colour of matplotlib's qualitative sets farthest (in RGB) from
+    every colour already taken: each added colour is as unlike the others as the sets allow."""
+    from matplotlib import colormaps
+    from matplotlib.colors import to_hex, to_rgb
+
+    pool = list(dict.fromkeys(to_hex(c) for name in _POOL_MAPS for c in colormaps[name].colors))
+    taken = list(_STRONG)
+
+    def gap(c: str) -> float:
+        return min(sum((x - y) ** 2 for x, y in zip(to_rgb(c), to_rgb(t), strict=True)) for t in taken)
+
+    while len(taken) < count and len(taken) < len(pool):
+        taken.append(max((c for c in pool if c not in taken), key=gap))
+    return tuple(taken)
+
+
+#: Line styles that go with the colours past the first ten, so that a line is told apart by its
+#: style too.
 STYLES = ("-", "--", ":", "-.")
 
 
@@ -26,8 +47,9 @@ def _hsv(i: int, n: int) -> str:
 
 
 def distinct(n: int) -> list[str]:
-    """n colours, no two alike: the ten strong ones, then their light partners, then spread hues."""
-    base = [*_STRONG, *_LIGHT]
+    """n colours, no two alike: tab10, then the farthest of matplotlib's other qualitative colours,
+    then hues spread round the wheel."""
+    base = list(_farthest(n)) if n > len(_STRONG) else list(_STRONG)
     return [base[i] if i < len(base) else _hsv(i, n) for i in range(n)]
 
 
