@@ -20,6 +20,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from ..bench import colours  # noqa: E402
 
+#: The most x labels a line chart shows (turned 40°, they fit side by side).
+LABELS_SHOWN = 16
+
 
 @dataclass
 class Point:
@@ -110,7 +113,8 @@ def lines(chart_id: str, title: str, labels: list[str], series: list[Series], yl
                     **style)
     if mark:
         ax.axhline(mark[0], color="black", lw=0.8, ls=":", label=mark[1])
-    ax.set_xticks(range(len(labels)), labels, rotation=40, ha="right")
+    shown = range(0, len(labels), -(-len(labels) // LABELS_SHOWN))  # past 16 labels, every few: none collides
+    ax.set_xticks(list(shown), [labels[i] for i in shown], rotation=40, ha="right")
     if log:
         ax.set_yscale("log")
     ax.set_ylabel(ylabel)

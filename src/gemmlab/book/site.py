@@ -16,12 +16,11 @@ from pathlib import Path
 from .. import registry
 from ..precision import Precision
 from ..registry import Implementation
+from ..ui.machine import JUDGE_SCHEMA
 from . import chapters, facts, sources
 
 #: Files copied as they are from the templates' folder.
 STATIC = ("style.css", "book.js")
-#: The schema `gemmlab judge --json` writes (`ui.machine.verdict`).
-JUDGE_SCHEMA = "judge/1"
 #: The yardstick each precision class is timed against: the registry's baselines.
 YARDSTICK_IMPL = {Precision.FP32: registry.BASELINE, Precision.TF32: registry.TF32_BASELINE,
                   Precision.FP32X3: registry.BASELINE}
