@@ -24,22 +24,38 @@ def run_gemmlab(*args: str, columns: int = 80) -> subprocess.CompletedProcess:
                           env=env, timeout=120)
 
 
-def list_rows(output: str) -> dict[str, str]:
-    """name → its idea, read back from the table: the cells of each row's continuation lines joined
-    by one space, so that a word folded across two lines would read as two words."""
+LABELS = {c.label for c in registry.CHAPTERS}
+
+
+def _table_lines(output: str) -> tuple[list[str], int]:
+    """The lines of the chapters' tables (titles, header and rule left out), and where the idea
+    column starts; the footer, which starts at the left edge, ends them."""
     lines = output.splitlines()
-    header = next(i for i, line in enumerate(lines) if line.split()[:2] == ["rung", "name"])
+    header = next(i for i, line in enumerate(lines) if line.split()[:2] == ["step", "name"])
     idea_at = lines[header].index("idea")
+    out = []
+    for line in lines[header + 2:]:
+        if line.strip() in LABELS or not line.strip():
+            continue
+        if not (line.startswith(" ") or registry.is_ref(line.split()[0])):
+            break
+        out.append(line)
+    return out, idea_at
+
+
+def list_rows(output: str) -> dict[str, str]:
+    """name → its idea, read back from the tables: the cells of each row's continuation lines joined
+    by one space, so that a word folded across two lines would read as two words."""
+    table, idea_at = _table_lines(output)
     rows: dict[str, list[str]] = {}
     name = None
-    for line in lines[header + 2:]:
-        if not line.strip() or not line.startswith(" "):  # the footer starts at the left edge
-            break
-        if line[:4].strip():
-            name = line.split()[1]
+    for line in table:
+        own = line[:idea_at].split()
+        if own:
+            assert len(own) in (3, 4), f"a row's own cells wrapped: {line!r}"  # baselines have no step
+            name = own[-3]
             rows[name] = []
         assert name is not None, line
-        assert line[:idea_at].strip() == "" or line[:4].strip(), f"a row's own cells wrapped: {line!r}"
         rows[name].append(line[idea_at:].strip())
     return {n: " ".join(parts) for n, parts in rows.items()}
 
@@ -54,38 +70,36 @@ def list_at_80() -> str:
 def test_list_fits_80_columns_without_breaking_a_word(list_at_80):
     assert max(len(line.rstrip()) for line in list_at_80.splitlines()) <= 80
     rows = list_rows(list_at_80)
-    assert list(rows) == [i.name for i in registry.by_rung()]
+    assert list(rows) == [i.name for i in registry.reading_order()]
     for impl in registry.IMPLEMENTATIONS:
         assert rows[impl.name] == impl.summary, impl.name
 
 
 def test_list_gives_the_idea_room_to_read_at_80_columns(list_at_80):
-    header = next(line for line in list_at_80.splitlines() if line.split()[:2] == ["rung", "name"])
+    header = next(line for line in list_at_80.splitlines() if line.split()[:2] == ["step", "name"])
     assert 80 - header.index("idea") >= 30, header
-    ideas = [line for line in list_at_80.splitlines() if line[:4].strip().isdigit()]
+    ideas = [line for line in list_at_80.splitlines() if line.split() and registry.is_ref(line.split()[0])]
     assert sum(len(line.split()) for line in ideas) / len(ideas) >= 8  # words per first line, not 1 or 2
 
 
 def test_list_names_the_tune_record_and_the_aliases_in_a_footer(list_at_80):
     lines = list_at_80.splitlines()
-    rule = next(i for i, line in enumerate(lines) if set(line.strip()) == {"─"})
-    footer_at = next(i for i in range(rule + 1, len(lines)) if lines[i] and not lines[i].startswith(" "))
+    footer_at = next(i for i, line in enumerate(lines) if line.startswith(f"{tuned_default.NAME}: dispatches"))
     footer = " ".join(" ".join(lines[footer_at:]).split())
     assert f"default: dispatches by {' '.join(tuned_default.plan()[1].split())}" in footer
     for alias in registry.ALIASES:
         assert f"{alias} = {registry.resolve(alias)} on this machine" in footer
-    table = lines[rule + 1:footer_at]
+    table, idea_at = _table_lines(list_at_80)
     default_row = next(line for line in table if line.split()[1:2] == [tuned_default.NAME])
-    assert default_row.split()[:4] == [str(registry.get("default").rung), "default", "cuda", "fp32"]
-    idea_at = lines[rule - 1].index("idea")
+    assert default_row.split()[:4] == [registry.get("default").ref, "default", "cuda", "fp32"]
     for line in table:  # the name column holds names alone: no record, no "= alias"
-        assert len(line[:idea_at].split()) in (0, 4), line
+        assert len(line[:idea_at].split()) in (0, 3, 4), line
 
 
 def test_list_is_readable_when_the_terminal_is_wide_too():
     result = run_gemmlab("list", columns=200)
     assert result.returncode == 0
-    assert list_rows(result.stdout) == {i.name: i.summary for i in registry.by_rung()}
+    assert list_rows(result.stdout) == {i.name: i.summary for i in registry.reading_order()}
 
 
 def test_gemmlab_alone_prints_the_help_on_stderr_and_exits_2_without_an_empty_error():
@@ -114,8 +128,8 @@ def test_usage_lines_name_arguments_as_typed():
         line = _usage_line(name)
         assert "{" not in line and "}" not in line, line
     assert _usage_line("judge").endswith(" judge [OPTIONS] FILE")
-    assert _usage_line("explain").endswith(" explain [OPTIONS] NAME|RUNG")
-    assert _usage_line("check").endswith(" check [OPTIONS] [NAME|RUNG]...")
+    assert _usage_line("explain").endswith(" explain [OPTIONS] NAME|STEP")
+    assert _usage_line("check").endswith(" check [OPTIONS] [NAME|STEP]...")
 
 
 def test_judge_help_shows_placeholders_not_types():

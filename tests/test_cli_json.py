@@ -20,7 +20,7 @@ def document(*args: str):
 def test_list_json_has_every_implementation_and_the_documented_fields():
     result, doc = document("list")
     assert result.exit_code == 0
-    assert [d["name"] for d in doc] == [i.name for i in registry.by_rung()]
+    assert [d["name"] for d in doc] == [i.name for i in registry.reading_order()]
     assert sorted(d["name"] for d in doc) == sorted(i.name for i in registry.IMPLEMENTATIONS)
     assert all(tuple(d) == machine.LIST_FIELDS for d in doc)
     float4 = next(d for d in doc if d["name"] == "float4")

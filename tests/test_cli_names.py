@@ -63,9 +63,9 @@ def test_a_misspelt_name_gets_did_you_mean_in_one_short_line(typed, suggested):
 
 
 def test_a_name_like_nothing_points_to_gemmlab_list_without_a_guess():
-    assert names.unknown("zzzzzz") == "unknown implementation 'zzzzzz' (gemmlab list shows every name and rung)"
+    assert names.unknown("zzzzzz") == "unknown implementation 'zzzzzz' (gemmlab list shows every name and step)"
     first, last = names.rungs()[0], names.rungs()[-1]
-    assert names.unknown("99") == f"no rung 99; rungs are {first}–{last} (gemmlab list shows every name and rung)"
+    assert names.unknown("99") == f"no rung 99; rungs are {first}–{last} (gemmlab list shows every name and step)"
 
 
 @pytest.mark.parametrize("command", NAME_COMMANDS)
@@ -86,13 +86,15 @@ def test_check_takes_a_rung_number(workdir):
     result = invoke("check", "12", "--group", "example", "--seed", "1")
     assert result.exit_code == 0, result.output
     assert "torch (fp32) on" in result.output and "torch-tf32 (tf32) on" in result.output
-    assert result.output.strip().splitlines()[-1].startswith("2 passed, 0 failed")
+    assert result.stdout.strip().splitlines()[-1].startswith("2 passed, 0 failed")
+    assert result.stderr.strip().splitlines()[-1].startswith("note: rung 12 is now torch, torch-tf32")
 
 
 def test_bench_takes_a_rung_number(workdir):
     result = invoke("bench", "12", "--shape", "16x16x16", "--iters", "1", "--warmup", "0", "--out", "r")
     assert result.exit_code == 0, result.output
-    assert result.output.strip().splitlines()[-1] == "2 passed, 0 failed, 0 not run"
+    assert result.stdout.strip().splitlines()[-1] == "2 passed, 0 failed, 0 not run"
+    assert "note: rung 12 is now torch, torch-tf32" in result.stderr  # once it has run, on stderr
 
 
 def test_inspect_takes_a_rung_number():

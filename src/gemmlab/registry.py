@@ -1,15 +1,32 @@
-"""The one registry of implementations: every rung of the ladder, in order.
+"""The one registry of implementations: every rung of the ladder, and the chapters it is read in.
 
 The judge, the benchmark, the reports and the CLI all read `REGISTRY`. Adding
 a rung is adding one `Implementation` here and its source files (a ``.cu``
 kernel with a ``.md`` explanation beside it, or a Python module); a CUDA rung's
 launches are declared in `gemmlab.launches` (`RUNGS`), beside their builders.
+
+**Chapters.** The ladder is read in chapters (`CHAPTERS`, in reading order), each a
+run of steps with one idea each: `impl.chapter` is its `Chapter`, `impl.step` its
+place in it (1, 2, …), `impl.ref` the two together ("3.2"), and `by_ref("3.2")`
+the implementation a reference names. `reading_order()` is every implementation in
+the order a reader meets them. The baselines (cuBLAS through torch) are a group of
+their own at the end, unnumbered: their `ref` is None and a name reaches them.
+`impl.variant_of` names the implementation whose source this one builds again with
+other settings (a control, a macro set of one ``.cu``), None where its source is its
+own. `impl.rung` is the number it had before chapters, kept because the committed
+records and old command lines use it (`by_rung`, `rung_refs`).
+
+These names are a public interface (the book site reads them): `Chapter` (`key`,
+`number`, `title`, `summary`, `label`), `CHAPTERS`, `CHAPTER` (key → Chapter),
+`Implementation.chapter` / `.step` / `.ref` / `.variant_of` / `.rung`, `by_ref`,
+`is_ref`, `reading_order`, `in_chapter`, `variants_of`, `rung_refs`, `UnknownStep`.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -33,6 +50,56 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 Solve = Callable[..., None]
 
 
+@dataclass(frozen=True)
+class Chapter:
+    """A chapter of the ladder: its steps share one theme, read in order."""
+
+    key: str  # a stable identifier ("simt", "memory", …): links and JSON use it
+    number: int | None  # 1, 2, … in reading order; None for the unnumbered baselines
+    title: str
+    summary: str  # what the chapter teaches, in a sentence or two
+
+    @property
+    def label(self) -> str:
+        """"3 · Past cuBLAS in FP32", or the title alone for an unnumbered group."""
+        return self.title if self.number is None else f"{self.number} · {self.title}"
+
+
+SIMT = Chapter(
+    "simt", 1, "SIMT basics",
+    "One thread per output, then tiles in shared memory and outputs held in registers: each step "
+    "raises the FLOPs a block does per byte it loads. The study notes' first rungs.")
+MEMORY = Chapter(
+    "memory", 2, "Memory",
+    "How the tiles arrive: 16-byte loads, two buffers, the copy engine (cp.async), and Triton "
+    "doing the same for you. `gemmlab study buffering` separates buffering from tile size.")
+PAST_CUBLAS = Chapter(
+    "fp32", 3, "Past cuBLAS in FP32",
+    "Strict FP32 on the SIMT lanes with cuBLAS's own techniques and then some: warp tiles, 8×16 "
+    "outputs per thread, split reductions, TMA copies, a kernel for little work, and `default`, "
+    "which runs the fastest of them per shape class.")
+TF32_CORES = Chapter(
+    "tf32", 4, "TF32 tensor cores",
+    "Inputs rounded to TF32 on the tensor cores: WMMA, warp-level mma.sync (sm_80), then Hopper's "
+    "wgmma fed by TMA, warp specialisation, and the product swapped to skip the pre-pass. Compared "
+    "with cuBLAS TF32; about 3e-4 off the exact product.")
+FP32_CORES = Chapter(
+    "fp32x3", 5, "FP32-accurate tensor cores",
+    "Three TF32 products per FP32 product (3xTF32): the tensor cores' speed at FP32's accuracy, "
+    "closer to the exact product than cuBLAS FP32.")
+BASELINES = Chapter(
+    "baselines", None, "Baselines",
+    "cuBLAS through torch.matmul, with TF32 off and on: what every figure is compared with.")
+
+#: Every chapter in reading order, the unnumbered baselines last.
+CHAPTERS: tuple[Chapter, ...] = (SIMT, MEMORY, PAST_CUBLAS, TF32_CORES, FP32_CORES, BASELINES)
+#: A chapter by its key.
+CHAPTER: dict[str, Chapter] = {c.key: c for c in CHAPTERS}
+
+#: A step reference as typed: chapter number, a dot, step number ("3.2").
+_REF = re.compile(r"([0-9]+)\.([0-9]+)")
+
+
 class Family(StrEnum):
     CUDA = "cuda"
     TRITON = "triton"
@@ -51,6 +118,25 @@ class Implementation:
     sources: tuple[str, ...]  # relative to the package
     factory: Callable[[], Solve] | None = field(default=None, repr=False)
     launches: tuple[Launch, ...] = ()  # CUDA rungs: fast path(s) first, fallback last
+    # Where it is read: every entry of the registry names its chapter and step (from 1). Only an
+    # implementation made outside the registry (a study's arm, gemmlab.bench.studies) has neither.
+    chapter: Chapter | None = None
+    step: int = 0
+    variant_of: str | None = None  # the implementation whose source it builds again, if any
+
+    def __post_init__(self) -> None:
+        if (self.chapter is None) != (self.step == 0) or self.step < 0:
+            raise ValueError(f"{self.name}: a chapter and a step within it (from 1), or neither")
+        if self.variant_of == self.name:
+            raise ValueError(f"{self.name} cannot be a variant of itself")
+
+    @property
+    def ref(self) -> str | None:
+        """"3.2": chapter number and step; None in an unnumbered group (the baselines) or outside
+        the registry."""
+        if self.chapter is None or self.chapter.number is None:
+            return None
+        return f"{self.chapter.number}.{self.step}"
 
     @property
     def min_cc(self) -> tuple[int, int]:
@@ -214,90 +300,105 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         "one thread per output, dot product straight from global memory",
         _md("01_naive"), _cu("01_naive"),
         launches=RUNGS["naive"],
+        chapter=SIMT, step=1,
     ),
     Implementation(
         "naive-fma", CUDA, 2, FP32, _ALWAYS,
         "the naive kernel accumulating with fmaf",
         _md("02_naive_fma"), _cu("02_naive_fma"),
         launches=RUNGS["naive-fma"],
+        chapter=SIMT, step=2,
     ),
     Implementation(
         "smem-16", CUDA, 3, FP32, _ALWAYS,
         "16×16 tiles of A and B staged in shared memory",
         _md("03_smem16"), _cu("03_smem16"),
         launches=RUNGS["smem-16"],
+        chapter=SIMT, step=3,
     ),
     Implementation(
         "row-4", CUDA, 4, FP32, _ALWAYS,
         "16×64 tile, four outputs per thread along a row",
         _md("04_row4"), _cu("04_row4"),
         launches=RUNGS["row-4"],
+        chapter=SIMT, step=4,
     ),
     Implementation(
         "tiling-1d", CUDA, 5, FP32, _ALWAYS,
         "64×64 block tile, 16 outputs per thread down a column",
         _md("05_tiling1d"), _cu("05_tiling1d"),
         launches=RUNGS["tiling-1d"],
+        chapter=SIMT, step=5,
     ),
     Implementation(
         "tiling-2d", CUDA, 6, FP32, _ALWAYS,
         "64×64 block tile, an 8×4 register micro-tile per thread",
         _md("06_tiling2d"), _cu("06_tiling2d"),
         launches=RUNGS["tiling-2d"],
+        chapter=SIMT, step=6,
     ),
     Implementation(
         "float4", CUDA, 7, FP32, _ALWAYS,
         "2D tiling with 16-byte loads and stores, BK=32",
         _md("07_float4"), _cu("07_float4"),
         launches=RUNGS["float4"],
+        chapter=MEMORY, step=1,
     ),
     Implementation(
         "float4-bk16", CUDA, 7, FP32, _ALWAYS,
         "control: float4 with BK=16",
         _md("07_float4"), _cu("07_float4"),
         launches=RUNGS["float4-bk16"],
+        chapter=MEMORY, step=2, variant_of="float4",
     ),
     Implementation(
         "float4-128", CUDA, 7, FP32, _ALWAYS,
         "control: float4 with a 128×128 tile, BK=16, 512 threads",
         _md("07_float4"), _cu("07_float4"),
         launches=RUNGS["float4-128"],
+        chapter=MEMORY, step=3, variant_of="float4",
     ),
     Implementation(
         "double-buffer-64", CUDA, 8, FP32, _ALWAYS,
         "register prefetch + two shared buffers, 64×64 tile",
         _md("08_double_buffer"), _cu("08_double_buffer"),
         launches=RUNGS["double-buffer-64"],
+        chapter=MEMORY, step=4,
     ),
     Implementation(
         "double-buffer-128", CUDA, 8, FP32, _ALWAYS,
         "register prefetch + two shared buffers, 128×128 tile",
         _md("08_double_buffer"), _cu("08_double_buffer"),
         launches=RUNGS["double-buffer-128"],
+        chapter=MEMORY, step=5, variant_of="double-buffer-64",
     ),
     Implementation(
         "cp-async", CUDA, 9, FP32, _ALWAYS,
         "the copy engine moves tiles global→shared (cp.async), 128×128",
         _md("09_cp_async"), _cu("09_cp_async"),
         launches=RUNGS["cp-async"],
+        chapter=MEMORY, step=6,
     ),
     Implementation(
         "wmma-tf32", CUDA, 10, TF32, _ALWAYS,
         "tensor cores through WMMA, inputs rounded to TF32",
         _md("10_wmma_tf32"), _cu("10_wmma_tf32"),
         launches=RUNGS["wmma-tf32"],
+        chapter=TF32_CORES, step=1,
     ),
     Implementation(
         "triton", TRITON, 11, FP32, _ALWAYS,  # Triton refuses GPUs it does not support itself
         "one program per 64×64 tile, grouped order, IEEE FP32 dot, masks",
         "kernels/triton/matmul.md", ("kernels/triton/matmul.py",),
         _triton(rows=64, cols=64, red=32, group=8, warps=4, stages=3, precision="ieee"),
+        chapter=MEMORY, step=7,
     ),
     Implementation(
         "torch", TORCH, 12, FP32, _ALWAYS,
         "torch.matmul(A, B, out=C): cuBLAS SGEMM, TF32 off",
         "kernels/torch/matmul.md", ("kernels/torch/matmul.py",),
         _torch,
+        chapter=BASELINES, step=1,
     ),
     Implementation(
         "triton-tf32x3", TRITON, 13, FP32X3, _SM80,
@@ -305,12 +406,14 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         "kernels/triton/matmul.md", ("kernels/triton/matmul.py",),
         _triton(rows=128, cols=128, red=32, group=8, warps=8, stages=3, precision="split3",
                 promote=True),
+        chapter=FP32_CORES, step=1, variant_of="triton",
     ),
     Implementation(
         "warptile", CUDA, 14, FP32, _ALWAYS,
         "strict FP32 past the notes: A transposed in shared memory, warp tiles, 8×8 per thread",
         _md("11_warptile"), _cu("11_warptile"),
         launches=RUNGS["warptile"],
+        chapter=PAST_CUBLAS, step=1,
     ),
     Implementation(
         "triton-presplit", TRITON, 15, FP32X3, _SM80,
@@ -318,18 +421,21 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         "kernels/triton/presplit.md", ("kernels/triton/presplit.py", "kernels/triton/matmul.py"),
         _triton_presplit(rows=128, cols=128, red=32, group=8, warps=8, stages=3, transpose_b=True,
                          steps=1, promote=True),
+        chapter=FP32_CORES, step=2,
     ),
     Implementation(
         "torch-tf32", TORCH, 12, TF32, _ALWAYS,
         "torch.matmul with TF32 on: cuBLAS on the tensor cores, the tf32 yardstick",
         "kernels/torch/matmul.md", ("kernels/torch/matmul.py",),
         _torch_tf32,
+        chapter=BASELINES, step=2, variant_of="torch",
     ),
     Implementation(
         "mma-tf32", CUDA, 16, TF32, _SM80,
         "tensor cores through mma.sync m16n8k8, fed by a 3-stage cp.async pipeline",
         _md("12_mma_tf32"), _cu("12_mma_tf32"),
         launches=RUNGS["mma-tf32"],
+        chapter=TF32_CORES, step=2,
     ),
     Implementation(
         "wgmma-tma", CUDA, 17, TF32, _HOPPER,
@@ -337,6 +443,7 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         _md("13_wgmma_tma"), ("kernels/cuda/13_wgmma_tma.cu", "kernels/cuda/hopper.cuh",
                               "kernels/cuda/prepass.cu"),
         launches=RUNGS["wgmma-tma"],
+        chapter=TF32_CORES, step=3,
     ),
     Implementation(
         "wgmma-ws", CUDA, 18, TF32, _HOPPER,
@@ -344,6 +451,7 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         _md("14_wgmma_ws"), ("kernels/cuda/14_wgmma_ws.cu", "kernels/cuda/hopper.cuh",
                              "kernels/cuda/prepass.cu"),
         launches=RUNGS["wgmma-ws"],
+        chapter=TF32_CORES, step=4,
     ),
     Implementation(
         "wgmma-3xtf32", CUDA, 19, FP32X3, _HOPPER,
@@ -351,12 +459,14 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         _md("15_wgmma_3xtf32"), ("kernels/cuda/15_wgmma_3xtf32.cu", "kernels/cuda/hopper.cuh",
                                  "kernels/cuda/prepass.cu"),
         launches=RUNGS["wgmma-3xtf32"],
+        chapter=FP32_CORES, step=3,
     ),
     Implementation(
         "bigtile", CUDA, 20, FP32, _SM80,
         "strict FP32: 8×16 outputs per thread, Aᵀ and B by a 4-stage cp.async pipeline",
         _md("16_bigtile"), ("kernels/cuda/16_bigtile.cu", "kernels/cuda/prepass.cu", "kernels/cuda/pad.cu"),
         launches=RUNGS["bigtile"],
+        chapter=PAST_CUBLAS, step=2,
     ),
     Implementation(
         "splitk", CUDA, 21, FP32, _SM80,
@@ -364,6 +474,7 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         _md("16_bigtile_splitk"), ("kernels/cuda/16_bigtile.cu", "kernels/cuda/splitk.cuh",
                                    "kernels/cuda/prepass.cu", "kernels/cuda/pad.cu"),
         launches=RUNGS["splitk"],
+        chapter=PAST_CUBLAS, step=3, variant_of="bigtile",
     ),
     Implementation(
         "wgmma-swap", CUDA, 22, TF32, _HOPPER,
@@ -371,6 +482,7 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         _md("17_wgmma_swap"), ("kernels/cuda/17_wgmma_swap.cu", "kernels/cuda/hopper.cuh",
                                "kernels/cuda/prepass.cu"),
         launches=RUNGS["wgmma-swap"],
+        chapter=TF32_CORES, step=5,
     ),
     Implementation(
         "tma", CUDA, 23, FP32, _SM90,
@@ -378,12 +490,14 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         _md("16_bigtile_tma"), ("kernels/cuda/16_bigtile.cu", "kernels/cuda/splitk.cuh", "kernels/cuda/hopper.cuh",
                                 "kernels/cuda/prepass.cu", "kernels/cuda/pad.cu"),
         launches=RUNGS["tma"],
+        chapter=PAST_CUBLAS, step=4, variant_of="bigtile",
     ),
     Implementation(
         "small", CUDA, 24, FP32, _SM80,
         "strict FP32 for little work: one launch, no pre-pass, 32×64 tiles, cp.async stages, split-K in a tree",
         _md("18_small"), ("kernels/cuda/18_small.cu", "kernels/cuda/splitk.cuh"),
         launches=RUNGS["small"],
+        chapter=PAST_CUBLAS, step=5,
     ),
 )
 
@@ -401,6 +515,7 @@ IMPLEMENTATIONS += (Implementation(
     "shape-aware: per shape class the fastest verified strict-FP32 configuration of the "
     "GPU's tune record (gemmlab tune), else warptile",
     "tune/default.md", Lazy(_default_sources), launches=Lazy(tuned_default.launches),
+    chapter=PAST_CUBLAS, step=6,
 ),)
 
 REGISTRY: dict[str, Implementation] = {impl.name: impl for impl in IMPLEMENTATIONS}
@@ -442,9 +557,66 @@ def aliases_of(name: str) -> list[str]:
 
 
 def by_rung() -> list[Implementation]:
-    """Every implementation in ladder order: by rung number, registry order within one (the
-    baselines share torch's rung, and the registry lists torch-tf32 beside the TF32 rungs)."""
+    """Every implementation by its number before chapters, registry order within one (the
+    baselines share torch's rung 12). What the committed records and old command lines number."""
     return sorted(IMPLEMENTATIONS, key=lambda impl: impl.rung)
+
+
+def reading_order() -> list[Implementation]:
+    """Every implementation in the order a reader meets it: chapter by chapter (`CHAPTERS`), by
+    step within one; the unnumbered baselines last."""
+    place = {c.key: i for i, c in enumerate(CHAPTERS)}
+    return sorted(IMPLEMENTATIONS, key=lambda impl: (place[impl.chapter.key], impl.step))
+
+
+def in_chapter(chapter: Chapter | str) -> list[Implementation]:
+    """A chapter's implementations (by `Chapter` or key), by step."""
+    key = chapter.key if isinstance(chapter, Chapter) else chapter
+    if key not in CHAPTER:
+        raise KeyError(f"no chapter {key!r}; chapters: {', '.join(CHAPTER)}")
+    return [impl for impl in reading_order() if impl.chapter.key == key]
+
+
+def variants_of(name: str) -> list[Implementation]:
+    """The implementations that build `name`'s source again with other settings, by step."""
+    return [impl for impl in reading_order() if impl.variant_of == name]
+
+
+def is_ref(token: str) -> bool:
+    """Whether `token` is written as a step reference ("3.2"), named or not."""
+    return _REF.fullmatch(token) is not None and token.isascii()
+
+
+class UnknownStep(KeyError):
+    """A reference ("3.9") that names no step; its message says which steps there are."""
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+def by_ref(ref: str) -> Implementation:
+    """The implementation a step reference names: "3.2" is chapter 3's second step. UnknownStep
+    (a KeyError) when no step has that reference, saying what the chapter holds."""
+    match = _REF.fullmatch(ref) if ref.isascii() else None
+    if match is None:
+        raise UnknownStep(f"{ref!r} is not a step reference (chapter.step, e.g. 3.2)")
+    number, step = int(match.group(1)), int(match.group(2))
+    chapter = next((c for c in CHAPTERS if c.number == number), None)
+    numbered = [c.number for c in CHAPTERS if c.number is not None]
+    if chapter is None:
+        raise UnknownStep(f"no chapter {number}; chapters are {numbered[0]}–{numbered[-1]}")
+    steps = in_chapter(chapter)
+    found = next((impl for impl in steps if impl.step == step), None)
+    if found is None:
+        raise UnknownStep(f"no step {number}.{step}; chapter {chapter.label} has steps "
+                          f"{steps[0].ref}–{steps[-1].ref}")
+    return found
+
+
+def rung_refs(rung: int) -> list[str]:
+    """What an old rung number stands for now: its implementations' references, or their names
+    where they have none (the baselines), in reading order."""
+    return [impl.ref or impl.name for impl in reading_order() if impl.rung == rung]
 
 
 def get(name: str) -> Implementation:

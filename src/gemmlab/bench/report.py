@@ -6,11 +6,11 @@ Nothing here measures: every figure comes from the JSON that `gemmlab bench`
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import matplotlib
 
+from .. import docblocks
 from .results import baseline_label, kernel_label
 
 matplotlib.use("Agg")
@@ -241,12 +241,8 @@ def random_block(record: dict, plot: Path) -> str:
 
 
 def replace_block(text: str, block: str, tag: str = "results") -> str:
-    """Replace what stands between `<!-- tag:begin -->` and `<!-- tag:end -->`."""
-    begin, end = f"<!-- {tag}:begin -->", f"<!-- {tag}:end -->"
-    pattern = re.compile(re.escape(begin) + ".*?" + re.escape(end), re.S)
-    if not pattern.search(text):
-        raise ValueError(f"no {begin} … {end} block")
-    return pattern.sub(lambda _m: f"{begin}\n{block}{end}", text)
+    """Replace what stands between `<!-- tag:begin -->` and `<!-- tag:end -->` (`gemmlab.docblocks`)."""
+    return docblocks.replace(text, block, tag)
 
 
 def design_table(record: dict) -> str:

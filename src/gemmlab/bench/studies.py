@@ -32,15 +32,15 @@ def _arm(buffers: str, tile: int) -> registry.Implementation:
     """One arm: the float4 kernel (one shared buffer) or the double-buffer kernel, bounds-checked."""
     if buffers == "single":
         launch = launches.float4_launch(tile, STEP, unroll=STEP, min_blocks=1)
-        stem, rung = "07_float4", 7
+        source = "float4"
     else:
         launch = launches.double_buffer_launch(tile)
-        stem, rung = "08_double_buffer", 8
+        source = "double-buffer-64"
+    of = registry.REGISTRY[source]  # an arm is outside the registry: no chapter, no step of its own
     return registry.Implementation(
-        f"{buffers}-{tile}", registry.Family.CUDA, rung, Precision.FP32, Needs.ANY,
+        f"{buffers}-{tile}", registry.Family.CUDA, of.rung, Precision.FP32, Needs.ANY,
         f"buffering study: {buffers} buffer, {tile}×{tile} tile ({CONTROLS})",
-        f"kernels/cuda/{stem}.md", (f"kernels/cuda/{stem}.cu",),
-        launches=(launch, launches.TILING2D),
+        of.doc, of.sources, launches=(launch, launches.TILING2D), variant_of=source,
     )
 
 

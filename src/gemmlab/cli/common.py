@@ -58,8 +58,9 @@ side = Console(stderr=True, width=_width(sys.stderr))
 
 
 Names = Annotated[list[str] | None, typer.Argument(
-    help="implementation names, aliases, or rung numbers for every implementation on a rung "
-         "(default: all; gemmlab list shows them)", metavar="NAME|RUNG", show_default=False)]
+    help="implementation names, aliases, steps (3.2: chapter 3, step 2), or old rung numbers for "
+         "every implementation that had one (default: all; gemmlab list shows them)",
+    metavar="NAME|STEP", show_default=False)]
 
 
 AsJson = Annotated[bool, typer.Option("--json", help="print the result as JSON on stdout; "

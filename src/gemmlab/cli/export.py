@@ -19,8 +19,9 @@ from .common import app, console, side
 @app.command("export")
 @guarded
 def export_cmd(
-    name: Annotated[str, typer.Argument(help="a CUDA rung's name, or a rung number for every "
-                                             "implementation on it (see gemmlab list)", metavar="NAME|RUNG")],
+    name: Annotated[str, typer.Argument(help="a CUDA rung's name or step (3.2), or an old rung number "
+                                             "for every implementation that had it (see gemmlab list)",
+                                        metavar="NAME|STEP")],
     output: Annotated[Path | None, typer.Option("-o", "--output", metavar="FILE",
                                                 help="where to write it (default: NAME.cu here)")] = None,
     force: Annotated[bool, typer.Option(help="overwrite an existing file")] = False,

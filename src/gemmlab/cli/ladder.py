@@ -2,26 +2,40 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
-from .. import registry
+from .. import docblocks, registry
 from ..tune import default as tuned_default
 from ..ui import listing, machine, usage
-from ..ui.errors import guarded
+from ..ui.errors import UsageError, guarded
 from .common import AsJson, app, console
 
 
 @app.command("list")
 @guarded
-def list_(as_json: AsJson = False) -> None:
-    """The registry: every rung, its family, precision class and idea."""
-    if as_json:
-        machine.emit([machine.implementation(i) for i in registry.by_rung()])
+def list_(
+    as_json: AsJson = False,
+    readme: Annotated[Path | None, typer.Option(
+        help="instead, rewrite this file's reading-order block (<!-- chapters:begin --> … end), "
+             "e.g. README.md")] = None,
+) -> None:
+    """The registry chapter by chapter: every step, its family, precision class and idea."""
+    if readme is not None:
+        if as_json:
+            raise UsageError("--readme writes the reading order into a file; --json prints the list")
+        text = usage.block_file(readme, listing.READING_ORDER_TAG)
+        readme.write_text(docblocks.replace(text, listing.reading_order_markdown(),
+                                            listing.READING_ORDER_TAG))
+        console.print(f"wrote {readme}")
         return
-    for line in listing.lines(registry.by_rung()):
+    if as_json:
+        machine.emit([machine.implementation(i) for i in registry.reading_order()])
+        return
+    for line in listing.lines(registry.reading_order()):
         console.print(line)
 
 
@@ -29,7 +43,11 @@ def facts_table(impl: registry.Implementation) -> Table:
     facts = Table(show_header=False, title=f"{impl.name}: facts")
     facts.add_column(overflow="fold")  # kernel labels carry the knobs that tell launches apart: never cut
     facts.add_column(overflow="fold")
-    facts.add_row("family / rung / precision", f"{impl.family} / {impl.rung} / {impl.precision}")
+    facts.add_row("chapter / step", f"{impl.chapter.label} / {impl.ref or impl.name} (rung {impl.rung} "
+                                    "before chapters)")
+    facts.add_row("family / precision", f"{impl.family} / {impl.precision}")
+    if impl.variant_of:
+        facts.add_row("variant of", f"{impl.variant_of}: its source, built with other settings")
     facts.add_row("needs", str(impl.needs))
     facts.add_row("sources", ", ".join(impl.sources))
     if impl.tile:
@@ -49,9 +67,10 @@ def facts_table(impl: registry.Implementation) -> Table:
 @app.command()
 @guarded
 def explain(
-    name: Annotated[str, typer.Argument(help="an implementation name, or a rung number for all "
-                                              "the implementations on that rung",
-                                         metavar="NAME|RUNG")],
+    name: Annotated[str, typer.Argument(help="an implementation name, a step (3.2: chapter 3, "
+                                              "step 2), or an old rung number for all the "
+                                              "implementations that had it",
+                                         metavar="NAME|STEP")],
     as_json: AsJson = False,
 ) -> None:
     """The idea behind an implementation, its data path, intensity and preconditions."""
@@ -63,7 +82,7 @@ def explain(
         return
     shown: set[str] = set()
     for impl in impls:
-        if impl.doc not in shown:  # the implementations of one rung may share their notes
+        if impl.doc not in shown:  # the variants of one source may share their notes
             console.print(Markdown(impl.explanation()))
             shown.add(impl.doc)
         console.print(facts_table(impl))

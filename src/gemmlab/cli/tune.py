@@ -96,7 +96,7 @@ def tune_cmd(
     names: Annotated[list[str], typer.Argument(help="rungs to search, each with a search space: "
                                                     f"{', '.join(SPACES)} (gemmlab.tune.spaces); a rung "
                                                     "number stands for those on it",
-                                               metavar="NAME|RUNG", show_default=False)],
+                                               metavar="NAME|STEP", show_default=False)],
     shape: Annotated[list[str] | None, typer.Option("--shape", metavar=shapes.METAVAR,
         help=f"tune at this shape, {shapes.HELP}, for its shape class (repeatable, one per class; "
              f"default: one representative shape for each of the {len(CLASSES)} classes)")] = None,

@@ -68,16 +68,47 @@ def one_line_parse_errors() -> None:
         typer.rich_utils = _RichUtilsOnFirstUse()
 
 
+#: Notes for the user that a command prints on stderr once it has run (`note`).
+_NOTES: list[str] = []
+
+
+def note(message: str) -> None:
+    """A one-line note (an old rung number's new reference) for stderr once the command has run.
+    Held until then so that a usage error or a "not run here" stays the one line it promises:
+    those drop the notes."""
+    if message not in _NOTES:
+        _NOTES.append(message)
+
+
+def pending_notes() -> list[str]:
+    return list(_NOTES)
+
+
+def flush_notes() -> None:
+    for message in _NOTES:
+        stderr.print(message, markup=False, highlight=False)
+    _NOTES.clear()
+
+
 def guarded(command: Callable) -> Callable:
-    """Run a command; a UsageError exits 2 and a CannotRun exits 3, each with one line."""
+    """Run a command; a UsageError exits 2 and a CannotRun exits 3, each with one line. Notes
+    (`note`) follow on stderr whenever it ends otherwise."""
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
+        _NOTES.clear()
         try:
-            return command(*args, **kwargs)
+            result = command(*args, **kwargs)
         except UsageError as exc:
+            _NOTES.clear()
             raise stop(Exit.USAGE, str(exc)) from None
         except CannotRun as exc:
+            _NOTES.clear()
             raise stop(Exit.CANNOT_RUN, str(exc)) from None
+        except BaseException:
+            flush_notes()  # passed or failed (typer.Exit), or interrupted: what it ran stands
+            raise
+        flush_notes()
+        return result
 
     return wrapper

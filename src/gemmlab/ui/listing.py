@@ -1,9 +1,12 @@
-"""`gemmlab list`: one row per implementation that reads at 80 columns, and a footer.
+"""`gemmlab list`: the ladder chapter by chapter, one row per implementation that reads at
+80 columns, and a footer.
 
-Each row holds what fits beside a name: the rung, the family, the precision and
-the idea, wrapped at spaces only. What would widen a row is said once below the
-table instead: which tune record `default` dispatches by, and which
-implementation each alias stands for here.
+Each chapter is a table under its title (`1 · SIMT basics`), its columns as wide as
+every other chapter's so that they line up, the header on the first alone. Each row
+holds what fits beside a name: the step ("3.2"; blank in the unnumbered baselines),
+the family, the precision and the idea, wrapped at spaces only. What would widen a
+row is said once below the tables instead: which tune record `default` dispatches
+by, and which implementation each alias stands for here.
 """
 
 from __future__ import annotations
@@ -17,19 +20,36 @@ from rich.text import Text
 from .. import registry
 from ..tune import default as tuned_default
 
+#: The columns beside the idea, with the header each shows.
+HEADER = ("step", "name", "family", "precision", "idea")
 
-def table(impls: Iterable[registry.Implementation]) -> Table:
-    """No vertical rules and two spaces between cells: the idea column takes what is left."""
+
+def table(chapter: registry.Chapter, impls: list[registry.Implementation], widths: list[int],
+          header: bool) -> Table:
+    """One chapter's rows under its title. No vertical rules and two spaces between cells; the
+    first four columns `widths` wide (the same in every chapter), the idea takes what is left."""
     t = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True,
-              title="gemmlab implementations", title_justify="left")
-    t.add_column("rung", justify="right", no_wrap=True)
-    t.add_column("name", no_wrap=True)
-    t.add_column("family", no_wrap=True)
-    t.add_column("precision", no_wrap=True)
-    t.add_column("idea", ratio=1, overflow="fold")  # folds only a word longer than the column
+              show_header=header, title=chapter.label, title_justify="left", title_style="bold")
+    for label, width in zip(HEADER, widths, strict=False):
+        t.add_column(label, no_wrap=True, min_width=width)
+    t.add_column(HEADER[-1], ratio=1, overflow="fold")  # folds only a word longer than the column
     for impl in impls:
-        t.add_row(str(impl.rung), impl.name, str(impl.family), str(impl.precision), Text(impl.summary))
+        t.add_row(impl.ref or "", impl.name, str(impl.family), str(impl.precision), Text(impl.summary))
     return t
+
+
+def tables(impls: Iterable[registry.Implementation]) -> list[Table]:
+    """A table per chapter that holds any of `impls`, in reading order."""
+    chosen = {impl.name for impl in impls}
+    shown = [impl for impl in registry.reading_order() if impl.name in chosen]
+    cells = [(impl.ref or "", impl.name, str(impl.family), str(impl.precision)) for impl in shown]
+    widths = [max(len(h), *(len(row[i]) for row in cells)) for i, h in enumerate(HEADER[:4])]
+    out = []
+    for chapter in registry.CHAPTERS:
+        rows = [impl for impl in shown if impl.chapter is chapter]
+        if rows:
+            out.append(table(chapter, rows, widths, header=not out))
+    return out
 
 
 def footer() -> list[str]:
@@ -37,10 +57,37 @@ def footer() -> list[str]:
     lines = [f"{tuned_default.NAME}: dispatches by {tuned_default.plan()[1]}"]
     for alias in registry.ALIASES:
         lines.append(f"{alias} = {registry.resolve(alias)} on this machine")
-    lines.append("gemmlab explain NAME|RUNG: its idea, sources and launches; --json: every field")
+    lines.append("gemmlab explain NAME|STEP: its idea, sources and launches; --json: every field")
     return lines
 
 
 def lines(impls: Iterable[registry.Implementation]) -> list:
-    """What `gemmlab list` prints, in order: the table, then each footer line as plain text."""
-    return [table(impls), *(Text(line) for line in footer())]
+    """What `gemmlab list` prints, in order: the title, a table per chapter, then each footer
+    line as plain text."""
+    return [Text("gemmlab implementations, chapter by chapter", style="bold"), *tables(impls),
+            *(Text(line) for line in footer())]
+
+
+#: The tag of README's generated reading order (`gemmlab list --readme README.md` writes it).
+READING_ORDER_TAG = "chapters"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def reading_order_markdown(package: str = "src/gemmlab") -> str:
+    """The ladder in reading order as Markdown, for README's `chapters` block: each chapter's
+    title and summary, then a row per step with its idea, its notes (linked from the repository's
+    root; `package` is where the package lies) and the rung number it had before chapters."""
+    out: list[str] = []
+    for chapter in registry.CHAPTERS:
+        out += [f"**{chapter.label}.** {_cell(chapter.summary)}", "",
+                "| step | name | idea | notes | rung before |", "|---|---|---|---|---:|"]
+        for impl in registry.in_chapter(chapter):
+            idea = impl.summary + (f" (a build of `{impl.variant_of}`'s source)" if impl.variant_of else "")
+            doc = impl.doc.rsplit("/", 1)[-1]
+            out.append(f"| {impl.ref or '–'} | `{impl.name}` | {_cell(idea)} | "
+                       f"[{doc}]({package}/{impl.doc}) | {impl.rung} |")
+        out.append("")
+    return "\n".join(out)

@@ -9,7 +9,8 @@ from datetime import UTC
 from .. import registry
 
 #: Field order of `gemmlab list --json`, one object per implementation.
-LIST_FIELDS = ("rung", "name", "family", "precision", "min_cc", "needs", "summary", "sources", "tile", "aliases")
+LIST_FIELDS = ("rung", "name", "family", "precision", "min_cc", "needs", "summary", "sources", "tile", "aliases",
+               "chapter", "step", "ref", "variant_of")
 
 
 def emit(document: object) -> None:
@@ -23,6 +24,7 @@ def implementation(impl: registry.Implementation) -> dict:
         "precision": str(impl.precision), "min_cc": list(impl.min_cc), "needs": impl.needs.name.lower(), "summary": impl.summary,
         "sources": list(impl.sources), "tile": list(impl.tile) if impl.tile else None,
         "aliases": registry.aliases_of(impl.name),
+        "chapter": impl.chapter.key, "step": impl.step, "ref": impl.ref, "variant_of": impl.variant_of,
     }
 
 

@@ -1,10 +1,11 @@
 """What the user types for an implementation, resolved in one place for every command.
 
 A token is an implementation's name (`float4`), an alias (`accurate`: the
-implementation it stands for on this machine), or a rung number, which stands
-for every implementation on that rung (`7`: float4, float4-bk16, float4-128),
-as `gemmlab list` numbers them. Anything else is a usage error of one line
-that suggests the closest names and points to `gemmlab list`.
+implementation it stands for on this machine), a step reference (`3.2`: chapter 3,
+step 2, as `gemmlab list` numbers them), or an old rung number, which stands for
+every implementation that had it (`7`: float4, float4-bk16, float4-128) and says
+on stderr, once the command has run, what it is now (`rung 7 is now 2.1, 2.2, 2.3`). Anything else is a
+usage error of one line that suggests the closest names and points to `gemmlab list`.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ from __future__ import annotations
 import difflib
 
 from .. import registry
-from .errors import UsageError
+from .errors import UsageError, note
 
 #: Where every message sends the user for the whole list.
-SEE_LIST = "gemmlab list shows every name and rung"
+SEE_LIST = "gemmlab list shows every name and step"
 
 
 def is_rung(token: str) -> bool:
@@ -42,20 +43,39 @@ def _or(words: list[str]) -> str:
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
 
 
+def rung_note(rung: int) -> str:
+    """The one line that says what an old rung number is now."""
+    return (f"note: rung {rung} is now {', '.join(registry.rung_refs(rung))} "
+            "(gemmlab list numbers the ladder by chapter and step)")
+
+
 def unknown(token: str) -> str:
     """The one line for a token that names nothing."""
     if is_rung(token):
         first, *_, last = rungs()
         return f"no rung {int(token)}; rungs are {first}–{last} ({SEE_LIST})"
+    if registry.is_ref(token):
+        try:
+            registry.by_ref(token)
+        except registry.UnknownStep as exc:
+            return f"{exc} ({SEE_LIST})"
     close = suggestions(token)
     hint = f"; did you mean {_or(close)}?" if close else ""
     return f"unknown implementation {token!r}{hint} ({SEE_LIST})"
 
 
 def resolve(token: str) -> list[registry.Implementation]:
-    """The implementations one token stands for: one for a name or an alias, every one on a rung."""
+    """The implementations one token stands for: one for a name, an alias or a step reference,
+    every one that had an old rung number (with a note on stderr saying what it is now)."""
     if is_rung(token):
-        found = [i for i in registry.by_rung() if i.rung == int(token)]
+        found = [i for i in registry.reading_order() if i.rung == int(token)]
+        if found:
+            note(rung_note(int(token)))
+    elif registry.is_ref(token):
+        try:
+            found = [registry.by_ref(token)]
+        except registry.UnknownStep:
+            found = []
     elif token in registry.REGISTRY or token in registry.ALIASES:
         found = [registry.get(token)]
     else:

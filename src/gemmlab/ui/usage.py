@@ -16,7 +16,7 @@ from .errors import UsageError
 
 
 def names(given: list[str] | None) -> list[registry.Implementation]:
-    """The implementations that names, aliases and rung numbers stand for (all by default);
+    """The implementations that names, aliases, steps and old rung numbers stand for (all by default);
     anything else is a usage error (`gemmlab.ui.names`)."""
     return resolver.resolve_all(given)
 
