@@ -1,11 +1,7 @@
-"""The reading order of the ladder: chapters, the steps within each, and which build is a variant
-of which. The book and the terminal's `tour` read it here and nowhere else.
-
-The registry is to carry chapters itself (issue 31: `chapter`, `step` and `variant_of` on each
-implementation, `CHAPTERS` in reading order). Until it does, `_PROVISIONAL` below places each
-implementation; an implementation it does not name (a new rung) goes into a last chapter in rung
-order, so that it still appears. When the registry has chapters, this module reads them instead,
-and no other module of the book changes.
+"""The reading order of the ladder as the book uses it: chapters, the steps within each, and which
+build is a variant of which. The book and `gemmlab tour` read the registry's chapters through
+this module only (`registry.CHAPTERS`, `reading_order`, `Implementation.chapter`, `.step`,
+`.ref`, `.variant_of`), so a change there is met here, in one place.
 """
 
 from __future__ import annotations
@@ -18,55 +14,28 @@ from ..registry import Implementation
 
 @dataclass(frozen=True)
 class Chapter:
+    """A registry chapter with its members, in the order a reader meets them."""
+
     number: int | None  # None: the unnumbered group (the baselines)
     title: str
-    members: tuple[Implementation, ...]  # in reading order, each variant after what it varies
+    summary: str
+    key: str
+    members: tuple[Implementation, ...]
 
     @property
     def slug(self) -> str:
-        return f"chapter-{self.number}" if self.number is not None else "chapter-baselines"
-
-
-#: Provisional, until the registry carries chapters: (title, members in reading order); a member
-#: written "variant<original" is a variant of that original. The last entry is unnumbered.
-_PROVISIONAL: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("SIMT basics", ("naive", "naive-fma", "smem-16", "row-4", "tiling-1d", "tiling-2d")),
-    ("Memory", ("float4", "float4-bk16<float4", "float4-128<float4", "double-buffer-64",
-                "double-buffer-128<double-buffer-64", "cp-async")),
-    ("Past cuBLAS in FP32", ("warptile", "bigtile", "splitk<bigtile", "tma<bigtile", "small", "default")),
-    ("TF32 tensor cores", ("wmma-tf32", "mma-tf32", "wgmma-tma", "wgmma-ws", "wgmma-swap")),
-    ("FP32-accurate tensor cores", ("triton-tf32x3", "triton-presplit", "wgmma-3xtf32")),
-    ("Baselines and libraries", ("triton", "torch", "torch-tf32")),
-)
-#: The title of the chapter that holds what `_PROVISIONAL` does not name.
-_MORE = "More rungs"
-
-
-def _provisional() -> tuple[list[Chapter], dict[str, str]]:
-    known = {impl.name: impl for impl in registry.by_rung()}
-    out: list[Chapter] = []
-    variants: dict[str, str] = {}
-    placed: set[str] = set()
-    for i, (title, entries) in enumerate(_PROVISIONAL):
-        members = []
-        for entry in entries:
-            name, _, original = entry.partition("<")
-            if name in known:
-                members.append(known[name])
-                placed.add(name)
-                if original:
-                    variants[name] = original
-        number = None if i == len(_PROVISIONAL) - 1 else i + 1
-        out.append(Chapter(number, title, tuple(members)))
-    rest = tuple(impl for impl in known.values() if impl.name not in placed)
-    if rest:
-        out.insert(len(out) - 1, Chapter(len(out), _MORE, rest))
-    return out, variants
+        return f"chapter-{self.key}"
 
 
 def chapters() -> list[Chapter]:
-    """Every chapter in reading order, the unnumbered group last; every implementation in one."""
-    return [c for c in _provisional()[0] if c.members]
+    """Every chapter that has members, in reading order, the unnumbered group last."""
+    order = registry.reading_order()
+    out = []
+    for c in registry.CHAPTERS:
+        members = tuple(i for i in order if i.chapter is not None and i.chapter.key == c.key)
+        if members:
+            out.append(Chapter(c.number, c.title, c.summary, c.key, members))
+    return out
 
 
 def reading_order() -> list[Implementation]:
@@ -79,16 +48,12 @@ def chapter_of(impl: Implementation) -> Chapter:
 
 def reference(impl: Implementation) -> str:
     """"3.2": the chapter's number and the step within it; "" in the unnumbered group."""
-    chapter = chapter_of(impl)
-    if chapter.number is None:
-        return ""
-    return f"{chapter.number}.{chapter.members.index(impl) + 1}"
+    return impl.ref or ""
 
 
 def variant_of(impl: Implementation) -> Implementation | None:
     """The implementation this one is another build of (float4-bk16 of float4), or None."""
-    original = _provisional()[1].get(impl.name)
-    return registry.REGISTRY.get(original) if original else None
+    return registry.REGISTRY.get(impl.variant_of) if impl.variant_of else None
 
 
 def previous(impl: Implementation) -> Implementation | None:

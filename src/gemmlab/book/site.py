@@ -162,7 +162,10 @@ def next_steps(first: Implementation) -> list[dict]:
 
 
 def index_page(book: Book, env) -> str:
-    chaps = [{"number": c.number, "title": c.title, "slug": c.slug,
+    from markdown_it import MarkdownIt
+
+    inline = MarkdownIt("commonmark", {"html": False}).renderInline
+    chaps = [{"number": c.number, "title": c.title, "slug": c.slug, "summary": inline(c.summary),
               "members": [_member(book, m) for m in c.members]} for c in chapters.chapters()]
     first = chapters.reading_order()[0]
     return env.get_template("index.html").render(
