@@ -50,7 +50,6 @@ def judge_cmd(
     """
     from rich.markup import escape
 
-    from ..judge import report
     from ..judge import sanitize as san
     from ..judge.isolate import UsageError, judge_file
     from ..judge.profile import CannotProfile, columns, profile_file
@@ -89,14 +88,23 @@ def judge_cmd(
         stop(3, str(exc))
     if v.cannot_run:
         stop(3, f"cannot judge {file} here: {v.cannot_run}")
+    _verdict(v, file, precision, sanitize, verbose, columns(measured) if measured else None, as_json)
+
+
+def _verdict(v, file: Path, precision: str, sanitize: str | None, verbose: bool, profile, as_json: bool) -> None:
+    """The sanitizer's finding, the verdict on the terminal (on stderr with --json, which prints the
+    verdict as one JSON document on stdout), and the exit code."""
+    from ..judge import report
+    from ..judge import sanitize as san
+
+    ui = _ui(as_json)
     if sanitize:
         f = san.parse(sanitize, v.log)
-        _ui(as_json).print(f"{sanitize}: {'did not finish' if f.errors is None else f'{f.errors} errors'}"
-                      + (f"\n{f.excerpt}" if f.errors else ""), markup=False)
+        ui.print(f"{sanitize}: {'did not finish' if f.errors is None else f'{f.errors} errors'}"
+                 + (f"\n{f.excerpt}" if f.errors else ""), markup=False)
         if f.errors != 0:
             v.passed = False
-    report.show(_ui(as_json), v, str(file), precision, verbose, cases_table,
-                profile=columns(measured) if measured else None)
+    report.show(ui, v, str(file), precision, verbose, cases_table, profile=profile)
     if as_json:
         from ..ui import machine
 
