@@ -176,3 +176,24 @@ def test_judge_json_is_one_document_the_book_reads(tmp_path):
     (tmp_path / "mine.json").write_text(result.stdout)
     assert site.judged_record(tmp_path / "mine.json")["passed"] is True
     assert doc["cases"] and doc["schema"] == "judge/1"
+
+
+def test_a_solution_judged_at_the_ladders_shape_is_drawn_beside_it(tmp_path):
+    records = facts.load_records(facts.default_record_paths(ROOT))
+    shape = records.ladder["shape"]
+    judged = json.loads(JUDGED.read_text()) | {"device": "NVIDIA H200", "timing": {
+        "shape": shape, "median_ms": 9.0, "tflops": 45.8, "baseline": "cuBLAS", "ratio_vs_baseline": 0.9}}
+    book = site.Book(records, [(tmp_path / "mine.json", judged)], root=ROOT)
+    page = site.judged_html(book, site.environment())
+    assert '<svg class="chart" id="judged"' in page and "yours: sol.py" in page
+    # between the two strict-FP32 rungs whose TFLOP/s bracket 45.8 in the record
+    ranked = sorted((r["tflops"], r["name"]) for r in records.ladder["results"]
+                    if r["precision"] == "fp32" and r["name"] in registry.REGISTRY)
+    below = max(n for t, n in ranked if t <= 45.8 and t == max(t2 for t2, _ in ranked if t2 <= 45.8))
+    assert f'href="rung-{below}.html"' in page.split("on the ladder")[1]
+
+
+def test_a_solution_timed_elsewhere_is_not_drawn_beside_the_ladder():
+    records = facts.load_records(facts.default_record_paths(ROOT))
+    page = site.judged_html(site.Book(records, [(JUDGED, json.loads(JUDGED.read_text()))]), site.environment())
+    assert '<svg class="chart"' not in page and "No timing here ran at the ladder" in page

@@ -41,8 +41,8 @@ def _loads(sass: dict | None) -> str:
 def _shared_reads(sass: dict | None) -> str:
     if not sass:
         return "reads"
-    if sass.get("HGMMA") and not sass.get("LDS") and not sass.get("LDS.128"):
-        return "wgmma reads it"
+    if sass.get("HGMMA"):
+        return "wgmma reads its operands here"
     return "LDS.128" if sass.get("LDS.128") else "LDS"
 
 
@@ -66,8 +66,9 @@ def tile_picture(rows: int, cols: int, step: int, threads: int | None, what: str
     sw = max(step * scale, 4.0)
     x0, y0 = 40 + sw, 60 + sw
     per = rows * cols / threads if threads else None
-    outputs = (f"{per:g} outputs per thread" if per and per >= 1 else
-               f"{threads} threads" if threads else "")
+    # where the outputs do not divide among the threads (warp-specialised producers own none), say so
+    outputs = (f"{per:g} outputs per thread" if per and per >= 1 and per == int(per) else
+               f"{rows * cols} outputs over the threads that compute" if threads else "")
     return {"c": Box(x0, y0, cw, ch, f"C tile {rows}×{cols}", outputs, "c"),
             "a": Box(x0 - sw - 6, y0, sw, ch, f"A {rows}×{step}", "", "a"),
             "b": Box(x0, y0 - sw - 6, cw, sw, f"B {step}×{cols}", "", "b"),
@@ -83,7 +84,7 @@ def path_boxes(geometry: dict, inspected: dict | None) -> tuple[list[Box], list[
     boxes = [Box(x, y, w, h, "global memory: A, B")]
     for entry in geometry["pre_passes"]:
         y += h + gap
-        boxes.append(Box(x, y, w, h, f"pre-pass {entry}", "", "pass"))
+        boxes.append(Box(x, y, w, h, f"pre-pass {entry}", "a copy, back in global memory", "pass"))
     arrows = []
     static = inspected["smem_bytes"] if inspected else geometry["static_smem"]
     dynamic = inspected["dynamic_smem_bytes"] if inspected else geometry["dynamic_smem"]

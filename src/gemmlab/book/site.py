@@ -383,15 +383,21 @@ def judged_html(book: Book, env) -> str:
             "device": data.get("device"), "date": data.get("date", "?"), "seed": data.get("seed"),
             "build": data.get("build"), "timing": timing, "failure": data.get("failure"),
             "cases_total": len(cases), "cases_passed": sum(c.get("status") == "pass" for c in cases),
+            "cases_skipped": sum(c.get("status") == "skip" for c in cases),
             "failed_cases": [c for c in cases if c.get("status") in ("fail", "error")],
             "nearest": _nearest(book, data.get("precision", "fp32"), (timing or {}).get("tflops"),
                                 (timing or {}).get("shape", [])) if timing else ""})
-        if timing and timing.get("tflops"):
+        record = book.records.ladder
+        at_ladder = record and timing and list(timing.get("shape", [])) == list(record["shape"])
+        if at_ladder and timing.get("tflops"):
             items.append((f"yours: {Path(entries[-1]['file']).name}", timing["tflops"], "#9467bd",
                           f"{entries[-1]['file']}: {timing['median_ms']:.3f} ms, {timing['tflops']:.2f} TFLOP/s"
                           f" at {'×'.join(map(str, timing['shape']))} on {data.get('device') or '?'}"))
     chart, note = "", ""
     record = book.records.ladder
+    if entries and record and not items:
+        note = (f"No timing here ran at the ladder's shape ({'×'.join(map(str, record['shape']))}), so none is "
+                "drawn beside it: judged on a GPU with the performance case, yours would be.")
     if items and record:
         for impl in chapters.reading_order():
             f = facts.ladder_figures(book.records, impl)
