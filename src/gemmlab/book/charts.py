@@ -38,6 +38,19 @@ class Series:
     colour: str | None = None
 
 
+#: Ratios a log axis is labelled at, where they fall within its range.
+RATIO_TICKS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1, 1.5, 2, 3, 5, 10, 20)
+
+
+def _ratio_axis(axis) -> None:
+    """A log axis of ratios labelled "0.5×", "1×", "2×" instead of powers of ten."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+    axis.set_major_locator(FixedLocator(RATIO_TICKS))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}×"))
+    axis.set_minor_formatter(NullFormatter())
+
+
 class _Tips:
     """Names the artists that carry a tooltip, and puts the tooltips into the SVG afterwards."""
 
@@ -117,6 +130,7 @@ def lines(chart_id: str, title: str, labels: list[str], series: list[Series], yl
     ax.set_xticks(list(shown), [labels[i] for i in shown], rotation=40, ha="right")
     if log:
         ax.set_yscale("log")
+        _ratio_axis(ax.yaxis)
     ax.set_ylabel(ylabel)
     ax.set_title(title, loc="left", fontsize="medium")
     ax.grid(True, axis="y", color="#eeeeee")
@@ -140,6 +154,7 @@ def scatter(chart_id: str, title: str, series: list[Series], xlabel: str, ylabel
         ax.axhline(mark[0], color="black", lw=0.8, ls=":", label=mark[1])
     ax.set_xscale("log")
     ax.set_yscale("log")
+    _ratio_axis(ax.yaxis)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title, loc="left", fontsize="medium")
