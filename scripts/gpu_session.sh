@@ -34,9 +34,9 @@ for step in "$@"; do
     pytest-all) run pytest-all 900 python3 -m pytest -q tests ;;
     tune) run tune 400 bash scripts/tune_h200.sh ;;
     # Whether this machine's NVRTC builds each kernel alike in fresh processes, and into the
-    # cubins the installed tune record timed (results/experiments/build-lottery).
+    # cubins the installed tune record timed (experiments/build-lottery).
     builds) for i in 1 2 3; do
-              GEMMLAB_CACHE=$(mktemp -d) run "builds-$i" 120 python3 results/experiments/build-lottery/compile_once.py
+              GEMMLAB_CACHE=$(mktemp -d) run "builds-$i" 120 python3 experiments/build-lottery/compile_once.py
             done
             run builds-default 120 gemmlab explain default ;;
     tune-default) run tune-default 560 gemmlab tune ${TUNE_RUNGS:-bigtile splitk warptile float4} --install --out "$LOGS/results"
@@ -58,9 +58,9 @@ for step in "$@"; do
     random) run random 590 gemmlab sweep ${RANDOM_RUNGS:-} --random "${RANDOM_N:-64}" --seed "${RANDOM_SEED:-1}" --out "$LOGS/results"
             cp "$(ls -t "$LOGS"/results/*/random-*.json | head -1)" "$OUT/random.json" ;;
     # Each kernel of default's calls and of cuBLAS's, timed one by one by ncu (STEP_SHAPES: MxNxK ...):
-    # what the pre-passes cost next to the product (results/experiments/small-odd).
+    # what the pre-passes cost next to the product (experiments/small-odd).
     steps) run steps 300 "$(python3 -m gemmlab.cuda.tools find ncu)" --clock-control none \
-             --metrics gpu__time_duration.sum --csv python3 results/experiments/small-odd/steps.py \
+             --metrics gpu__time_duration.sum --csv python3 experiments/small-odd/steps.py \
              ${STEP_SHAPES:-8192x6144x4096 8191x6143x4095}
            cp "$LOGS/steps.txt" "$OUT/steps.csv" ;;
     *) echo "unknown step $step" ;;

@@ -3,6 +3,7 @@ old rung numbers, `gemmlab list` grouped by chapter, and README's generated read
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -233,3 +234,13 @@ def test_list_readme_rewrites_only_the_block(tmp_path):
     result = invoke("list", "--readme", str(no_block))
     assert result.exit_code == 2 and "no <!-- chapters:begin -->" in result.stderr
     assert no_block.read_text() == "nothing here\n"
+
+
+def test_the_notes_name_rungs_by_name_or_step_not_by_their_old_numbers():
+    # README's one mention is the note an old number prints; every other place says name and step
+    docs = [*sorted((ROOT / "src" / "gemmlab").rglob("*.md")), README]
+    found = []
+    for doc in docs:
+        text = doc.read_text().replace("`rung 7 is now 2.1, 2.2, 2.3`", "")
+        found += [f"{doc.name}: {m}" for m in re.findall(r"\b[Rr]ungs? [0-9]+\b", text)]
+    assert found == []

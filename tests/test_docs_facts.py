@@ -95,3 +95,15 @@ def test_readme_lists_the_commands_that_take_a_shape_and_names():
     assert _commands_in("Wherever a command takes a shape (") == with_shape == {"check", "bench", "tune", "sweep"}
     with_names = {n for n, c in group.commands.items() if any(p.name in ("names", "name") for p in c.params)}
     assert _commands_in("Wherever a command takes an implementation (") == with_names - {"study"}
+
+
+def test_the_tune_command_the_docs_give_is_the_one_that_made_the_committed_record():
+    import json
+
+    made_by = json.loads((ROOT / "src" / "gemmlab" / "tuned" / "nvidia-h200.json").read_text())["rungs"]
+    for doc, text in (("README.md", README), ("tune/default.md", DEFAULT_MD)):
+        given = re.findall(r"`gemmlab tune ((?:[a-z0-9][a-z0-9-]* )*[a-z0-9][a-z0-9-]*)(?: --install)?`", flat(text))
+        given = [g.split() for g in given if len(g.split()) > 1]
+        assert given, doc
+        for rungs in given:
+            assert sorted(rungs) == sorted(made_by), f"{doc}: gemmlab tune {' '.join(rungs)}; the record: {made_by}"

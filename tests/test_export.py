@@ -480,7 +480,7 @@ def test_each_build_of_the_exported_file_computes_the_product_on_the_gpu(name, b
 
 
 def test_nvcc_builds_an_export_whose_bigtile_takes_its_tiles_by_tma(tmp_path):
-    """bigtile's TMA_COPY (results/experiments/bigtile-tma) exported: descriptors of Aᵀ and of B
+    """bigtile's TMA_COPY (experiments/bigtile-tma) exported: descriptors of Aᵀ and of B
     (as it lies, or its padded copy) encoded in C++ and passed in place of the two pointers."""
     base = registry.get("splitk")
     knobs = {"BK": 16, "STAGES": 3, "FETCH_BA": 1, "TMA_COPY": 1}

@@ -16,7 +16,7 @@ from gemmlab.tune.spaces import SPACES
 ROOT = Path(__file__).resolve().parents[1]
 INSTALLED = sorted(record.INSTALLED.glob("*.json"))
 #: A record of 2026-12-01, made when records named a launch by its position in the rung.
-BY_POSITION = ROOT / "results" / "experiments" / "random-shapes" / "2-tune-record.json"
+BY_POSITION = ROOT / "experiments" / "random-shapes" / "2-tune-record.json"
 
 
 def _entries(rec: dict):

@@ -76,9 +76,35 @@ def test_unwritten_and_nonfinite_fail_first():
     assert "non-finite" in verdict(error_figures(c, reference64(a, b)), Precision.FP32)[1]
 
 
-def test_gates_order_the_precision_classes():
-    assert GATES[Precision.FP32] == GATES[Precision.FP32X3] == 2e-5
-    assert GATES[Precision.TF32] == 5e-3
+def _serial_fp32(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """C as a strict-FP32 rung makes it: each output one chain in reduction order, in float32."""
+    return (a[:, :, None] * b[None, :, :]).cumsum(dim=1)[:, -1, :]
+
+
+def test_each_gate_passes_its_class_s_product_at_the_longest_reduction_and_fails_a_coarser_one():
+    # The gates are facts about arithmetic, not numbers to restate: FP32's (and fp32x3's, which is
+    # the same) passes one float32 chain over N = 8192, the most a correct strict-FP32 rung can err,
+    # and fails a TF32 product; TF32's passes that TF32 product.
+    g = torch.Generator().manual_seed(5)
+    a = torch.rand(4, 8192, generator=g) * 2 - 1
+    b = torch.rand(8192, 4, generator=g) * 2 - 1
+    ref, ref32 = reference64(a, b), reference32(a, b)
+    chain, tf32 = error_figures(_serial_fp32(a, b), ref, ref32), error_figures(_tf32_product(a, b), ref, ref32)
+    assert chain.norm_max > 0  # a real rounding error, not an exact sum
+    for precision in (Precision.FP32, Precision.FP32X3):
+        assert verdict(chain, precision)[0], (precision, chain.norm_max)
+        assert not verdict(tf32, precision)[0], (precision, tf32.norm_max)
+    assert verdict(tf32, Precision.TF32)[0]
+    assert GATES[Precision.FP32] < GATES[Precision.TF32]
+
+
+def test_readme_states_the_gates_the_verdict_applies():
+    from pathlib import Path
+
+    readme = " ".join((Path(__file__).parents[1] / "README.md").read_text().split())
+    fp32, tf32 = (f"{GATES[p]:.0e}".replace("e-0", "e-") for p in (Precision.FP32, Precision.TF32))
+    assert GATES[Precision.FP32X3] == GATES[Precision.FP32]
+    assert f"(the gate: {fp32} for `fp32` and `fp32x3`, {tf32} for `tf32`;" in readme
 
 
 def test_tf32_sized_error_passes_only_the_tf32_gate():

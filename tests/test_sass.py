@@ -105,15 +105,22 @@ def test_bigtile_stores_unaligned_rows_after_a_quad_transpose(name):
     assert shuffles(1) == 128 and shuffles(0) == 0
 
 
-@pytest.mark.parametrize("which", [0, 1])
-def test_bigtile_tma_copy_knob_loads_both_tiles_by_tma(which):
-    """TMA_COPY 1 (results/experiments/bigtile-tma): both tiles by cp.async.bulk.tensor, no
-    cp.async left, no local memory; the smem asked for holds the barriers and the alignment."""
-    launch = registry.get("splitk").launches[which].with_defines({"BK": 16, "STAGES": 3, "FETCH_BA": 1, "TMA_COPY": 1})
-    module = launch.compile(HOPPER_ARCH)
-    m = instruction_mix(disassemble(module.cubin)[launch.entry])
+@pytest.mark.parametrize(("which", "stages"), [(0, 3), (1, 4)])
+def test_bigtile_tma_copy_knob_loads_both_tiles_by_tma(which, stages):
+    """TMA_COPY 1 (experiments/bigtile-tma): both tiles by cp.async.bulk.tensor, no
+    cp.async left, no local memory. The kernel initialises one 8-byte mbarrier per stage (each
+    `mbarrier.init` is a SYNCS.EXCH.64), and the shared memory the launch asks for holds them past
+    the tiles the same knobs ask for without TMA, with at most 128 bytes more to align the stages."""
+    knobs = {"BK": 16, "STAGES": stages, "FETCH_BA": 1}
+    base = registry.get("splitk").launches[which]
+    launch = base.with_defines(knobs | {"TMA_COPY": 1})
+    ops = disassemble(launch.compile(HOPPER_ARCH).cubin)[launch.entry]
+    m = instruction_mix(ops)
     assert m["UTMALDG"] > 0 and m["LDGSTS"] == 0 and m["LDL/STL"] == 0 and m["FFMA"] >= 21 * m["LDS.128"]
-    assert launch.kernel.smem == 3 * (128 + 128) * 16 * 4 + 3 * 8 + 128
+    barriers = sum(op.startswith("SYNCS.EXCH.64") for op in ops)
+    assert barriers == stages
+    beyond_tiles = launch.kernel.smem - base.with_defines(knobs | {"TMA_COPY": 0}).kernel.smem
+    assert 8 * barriers <= beyond_tiles <= 8 * barriers + 128
 
 
 @pytest.mark.parametrize("which", [0, -1])

@@ -101,8 +101,30 @@ def test_a_script_refuses_the_other_scripts_environment(tmp_path):
     assert (older / "gemmlab-role").read_text() == "test\n"
 
 
+def _size_table() -> dict[str, tuple[str, float]]:
+    """README's install table: command → (torch it installed, size in GiB)."""
+    rows = {}
+    for line in README.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 6 and re.fullmatch(r"[0-9.]+ GiB", cells[3]):
+            rows[cells[0]] = (cells[2], float(cells[3].split()[0]))
+    return rows
+
+
+def test_readme_s_install_table_agrees_with_the_scripts():
+    rows = _size_table()
+    bench, test = rows["`bash scripts/bench.sh`"], rows["`bash scripts/test.sh`"]
+    by_hand = next(v for k, v in rows.items() if k.startswith("by hand"))
+    # the version each script installs is the one the table measured
+    pin = re.search(r'install_torch "torch==([0-9.]+)"', (ROOT / "scripts" / "test.sh").read_text()).group(1)
+    assert test[0].startswith(f"{pin}+cpu") and by_hand[0] == f"{pin}+cpu"
+    assert "install_torch" in (ROOT / "scripts" / "bench.sh").read_text() and "CUDA build" in bench[0]
+    # and the sizes are in the order their contents make them: CUDA torch's wheels, then Triton
+    assert bench[1] > test[1] > by_hand[1] > 0
+
+
 def test_readme_documents_the_variable_sizes_and_a_virtual_environment():
-    for needle in ("GEMMLAB_TORCH_INDEX", "GEMMLAB_VENV", "virtual environment", "5.6 GiB", ".venv-bench",
+    for needle in ("GEMMLAB_TORCH_INDEX", "GEMMLAB_VENV", "virtual environment", ".venv-bench",
                    "CPU build", "gemmlab[triton]", "gemmlab[jax]"):
         assert needle in README, needle
     for script in ("venv.sh", "test.sh", "bench.sh"):

@@ -13,6 +13,7 @@ import itertools
 import json
 import re
 import subprocess
+import types
 from pathlib import Path
 
 import pytest
@@ -220,9 +221,11 @@ def test_a_candidate_that_spills_is_rejected_at_compile_time():
     (bad,), (good,) = spilling, clean
     assert bad.verdict == "rejected" and "spills" in bad.reason and bad.spills > 0
     assert good.verdict == "" and good.spills == 0 and good.registers > 0
-    # The record names the build it timed: a digest of the main kernel's cubin.
-    assert good.cubin == search.cubin_digest(good.built.kernel.compile(HOPPER_ARCH).cubin)
-    assert len(good.cubin) == 16 and good.to_dict()["cubin"] == good.cubin
+    # The record names the build it timed: a digest of the main kernel's cubin, which one changed
+    # bit of the cubin changes (so a rebuild that differs in any byte is told apart).
+    cubin = good.built.kernel.compile(HOPPER_ARCH).cubin
+    assert good.cubin == search.cubin_digest(cubin) and len(good.cubin) == 16 and int(good.cubin, 16) >= 0
+    assert search.cubin_digest(cubin[:-1] + bytes([cubin[-1] ^ 1])) != good.cubin
 
 
 def test_precompile_builds_each_distinct_kernel_once_side_by_side(monkeypatch):
@@ -264,15 +267,25 @@ def test_build_check_compares_builds_only_on_the_records_gpu_and_compiler(monkey
     monkeypatch.setattr(compiler, "nvrtc_version", lambda: "0.1")
     assert default.build_check().startswith("not comparable: the record was built for sm_90a by NVRTC")
     monkeypatch.setattr(compiler, "nvrtc_version", lambda: found["versions"]["nvrtc"])
-    winners = {w["kernel"]: w["cubin"] for w in default._winners(found)}
-    monkeypatch.setattr(search, "cubin_digest", lambda cubin: "x" * 16)
+    classes = [w for w in default._winners(found) if w.get("cubin")]
+    recorded = {w["kernel"]: w["cubin"] for w in classes}
+    assert len(set(recorded.values())) > 1  # the committed record's winners are several builds
+
+    # Each winner "builds" into a cubin that names its kernel; the digest is then whatever this
+    # machine's build of that kernel is taken to be, so both outcomes run without compiling.
+    def built(winner):
+        cubin = winner["kernel"].encode()
+        return types.SimpleNamespace(kernel=types.SimpleNamespace(compile=lambda arch: types.SimpleNamespace(cubin=cubin)))
+
+    here = dict(recorded)
+    monkeypatch.setattr(default, "rebuild", built)
+    monkeypatch.setattr(search, "cubin_digest", lambda cubin: here[cubin.decode()])
+    assert default.build_check() == f"every winner builds into the cubin the record timed ({len(classes)} classes)"
+    odd = sorted(recorded)[0]
+    here[odd] = "0" * 16  # this machine builds one winner differently
     text = default.build_check()
-    assert text.startswith("built differently") and all(k in text for k in winners)
-    monkeypatch.setattr(search, "cubin_digest", lambda cubin: next(iter(winners.values())))
-    if len(set(winners.values())) == 1:
-        assert default.build_check().startswith("every winner builds")
-    else:
-        assert "built differently" in default.build_check()
+    assert text.startswith("built differently") and odd in text
+    assert all(k not in text for k in recorded if k != odd and k not in odd)
 
 
 def test_a_candidate_that_does_not_compile_is_rejected_with_the_compilers_line(monkeypatch):

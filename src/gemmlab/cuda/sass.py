@@ -103,7 +103,7 @@ def instruction_mix(opcodes: list[str]) -> dict[str, int]:
     return {name: sum(n for op, n in counts.items() if test(op)) for name, test in MIX.items()}
 
 
-# ---- the schedule ptxas wrote: static figures (results/experiments/static-model) ----------------
+# ---- the schedule ptxas wrote: static figures (experiments/static-model) ----------------
 
 # One instruction of cuobjdump's listing: its address, opcode and operands on the first line,
 # the upper 64 bits of its 128-bit word on the next. Since Volta, bits 41-44 of those are the

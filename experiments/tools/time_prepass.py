@@ -1,6 +1,6 @@
 """Time the wgmma rungs' Bᵀ pre-pass (transpose_tf32) under each tile order, beside a plain copy.
 
-Usage: python scripts/time_prepass.py [N K] [GROUP...]   (default: the performance shape's B; 0 8 16 1)
+Usage: python experiments/tools/time_prepass.py [N K] [GROUP...]   (default: the performance shape's B; 0 8 16 1)
 A developer's tool: CUDA events, median of 30 after 5 warm-ups; prints GB/s; writes nothing.
 The copy (torch's clone of B) moves the same bytes with no transpose: the speed to aim at.
 """

@@ -1,6 +1,6 @@
 """Time one exported rung built with each grader's flags, beside torch.matmul, on this GPU.
 
-    python results/experiments/random-shapes/time_exports.py default > exports.json
+    python experiments/random-shapes/time_exports.py default > exports.json
 
 Each build (export/builds.py's, plus -arch=native) is compiled with nvcc, loaded through ctypes and
 called as LeetGPU's harness calls it; at each shape the build's calls and cuBLAS FP32's are timed

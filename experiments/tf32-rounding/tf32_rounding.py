@@ -1,6 +1,6 @@
 """Does cuBLAS TF32 round or truncate each operand? One nonzero product per output, at the performance shape.
 
-Usage: python scripts/tf32_rounding.py   (a developer's tool; needs a GPU; writes nothing)
+Usage: python experiments/tf32-rounding/tf32_rounding.py   (a developer's tool; needs a GPU; writes nothing)
 A (M×N) and B (N×K) are zero but for column 0 of A and row 0 of B, so every C[m][k] is one
 product: a value between two TF32 numbers in one operand, 1 in the other, shows what the
 tensor-core path made of that operand. On the H200 (2026-11-30) both operands were rounded to

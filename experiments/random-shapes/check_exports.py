@@ -1,6 +1,6 @@
 """Judge one exported rung, built with each grader's flags, on every standard case of `gemmlab check`.
 
-    python results/experiments/random-shapes/check_exports.py default > check-exports.json
+    python experiments/random-shapes/check_exports.py default > check-exports.json
 
 The cases are the check's (the examples, the notes' shapes, LeetGPU's public odd shapes, edges,
 random ones, U[-10, 10) ones and the 8192×6144×4096 product with inputs in [-1, 1)), judged by

@@ -5,5 +5,5 @@ for r in dispatch_stall long_scoreboard short_scoreboard mio_throttle lg_throttl
 M="${M#,},smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__cycles_elapsed.avg"
 for v in "$@"; do
   echo "=== $v"
-  timeout 150 ncu -k regex:bigtile --launch-skip 2 --launch-count 1 --metrics "$M" python3 results/experiments/at2/ncu_one.py "$v" 2>&1 | grep -E "bigtile\[|stalled|inst_executed|issue_active|cycles_elapsed" | sed 's/smsp__average_warps_issue_stalled_//; s/_per_issue_active.ratio//'
+  timeout 150 ncu -k regex:bigtile --launch-skip 2 --launch-count 1 --metrics "$M" python3 experiments/at2/ncu_one.py "$v" 2>&1 | grep -E "bigtile\[|stalled|inst_executed|issue_active|cycles_elapsed" | sed 's/smsp__average_warps_issue_stalled_//; s/_per_issue_active.ratio//'
 done

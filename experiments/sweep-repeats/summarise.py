@@ -1,6 +1,6 @@
 """default's ratio to cuBLAS FP32 at the issue's nine sweep points, from each repeat's sweep JSON.
 
-Usage: python results/experiments/sweep-repeats/summarise.py [SWEEP.json ...]
+Usage: python experiments/sweep-repeats/summarise.py [SWEEP.json ...]
 (default: every sweep-rep*.json beside this file)
 """
 

@@ -1,6 +1,6 @@
 """Run one implementation once at one shape and say where it is wrong (a debugging aid).
 
-Usage: python scripts/probe.py NAME M N K
+Usage: python experiments/tools/probe.py NAME M N K
 Prints the error figures and, if any element is off, which rows and columns
 (modulo the rung's tile) hold the wrong elements: a wrong fragment map or
 swizzle shows as a pattern there.

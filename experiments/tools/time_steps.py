@@ -1,6 +1,6 @@
 """Time each kernel of one call of a CUDA rung separately (pre-passes and main kernel).
 
-Usage: python scripts/time_steps.py NAME [M N K]   (default: the performance shape)
+Usage: python experiments/tools/time_steps.py NAME [M N K]   (default: the performance shape)
 A developer's tool: CUDA events around every step, median of 20 calls; writes nothing.
 """
 
