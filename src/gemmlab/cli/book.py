@@ -42,6 +42,10 @@ def book(
     """Write the ladder as a static site: a page per rung (notes, source, diff from the rung before, figures,
     SASS facts, a diagram), pages per precision class, the sweep, your judged solutions."""
     try:
+        import jinja2  # noqa: F401
+        import markdown_it  # noqa: F401
+        import pygments  # noqa: F401
+
         from ..book import site
     except ImportError as exc:
         raise CannotRun(f"the book needs Jinja2, Pygments and markdown-it-py ({exc}): pip install -e .") from None
@@ -61,7 +65,7 @@ def book(
             from ..book import facts
 
             the_book.inspected, the_book.inspect_note = facts.inspect_all(
-                [i for i in site.chapters.reading_order()], update)
+                site.chapters.reading_order(), update)
         else:
             the_book.inspect_note = "not gathered for this build (gemmlab book --no-inspect)"
         pages = site.build(the_book, out, update)
