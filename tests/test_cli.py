@@ -21,13 +21,15 @@ def test_list_shows_every_rung():
         assert impl.name in result.output
 
 
-def test_list_is_in_rung_order():
-    # torch-tf32 shares torch's rung 12: it is listed beside torch, not after rung 15
-    rows = [line.split() for line in invoke("list").output.splitlines() if line[:4].strip().isdigit()]
-    rungs = [int(cells[0]) for cells in rows]
-    assert rungs == sorted(rungs) and len(rungs) == len(registry.IMPLEMENTATIONS)
-    names = [cells[1] for cells in rows]
-    assert names.index("torch-tf32") == names.index("torch") + 1
+def test_list_is_in_reading_order():
+    # numbered steps chapter by chapter, then the unnumbered baselines, torch-tf32 beside torch
+    rows = [line.split() for line in invoke("list").output.splitlines()
+            if line.split() and registry.is_ref(line.split()[0])]
+    refs = [tuple(map(int, cells[0].split("."))) for cells in rows]
+    assert refs == sorted(refs) and [c[1] for c in rows] == [i.name for i in registry.reading_order() if i.ref]
+    baselines = [line.split()[0] for line in invoke("list").output.splitlines()
+                 if line.startswith(" ") and line.split() and line.split()[0] in ("torch", "torch-tf32")]
+    assert baselines == ["torch", "torch-tf32"]
 
 
 def test_explain():
