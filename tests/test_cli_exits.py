@@ -144,6 +144,7 @@ def test_judge_usage_errors_are_one_line_on_stderr(tmp_path):
 @pytest.mark.parametrize("args", [
     ("bench", "torch", "--out", "{file}"), ("bench", "torch", "--latest", "{folder}"),
     ("bench", "torch", "--csv", "{folder}"), ("bench", "torch", "--out", "{file}/under"),
+    ("book", "-o", "{file}"), ("book", "-o", "{file}/under"),
     ("study", "--out", "{file}"), ("report", "{record}", "--out", "{file}"),
     ("new", "--framework", "torch", "{folder}/no/such/x.py"), ("new", "--framework", "torch", "{folder}", "--force"),
 ])
@@ -161,7 +162,7 @@ def test_an_output_path_that_cannot_be_written_is_a_usage_error_before_anything_
 
 
 @pytest.mark.parametrize("args", [("check", "torch", "--shape"), ("check", "--seed", "abc"),
-                                  ("judge", "x.py", "--json"), ("bench", "--iters", "0"), ("no-such-command",)])
+                                  ("judge", "x.py", "--jsno"), ("bench", "--iters", "0"), ("no-such-command",)])
 def test_command_line_parse_errors_are_one_line(args):
     """typer's own errors (missing values, bad types, unknown options) were a boxed panel with
     the usage; README promises one line on stderr and exit 2 for every usage error."""

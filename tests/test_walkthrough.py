@@ -24,6 +24,13 @@ WALK: list[tuple[str, int, str | None]] = [
     ("--version", 0, None),
     ("-h", 0, None),
     ("", 2, None),  # the help, on stderr
+    ("tour", 0, None),
+    ("tour --at flaot4", 2, LINE),
+    ("show naive", 0, None),
+    ("show 1.2 --all", 0, None),
+    ("show nope", 2, LINE),
+    ("diff naive naive-fma --no-inspect", 0, None),
+    ("diff naive 7", 2, LINE),
     ("list", 0, None),
     ("list --json", 0, None),
     ("explain float4", 0, None),
@@ -76,7 +83,12 @@ WALK: list[tuple[str, int, str | None]] = [
     ("new --framework fortran", 2, LINE),
     ("judge solution_torch.py --group example --no-perf", 1, None),  # the starter fails, as it says
     ("judge missing.py", 2, LINE),
-    ("judge solution_torch.py --json", 2, LINE),
+    ("judge solution_torch.py --group example --no-perf --json", 1, None),  # the verdict as JSON
+    ("judge solution_torch.py --jsno", 2, LINE),
+    (f"book -o book --no-inspect --record {RECORD}", 0, None),
+    ("book -o naive.cu", 2, LINE),  # a file
+    ("book -o report", 2, LINE),  # a folder that holds something else
+
     ("no-such-command", 2, LINE),
     ("judge -h", 0, None),
     ("check -h", 0, None),
@@ -106,7 +118,7 @@ def test_a_new_users_walk_through(tmp_path, monkeypatch):
         problems += [f"gemmlab {line}: {p}" for p in problems_of(line, code, kind, result)]
     assert not problems, "\n".join(problems)
     assert {"naive.cu", "double-buffer-64.cu", "double-buffer-128.cu", "solution_torch.py", "bench.csv",
-            "report"} <= {p.name for p in tmp_path.iterdir()}
+            "report", "book"} <= {p.name for p in tmp_path.iterdir()}
 
 
 def test_the_walk_through_covers_every_command_and_exit_code():

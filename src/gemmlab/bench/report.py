@@ -65,74 +65,135 @@ def markdown_table(record: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot_ladder(record: dict, out_dir: Path, stem: str = "ladder") -> list[Path]:
+#: The panels of the ladder plots, one per precision class, each with its own yardstick.
+PANELS = (("fp32", "strict FP32", "torch"), ("tf32", "TF32", "torch-tf32"), ("fp32x3", "FP32-accurate (3xTF32)", "torch"))
+
+
+def _panels(rows: list[dict]) -> list[tuple[str, str, list[dict], dict | None]]:
+    """(precision, title, its rows, its yardstick's row) for each class that has rows, in PANELS order."""
+    by_name = {r["name"]: r for r in rows}
+    out = []
+    for precision, title, yardstick in PANELS:
+        mine = [r for r in rows if r["precision"] == precision and r["name"] != yardstick]
+        if mine:
+            out.append((precision, title, mine, by_name.get(yardstick)))
+    return out
+
+
+def ladder_figure(record: dict, value: str = "tflops"):
+    """The ladder as horizontal bars, one panel per precision class with its own scale (TF32's
+    bars, 8× taller, no longer flatten strict FP32's), a name per row so that no label collides,
+    each class in its colour (`bench.colours`), failed rows hatched; in each panel its yardstick's
+    figure and, for TFLOP/s, the class's peak, as lines named in the legend."""
+    from .colours import PRECISION
+
     rows = [r for r in _rows(record) if "median_ms" in r]
-    names = [r["name"] for r in rows]
-    colors = ["tab:green" if r["passed"] else "tab:red" for r in rows]
-    base = next((r for r in rows if r["name"] == record["baseline"]), None)
+    panels = _panels(rows)
+    heights = [len(p[2]) + 1 for p in panels]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(10, 1.2 * len(panels) + 0.3 * sum(heights)),
+                             gridspec_kw={"height_ratios": heights}, squeeze=False)
+    peaks = record.get("peaks_tflops") or {}
+    for ax, (precision, title, mine, base) in zip(axes[:, 0], panels, strict=True):
+        names = [r["name"] for r in mine]
+        bars = ax.barh(names, [r[value] for r in mine], color=PRECISION[precision], height=0.7)
+        for bar, r in zip(bars.patches, mine, strict=True):
+            if not r["passed"]:
+                bar.set_hatch("//")
+                bar.set_edgecolor("black")
+        ax.invert_yaxis()
+        if base:
+            ax.axvline(base[value], color="black", ls="--", lw=1,
+                       label=f"{baseline_label(record)} {'TF32' if precision == 'tf32' else 'FP32'} {base[value]:.3g}")
+        peak = _class_peak(peaks, precision) if value == "tflops" else None
+        if peak:
+            ax.axvline(peak, color="grey", ls=":", lw=1, label=f"peak {peak:.3g}")
+        if value == "median_ms":
+            ax.set_xscale("log")
+        ax.set_title(title, loc="left", fontsize="medium")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
+    axes[-1, 0].set_xlabel("TFLOP/s" if value == "tflops" else "median ms (log)")
+    fig.suptitle(f"{record['device']['name']} · {'×'.join(map(str, record['shape']))}"
+                 + (" · hatched: failed its check" if any(not r["passed"] for r in rows) else ""))
+    fig.tight_layout()
+    return fig
+
+
+def _class_peak(peaks: dict, precision: str) -> float | None:
+    if not peaks.get("fp32"):
+        return None
+    from ..measure.device import peak_for
+    from ..precision import Precision
+
+    return peak_for(Precision(precision), peaks)
+
+
+def plot_ladder(record: dict, out_dir: Path, stem: str = "ladder") -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []
-
-    fig, ax = plt.subplots(figsize=(10, 5))
-    ax.bar(names, [r["tflops"] for r in rows], color=colors)
-    if base:
-        ax.axhline(base["tflops"], color="tab:blue", ls="--", label=f"{baseline_label(record)} FP32 {base['tflops']:.1f}")
-    fp32_peak = (record.get("peaks_tflops") or {}).get("fp32")
-    if fp32_peak:
-        ax.axhline(fp32_peak, color="black", ls=":", label=f"FP32 FMA peak {fp32_peak:.1f}")
-    ax.set_ylabel("TFLOP/s")
-    ax.set_title(f"{record['device']['name']} · {'×'.join(map(str, record['shape']))}")
-    ax.tick_params(axis="x", rotation=60)
-    ax.legend()
-    fig.tight_layout()
-    paths.append(out_dir / f"{stem}_tflops.png")
-    fig.savefig(paths[-1], dpi=110)
-    plt.close(fig)
-
-    fig, ax = plt.subplots(figsize=(10, 5))
-    ax.bar(names, [r["median_ms"] for r in rows], color=colors)
-    ax.set_ylabel("median ms (log)")
-    ax.set_yscale("log")
-    ax.tick_params(axis="x", rotation=60)
-    fig.tight_layout()
-    paths.append(out_dir / f"{stem}_ms.png")
-    fig.savefig(paths[-1], dpi=110)
-    plt.close(fig)
+    for value, suffix in (("tflops", "tflops"), ("median_ms", "ms")):
+        fig = ladder_figure(record, value)
+        paths.append(out_dir / f"{stem}_{suffix}.png")
+        fig.savefig(paths[-1], dpi=110)
+        plt.close(fig)
     return paths
+
+
+#: The most shape labels a sweep's x axis shows (turned 40°, they fit side by side at 11 inches).
+LABELS_SHOWN = 16
+
+
+def _precision_of(record: dict, name: str) -> str:
+    return next((r["precision"] for p in record["points"] for r in p["results"] if r["name"] == name), "fp32")
+
+
+def sweep_figure(record: dict):
+    """TFLOP/s against shape, one panel per precision class (TF32's scale apart from FP32's), a
+    line per implementation in colours that stay apart (`bench.colours`) with a line style per
+    ten, legends outside the axes, the shape labels turned (and thinned past LABELS_SHOWN)."""
+    from . import colours
+
+    points = record["points"]
+    labels = [p["label"] for p in points]
+    classes = [(precision, title, [n for n in record["names"] if _precision_of(record, n) == precision])
+               for precision, title, _ in PANELS]
+    classes = [c for c in classes if c[2]]
+    fig, axes = plt.subplots(len(classes), 1, figsize=(11, 1.2 + 3.2 * len(classes)), sharex=True, squeeze=False)
+    for ax, (_, title, names) in zip(axes[:, 0], classes, strict=True):
+        palette = colours.distinct(len(names))
+        for i, name in enumerate(names):
+            ys = [next((r["tflops"] for r in p["results"] if r["name"] == name and "tflops" in r), float("nan"))
+                  for p in points]
+            ax.plot(range(len(labels)), ys, ls=colours.line_style(i), marker="o", ms=4, color=palette[i], label=name)
+        ax.set_ylabel("TFLOP/s")
+        ax.set_title(title, loc="left", fontsize="medium")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
+    shown = range(0, len(labels), -(-len(labels) // LABELS_SHOWN))
+    # long labels stand upright: turned 40°, their boxes would overlap their neighbours'
+    turn = 40 if max(map(len, labels)) <= 10 else 90
+    axes[-1, 0].set_xticks(list(shown), [labels[i] for i in shown], rotation=turn, ha="right" if turn < 90 else "center")
+    fig.suptitle(f"{record['device']['name']}: TFLOP/s against shape")
+    fig.tight_layout()
+    return fig
 
 
 def plot_sweep(record: dict, out_dir: Path, stem: str = "sweep") -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
-    fig, ax = plt.subplots(figsize=(10, 5))
-    points = record["points"]
-    labels = [p["label"] for p in points]
-    # Ten colours repeat past ten lines: each further ten get another line style and marker,
-    # so that no two lines of the legend look alike.
-    styles = [("-", "o"), ("--", "s"), (":", "^")]
-    for i, name in enumerate(record["names"]):
-        ys = [next((r["tflops"] for r in p["results"] if r["name"] == name and "tflops" in r), float("nan"))
-              for p in points]
-        ls, marker = styles[i // 10 % len(styles)]
-        ax.plot(labels, ys, ls=ls, marker=marker, label=name)
-    ax.set_ylabel("TFLOP/s")
-    ax.set_title(f"{record['device']['name']}: TFLOP/s against shape")
-    ax.tick_params(axis="x", rotation=60)
-    ax.legend(fontsize="small", ncol=2)
-    fig.tight_layout()
+    fig = sweep_figure(record)
     path = out_dir / f"{stem}.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
 
 
-def plot_random(record: dict, out_dir: Path, stem: str = "random") -> Path:
+def random_figure(record: dict):
     """A random sweep: each implementation's ratio to cuBLAS against the output tiles (M·K in
-    128×128 tiles) and against the reduction length N, one colour per implementation."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    fig, axes = plt.subplots(1, 2, figsize=(13, 5), sharey=True)
+    128×128 tiles) and against the reduction length N, a colour per implementation that stays
+    apart from the others (`bench.colours`), the legend outside the axes."""
+    from . import colours
+
+    fig, axes = plt.subplots(1, 2, figsize=(14, 5), sharey=True)
     names = [n for n in record["names"] if n != "torch"]
-    colours = plt.get_cmap("tab20")(range(len(names)))
-    for colour, name in zip(colours, names, strict=True):
+    for colour, name in zip(colours.distinct(len(names)), names, strict=True):
         tiles, reduction, ratios = [], [], []
         for p in record["points"]:
             row = next((r for r in p["results"] if r["name"] == name), None)
@@ -151,8 +212,14 @@ def plot_random(record: dict, out_dir: Path, stem: str = "random") -> Path:
     axes[0].set_ylabel("time of cuBLAS FP32 / time")
     r = record["random"]
     fig.suptitle(f"{record['device']['name']}: {r['n']} random shapes (seed {r['seed']}) against cuBLAS FP32")
-    axes[0].legend(fontsize="small", ncol=2)
-    fig.tight_layout()
+    fig.legend(loc="upper left", bbox_to_anchor=(0.87, 0.9), fontsize="small", frameon=False)
+    fig.tight_layout(rect=(0, 0, 0.86, 1))
+    return fig
+
+
+def plot_random(record: dict, out_dir: Path, stem: str = "random") -> Path:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    fig = random_figure(record)
     path = out_dir / f"{stem}.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)

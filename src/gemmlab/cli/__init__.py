@@ -1,6 +1,6 @@
 """The `gemmlab` command line: one module per command group, all on one Typer `app`.
 
-- `ladder`: list, explain · `check`: check · `inspect`: inspect · `bench`: bench, study, sweep ·
+- `ladder`: list, explain · `reading`: tour, show, diff · `book`: book · `check`: check · `inspect`: inspect · `bench`: bench, study, sweep ·
   `report`: report · `judge`: judge, new · `tune`: tune · `export`: export;
 - `common`: the app, its root options and what several commands share; `cases`: the table of
   judged cases that check and judge print.
@@ -17,11 +17,11 @@ that `gemmlab -h`, `--version`, `list`, `explain` and `new` start at once.
 from __future__ import annotations
 
 # Each module registers its commands on `app` when imported.
-from . import bench, check, export, inspect, judge, ladder, report, tune  # noqa: F401
+from . import bench, book, check, export, inspect, judge, ladder, reading, report, tune  # noqa: F401
 from .common import app
 
 #: The order `gemmlab -h` lists the commands in (whatever order their modules are imported in).
-HELP_ORDER = ("list", "explain", "check", "bench", "inspect", "report", "study", "sweep", "new", "tune",
+HELP_ORDER = ("tour", "list", "explain", "show", "diff", "book", "check", "bench", "inspect", "report", "study", "sweep", "new", "tune",
               "export", "judge")
 app.registered_commands.sort(key=lambda c: HELP_ORDER.index(c.name or c.callback.__name__))
 

@@ -13,7 +13,7 @@ from ..ui import usage
 from ..ui.errors import UsageError, guarded
 from .cases import cases_table
 from .check import CASE_GROUPS
-from .common import Seed, app, console
+from .common import AsJson, Seed, _ui, app, console
 
 
 @app.command("judge")
@@ -42,6 +42,7 @@ def judge_cmd(
     profile: Annotated[bool, typer.Option(
         "--profile", help="also profile the performance case with Nsight Compute: your kernels beside cuBLAS's")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="show all of the solution's output")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """Judge your own solution from outside its process: every case, then timed calls, each one checked.
 
@@ -49,7 +50,6 @@ def judge_cmd(
     """
     from rich.markup import escape
 
-    from ..judge import report
     from ..judge import sanitize as san
     from ..judge.isolate import UsageError, judge_file
     from ..judge.profile import CannotProfile, columns, profile_file
@@ -76,9 +76,9 @@ def judge_cmd(
     measured = None
     try:
         if profile:
-            with console.status(f"profiling {file} and cuBLAS at the performance shape (Nsight Compute)…"):
+            with _ui(as_json).status(f"profiling {file} and cuBLAS at the performance shape (Nsight Compute)…"):
                 measured = profile_file(file, framework, precision, group, timeout, limit, nvcc_flags)
-        with console.status(f"judging {file}…") as status:
+        with _ui(as_json).status(f"judging {file}…") as status:
             v = judge_file(file, framework, precision, seed, perf, group, timeout, iters=iters,
                            warmup=warmup, memory_limit=limit, nvcc_flags=nvcc_flags,
                            on_event=lambda e: status.update(escape(f"judging {file}: {e}")), **extra)
@@ -88,14 +88,27 @@ def judge_cmd(
         stop(3, str(exc))
     if v.cannot_run:
         stop(3, f"cannot judge {file} here: {v.cannot_run}")
+    _verdict(v, file, precision, sanitize, verbose, columns(measured) if measured else None, as_json)
+
+
+def _verdict(v, file: Path, precision: str, sanitize: str | None, verbose: bool, profile, as_json: bool) -> None:
+    """The sanitizer's finding, the verdict on the terminal (on stderr with --json, which prints the
+    verdict as one JSON document on stdout), and the exit code."""
+    from ..judge import report
+    from ..judge import sanitize as san
+
+    ui = _ui(as_json)
     if sanitize:
         f = san.parse(sanitize, v.log)
-        console.print(f"{sanitize}: {'did not finish' if f.errors is None else f'{f.errors} errors'}"
-                      + (f"\n{f.excerpt}" if f.errors else ""), markup=False)
+        ui.print(f"{sanitize}: {'did not finish' if f.errors is None else f'{f.errors} errors'}"
+                 + (f"\n{f.excerpt}" if f.errors else ""), markup=False)
         if f.errors != 0:
             v.passed = False
-    report.show(console, v, str(file), precision, verbose, cases_table,
-                profile=columns(measured) if measured else None)
+    report.show(ui, v, str(file), precision, verbose, cases_table, profile=profile)
+    if as_json:
+        from ..ui import machine
+
+        machine.emit(machine.verdict(v, str(file), precision))
     raise typer.Exit(int(v.exit_code))
 
 

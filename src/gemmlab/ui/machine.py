@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import UTC
 
 from .. import registry
 
@@ -49,3 +50,18 @@ def inspect_row(row: dict) -> dict:
     out = {field: row.get(key) for key, field in INSPECT_FIELDS.items()}
     out["sass"] = {k: v for k, v in row.items() if k not in INSPECT_FIELDS}
     return out
+
+
+#: The schema name of `gemmlab judge --json`'s document (the book reads it: `gemmlab book --judged`).
+JUDGE_SCHEMA = "judge/1"
+
+
+def verdict(v, file: str, precision: str) -> dict:
+    """`gemmlab judge --json`: the verdict as data — what was judged, where and when, each case, the
+    timing, the reason and the judge's notes (the solution's own output stays on the terminal)."""
+    from datetime import datetime
+
+    return {"schema": JUDGE_SCHEMA, "date": datetime.now(UTC).isoformat(timespec="seconds"),
+            "file": file, "framework": v.framework, "precision": precision, "passed": v.passed,
+            "device": v.device, "seed": v.seed, "build": v.build, "cases": v.cases, "timing": v.timing,
+            "failure": v.failure, "errors": v.errors, "notes": v.notes}

@@ -1,0 +1,214 @@
+"""What the book says about an implementation, each figure from where it is held: the registry, a
+committed record (`results/h200-*.json`) or `gemmlab inspect`. Nothing here is typed by hand.
+
+The site and `gemmlab diff` both read these, so the two never disagree.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..bench import results
+from ..measure.device import peak_for
+from ..precision import Precision
+from ..registry import Implementation
+from ..ui.errors import UsageError
+from . import chapters
+
+#: Where the committed records lie, from the repository's root (git ignores the rest of results/).
+RECORDS_GLOB = "results/h200-*.json"
+#: What each precision class is measured against, and in which ratio field of a record.
+YARDSTICK = {Precision.FP32: ("cuBLAS FP32", "ratio_vs_cublas"),
+             Precision.TF32: ("cuBLAS TF32", "ratio_vs_cublas_tf32"),
+             Precision.FP32X3: ("cuBLAS FP32", "ratio_vs_cublas")}
+#: The SASS counts worth a line of their own on a page and in `diff`, in that order.
+SASS_SHOWN = ("FFMA", "LDS", "LDS.128", "LDG", "LDG.128", "STG.128", "LDGSTS", "HMMA", "HGMMA", "UTMALDG",
+              "SETMAXREG", "BAR", "LDL/STL", "FFMA bank conflicts", "loop instructions", "loop stall cycles")
+
+
+@dataclass
+class Records:
+    """The records the book reads, by kind; `paths` says which file each came from."""
+
+    ladder: dict | None = None  # a bench record at one shape
+    buffering: dict | None = None
+    sweep: dict | None = None  # fixed shapes
+    random: dict | None = None  # random shapes
+    paths: dict[str, Path] = field(default_factory=dict)
+
+    def kinds(self) -> list[str]:
+        return [k for k in ("ladder", "sweep", "random", "buffering") if getattr(self, k) is not None]
+
+
+def record_kind(record: dict) -> str:
+    kind = results.kind(record)
+    if kind == "sweep":
+        return "random" if record.get("random") else "sweep"
+    return "buffering" if kind == "buffering" else "ladder"
+
+
+def load_records(paths: list[Path]) -> Records:
+    """Each file read and classified; the newest of a kind wins. A file that is not a record is a
+    usage error, named."""
+    found = Records()
+    for path in sorted(paths):
+        try:
+            record = json.loads(path.read_text())
+            kind = record_kind(record)
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, results.SchemaError, AttributeError) as exc:
+            raise UsageError(f"{path} is not a results record: {exc}") from None
+        held = getattr(found, kind)
+        if held is None or record["date"] > held["date"]:
+            setattr(found, kind, record)
+            found.paths[kind] = path
+    return found
+
+
+def default_record_paths(root: Path = Path(".")) -> list[Path]:
+    return sorted(root.glob(RECORDS_GLOB))
+
+
+def clock(record: dict) -> float | None:
+    """The SM clock's median while the record (or one sweep point) was timed, in MHz."""
+    clocks = record.get("clocks_during_timing") or {}
+    return (clocks.get("sm_clock_mhz") or {}).get("median")
+
+
+def limit_at_clock(record: dict, precision: Precision, mhz: float | None) -> float | None:
+    """The precision's ceiling (TFLOP/s) at the clock the timing ran at: the record's peak, which
+    is at the device's maximum clock, scaled by the recorded clock."""
+    peaks = record.get("peaks_tflops") or {}
+    if not peaks.get("fp32"):
+        return None
+    peak = peak_for(precision, peaks)
+    top = (record.get("device") or {}).get("max_sm_clock_mhz")
+    if peak is None or not top or not mhz:
+        return peak
+    return peak * mhz / top
+
+
+def row(record: dict | None, name: str) -> dict | None:
+    if not record:
+        return None
+    return next((r for r in record["results"] if r["name"] == name and "median_ms" in r), None)
+
+
+def ladder_figures(records: Records, impl: Implementation) -> dict | None:
+    """The implementation's figures in the ladder record: time, TFLOP/s, ratio to its yardstick,
+    and the share of its precision's limit at the clock the run recorded."""
+    r = row(records.ladder, impl.name)
+    if r is None:
+        return None
+    record = records.ladder
+    mhz = clock(record)
+    limit = limit_at_clock(record, impl.precision, mhz)
+    yardstick, field_name = YARDSTICK[impl.precision]
+    return {"shape": record["shape"], "device": record["device"]["name"], "date": record["date"],
+            "median_ms": r["median_ms"], "min_ms": r["min_ms"], "max_ms": r["max_ms"],
+            "tflops": r["tflops"], "yardstick": yardstick, "ratio": r.get(field_name),
+            "ratio_fp32": r.get("ratio_vs_cublas"), "clock_mhz": mhz, "limit_tflops": limit,
+            "of_limit": r["tflops"] / limit if limit else None, "passed": r["passed"],
+            "rel_fro": (r.get("figures") or {}).get("rel_fro"), "kernel": r.get("kernel"),
+            "iters": record["iters"], "warmup": record["warmup"]}
+
+
+def sweep_points(record: dict | None, impl: Implementation) -> list[dict]:
+    """Each sweep point where the implementation ran: its label, shape, time, TFLOP/s, ratio to its
+    yardstick, the clock, and whether it passed."""
+    if not record or impl.name not in record.get("names", []):
+        return []
+    _, field_name = YARDSTICK[impl.precision]
+    out = []
+    for p in record["points"]:
+        r = row(p, impl.name)
+        if r is not None:
+            out.append({"label": p["label"], "shape": p["shape"], "median_ms": r["median_ms"],
+                        "tflops": r["tflops"], "ratio": r.get(field_name), "clock_mhz": clock(p),
+                        "passed": r["passed"]})
+    return out
+
+
+def random_summary(records: Records, impl: Implementation) -> dict | None:
+    """The random sweep's summary of the implementation (geometric mean, 10th percentile, lowest,
+    worst large shape), where it ran there."""
+    record = records.random
+    found = (record.get("summary") or {}).get(impl.name) if record else None
+    return found if isinstance(found, dict) and "geomean" in found else None
+
+
+def geometry(impl: Implementation) -> list[dict]:
+    """Each launch's shape as the registry declares it: what the diagrams are drawn from."""
+    out = []
+    for launch in impl.launches:
+        kernel = launch.kernel
+        out.append({"name": launch.name, "label": impl.launch_label(launch), "entry": launch.entry,
+                    "threads": launch.threads, "block": list(launch.block), "tile": list(launch.tile),
+                    "step": launch.step, "buffers": launch.buffers, "pad": launch.pad,
+                    "dynamic_smem": kernel.smem, "static_smem": launch.static_smem,
+                    "cluster": list(kernel.cluster), "persistent": launch.persistent,
+                    "when": launch.requires if launch.when else None,
+                    "pre_passes": [k.entry for k in launch.kernels()[1:]],
+                    "defines": dict(launch.defines)})
+    return out
+
+
+def inspect_all(impls: list[Implementation], progress=None) -> tuple[dict[str, list[dict]], str]:
+    """`gemmlab inspect --json`'s rows of each CUDA implementation (compiled and disassembled here,
+    no GPU needed), and "" or the one line that says why there are none."""
+    try:
+        from ..bench.inspect import default_arch, inspect_launches
+        from ..cuda.tools import ToolMissing
+        from ..ui import machine
+    except ImportError as exc:
+        return {}, f"cannot compile CUDA here: {exc}"
+    arch = default_arch()
+    cuda = [i for i in impls if i.launches and i.needs.builds_for(arch)]
+    out: dict[str, list[dict]] = {}
+    for n, impl in enumerate(cuda):
+        if progress:
+            progress(f"compiling and disassembling {impl.name}", n, len(cuda))
+        try:
+            out[impl.name] = [machine.inspect_row(r) for r in inspect_launches([impl], arch)]
+        except ToolMissing as exc:
+            return {}, str(exc)
+        except ImportError as exc:
+            return {}, f"cannot compile CUDA here: {exc}"
+    return out, ""
+
+
+def _num(x: float | None, fmt: str, unit: str = "") -> str:
+    return "-" if x is None else f"{x:{fmt}}{unit}"
+
+
+def fact_rows(impl: Implementation, records: Records, inspected: list[dict] | None) -> list[tuple[str, str]]:
+    """The facts `diff` puts side by side and a page lists: (what, value), in one order for all."""
+    chapter = chapters.chapter_of(impl)
+    ref = chapters.reference(impl)
+    rows = [("chapter", f"{ref} {chapter.title}" if ref else chapter.title),
+            ("rung · family · precision", f"{impl.rung} · {impl.family} · {impl.precision}"),
+            ("needs", str(impl.needs))]
+    if impl.tile:
+        r, c, s = impl.tile
+        rows.append(("tile of C, reduction step", f"{r}×{c}, {s}"))
+        rows.append(("FLOP per global byte per tile", f"{impl.intensity:.1f}"))
+    if impl.launches:
+        first = impl.launches[0]
+        rows.append(("launches", str(len(impl.launches))))
+        rows.append(("threads per block (fast path)", str(first.threads)))
+    f = ladder_figures(records, impl)
+    if f:
+        shape = "×".join(map(str, f["shape"]))
+        rows += [(f"median ms at {shape}", _num(f["median_ms"], ".3f")),
+                 ("TFLOP/s", _num(f["tflops"], ".1f")),
+                 (f"× {f['yardstick']}", _num(f["ratio"], ".2f", "×")),
+                 (f"of the {impl.precision} limit at {_num(f['clock_mhz'], '.0f')} MHz",
+                  _num(None if f["of_limit"] is None else 100 * f["of_limit"], ".0f", " %"))]
+    main = next((r for r in inspected or [] if not r["pre_pass"]), None)
+    if main:
+        rows += [(f"registers ({main['arch']})", str(main["registers"])),
+                 ("shared memory B (static + dynamic)", f"{main['smem_bytes']} + {main['dynamic_smem_bytes']}"),
+                 ("spills · stack B", f"{main['spills']} · {main['stack_bytes']}")]
+        rows += [(f"SASS {k}", str(main["sass"][k])) for k in SASS_SHOWN if main["sass"].get(k) is not None]
+    return rows

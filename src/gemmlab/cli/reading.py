@@ -1,0 +1,131 @@
+"""`gemmlab tour`, `gemmlab show` and `gemmlab diff`: reading the ladder in a terminal."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ..registry import Implementation
+from ..ui import usage
+from ..ui.errors import UsageError, guarded
+from .common import app, console
+
+One = Annotated[str, typer.Argument(help="an implementation name or alias (gemmlab list shows them)",
+                                    metavar="NAME")]
+
+
+def _one(name: str) -> Implementation:
+    impls = usage.names([name])
+    if len(impls) > 1:
+        raise UsageError(f"{name} stands for {len(impls)} implementations ({', '.join(i.name for i in impls)}); "
+                         "give one of them")
+    return impls[0]
+
+
+@app.command()
+@guarded
+def tour(
+    at: Annotated[str | None, typer.Option("--at", metavar="NAME",
+                                           help="where you are: shows what comes next from there")] = None,
+) -> None:
+    """The path through the ladder, chapter by chapter, and the next step."""
+    from ..book import chapters
+    from ..book.site import next_steps
+
+    here = _one(at) if at else None
+    for chapter in chapters.chapters():
+        head = f"{chapter.number}. {chapter.title}" if chapter.number is not None else chapter.title
+        console.print(f"[bold]{head}[/bold]", highlight=False)
+        for impl in chapter.members:
+            mark = "→" if impl is here else " "
+            original = chapters.variant_of(impl)
+            also = f" (a build of {original.name})" if original else ""
+            console.print(f" {mark} {chapters.reference(impl):>4} {impl.name:<18} {impl.precision:<6} "
+                          f"{impl.summary}{also}", highlight=False, markup=False)
+    console.print()
+    if here is None:
+        console.print("[bold]Next:[/bold]")
+        for n, step in enumerate(next_steps(chapters.reading_order()[0]), 1):
+            console.print(f"  {n}. {step['text']}: {step['command']}", highlight=False, markup=False)
+        console.print("  The whole book, offline: gemmlab book --open", highlight=False, markup=False)
+        return
+    after = chapters.following(here)
+    if after is None:
+        console.print(f"{here.name} is the last page; judge your own: gemmlab new, then gemmlab judge",
+                      highlight=False, markup=False)
+        return
+    console.print(f"[bold]Next:[/bold] {chapters.reference(after)} {after.name} — {after.summary}", highlight=False)
+    console.print(f"  what it changes: gemmlab diff {here.name} {after.name}", highlight=False, markup=False)
+    console.print(f"  its notes and source: gemmlab explain {after.name}; gemmlab show {after.name}",
+                  highlight=False, markup=False)
+
+
+@app.command()
+@guarded
+def show(
+    name: Annotated[str, typer.Argument(help="an implementation name, alias or rung number", metavar="NAME|RUNG")],
+    all_: Annotated[bool, typer.Option("--all", help="every source it is built from, headers and pre-passes too")] = False,
+) -> None:
+    """Print an implementation's source, highlighted."""
+    from rich.syntax import Syntax
+
+    from ..book import sources
+
+    shown: set[str] = set()
+    for impl in usage.names([name]):
+        paths = list(impl.sources) if all_ else [p for p in [sources.primary(impl)] if p]
+        for path in paths:
+            if path in shown:
+                continue
+            shown.add(path)
+            console.rule(f"{impl.name}: {path}")
+            console.print(Syntax(sources.read(path), sources.lexer_name(path), line_numbers=True,
+                                 word_wrap=False, theme="ansi_dark"))
+        rest = [p for p in impl.sources if p not in shown]
+        if rest and not all_:
+            console.print(f"also built from: {', '.join(rest)} (gemmlab show {impl.name} --all)",
+                          highlight=False, markup=False)
+
+
+@app.command()
+@guarded
+def diff(
+    a: One,
+    b: One,
+    inspect: Annotated[bool, typer.Option(help="compile both for their register, shared-memory and SASS facts "
+                                                "(no GPU needed)")] = True,
+) -> None:
+    """Two implementations' sources as a diff, then their facts side by side."""
+    from rich.syntax import Syntax
+    from rich.table import Table
+
+    from ..book import facts, sources
+
+    first, second = _one(a), _one(b)
+    text = sources.unified(first, second)
+    changes = sources.launch_changes(first, second)
+    if text:
+        console.print(Syntax(text, "diff", word_wrap=False))
+    else:
+        console.print(f"{first.name} and {second.name} are built from one source, {sources.primary(first)}",
+                      highlight=False, markup=False)
+    if changes:
+        console.print("the fast path's build: " + ", ".join(changes), highlight=False, markup=False)
+    added, dropped = sources.other_files(first, second)
+    if added or dropped:
+        console.print(f"sources {second.name} adds: {', '.join(added) or 'none'}; drops: {', '.join(dropped) or 'none'}",
+                      highlight=False, markup=False)
+    records = facts.load_records(facts.default_record_paths())
+    inspected, why = facts.inspect_all([first, second]) if inspect else ({}, "")
+    rows = [dict(facts.fact_rows(i, records, inspected.get(i.name))) for i in (first, second)]
+    table = Table(title="facts")
+    for col in ("", first.name, second.name):
+        table.add_column(col, overflow="fold")
+    for key in dict.fromkeys([*rows[0], *rows[1]]):
+        left, right = rows[0].get(key, "-"), rows[1].get(key, "-")
+        style = None if left == right else "bold"
+        table.add_row(key, left, right, style=style)
+    console.print(table)
+    if why:
+        console.print(f"no compiler facts: {why}", style="yellow", highlight=False, markup=False)
