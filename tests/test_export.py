@@ -376,7 +376,7 @@ def test_export_nvcc_flags_mistakes(tmp_path):
 # ---- on the GPU: each build of the exported file computes the product ------------------------
 
 GPU_RUNGS = ["float4", "warptile", "bigtile", "splitk", "tma", "default", "mma-tf32", "wgmma-tma", "wgmma-ws",
-             "wgmma-3xtf32", "wgmma-swap"]
+             "wgmma-3xtf32", "wgmma-swap", "mma-split", "tf32", "3xtf32"]
 #: Odd shapes (fallbacks, ragged edges), whole tiles (fast paths), one misaligned A (checked paths).
 GPU_SHAPES = [(300, 257, 301), (1000, 1004, 999), (128, 128, 128), (512, 256, 384), (64, 36, 1000)]
 #: And for the strict rungs that dispatch by size: tiny ones, 1024³ (split-K), the performance
@@ -391,6 +391,8 @@ def _gpu_shapes(name: str) -> list[tuple[int, int, int]]:
     from gemmlab.tune.classes import representatives
 
     shapes = GPU_SHAPES + (SIZED if name in ("bigtile", "splitk", "tma", "default") else [])
+    if name in ("tf32", "3xtf32"):  # both sides of each dispatcher's outputs floor
+        shapes += [(1024, 1024, 1024), (2048, 300, 1536)]
     if name == "default":
         shapes += [s for s in representatives().values() if s not in shapes]
     return shapes
@@ -408,24 +410,35 @@ def _loads_here(build: Build) -> bool:
     return cc_of(build.arch) == cc if target is Needs.SM90A else cc_of(build.arch) <= cc
 
 
+class _Libraries(dict):
+    """Each GPU rung exported and built with every build's flags, seven at a time, when a test
+    first asks for one of its builds: a run that selects a few rungs (-k) builds only theirs."""
+
+    def __init__(self, folder: Path):
+        super().__init__()
+        self.folder = folder
+
+    def __missing__(self, key: tuple[str, str]) -> Path:
+        name = key[0]
+        source = self.folder / f"{name}.cu"
+        source.write_text(export_text(registry.get(name)))
+
+        def build(b: Build) -> Path:
+            lib = self.folder / f"{name}-{_slug(b)}.so"
+            proc = build_library(source, b.flags, lib)
+            assert proc.returncode == 0, f"{name} {b.label}: {proc.stdout}{proc.stderr}"
+            return lib
+
+        with ThreadPoolExecutor(max_workers=len(GPU_BUILDS)) as pool:
+            for b, lib in zip(GPU_BUILDS, pool.map(build, GPU_BUILDS), strict=True):
+                self[(name, b.flags)] = lib
+        return self[key]
+
+
 @pytest.fixture(scope="module")
 def gpu_libraries(tmp_path_factory) -> dict[tuple[str, str], Path]:
-    """Every GPU rung exported and built with every build's flags, eight at a time."""
     nvcc()
-    folder = tmp_path_factory.mktemp("export-gpu")
-    for name in GPU_RUNGS:
-        (folder / f"{name}.cu").write_text(export_text(registry.get(name)))
-
-    def build(job):
-        name, b = job
-        lib = folder / f"{name}-{_slug(b)}.so"
-        proc = build_library(folder / f"{name}.cu", b.flags, lib)
-        assert proc.returncode == 0, f"{name} {b.label}: {proc.stdout}{proc.stderr}"
-        return lib
-
-    jobs = [(name, b) for name in GPU_RUNGS for b in GPU_BUILDS]
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        return {(name, b.flags): lib for (name, b), lib in zip(jobs, pool.map(build, jobs), strict=True)}
+    return _Libraries(tmp_path_factory.mktemp("export-gpu"))
 
 
 @cache
