@@ -37,3 +37,27 @@ TOOLCHAINS: dict[str, Toolchain] = {
     "mojo": Toolchain("mojo", "Mojo", "gemmlab[mojo]", None),
     "tilelang": Toolchain("tilelang", "TileLang", "gemmlab[tilelang]", "tilelang"),
 }
+
+
+def rung_solve(framework: str, source):
+    """A registry rung's solve on torch tensors, from its source in LeetGPU's format: a Mojo
+    file built for this GPU, a CuTe DSL file compiled now, a TileLang file as it is."""
+    import importlib.util
+    from pathlib import Path
+
+    from .. import runtime
+
+    source = Path(source)
+    if framework == "mojo":
+        from ..cuda.compiler import cache_root, device_arch
+        from . import mojo
+
+        return mojo.load(mojo.build(source, device_arch(), cache_root() / "mojo"))
+    spec = importlib.util.spec_from_file_location(f"gemmlab_rung_{framework}_{source.stem}", source)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if framework == "cute":
+        from . import cute
+
+        return cute.adapt(module.solve, runtime.default_device())
+    return module.solve

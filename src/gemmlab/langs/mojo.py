@@ -84,3 +84,17 @@ def build(source: Path, arch: str, out_dir: Path) -> Path:
         raise MojoError(f"mojo build failed for {source.name} (--target-accelerator {arch}):\n{log}")
     os.replace(partial, lib)
     return lib
+
+
+def load(lib_path: Path):
+    """A built library's ``solve`` on torch tensors: their device pointers and the sizes as int32."""
+    import ctypes
+
+    fn = ctypes.CDLL(str(lib_path)).solve
+    fn.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int32] * 3
+    fn.restype = None
+
+    def solve(a, b, c, m, n, k):
+        fn(a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k)
+
+    return solve

@@ -27,3 +27,14 @@ def prime(solve, device) -> None:
     solve(a, b, c, m, n, k)
     if device.type == "cuda":
         torch.cuda.synchronize(device)
+
+
+def lowered_source(jit_fn, arch: str = "sm_90a") -> str:
+    """The CUDA that TileLang generates for a `@tilelang.jit` function (one taking no arguments),
+    with its own pass configuration, for `arch`: lowering needs no GPU and no nvcc."""
+    import tilelang
+    from tilelang import tvm
+
+    target = tvm.target.Target({"kind": "cuda", "arch": arch})
+    with tvm.transform.PassContext(opt_level=3, config=dict(jit_fn.pass_configs or {})), target:
+        return tilelang.lower(jit_fn.get_tir(), target=target).kernel_source
