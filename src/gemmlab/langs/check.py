@@ -25,6 +25,9 @@ CHECK_TIMEOUT_S = 300.0
 #: What a passing check found, by framework (the judge's `build` line says it).
 PASSED = {"cute": "compiles (cute.compile for sm_90a)",
           "tilelang": "imports and defines solve (TileLang compiles its kernels only for a GPU)"}
+#: The check's exit code for a CuTe DSL file whose solve is a plain Python function: it imports,
+#: and what it calls compiles only when it runs (on a GPU).
+IMPORTED_ONLY = 4
 
 
 def check_file(path: Path, framework: str) -> tuple[bool, str]:
@@ -50,6 +53,8 @@ def check_file(path: Path, framework: str) -> tuple[bool, str]:
         return False, f"checking {Path(path).name} took longer than {CHECK_TIMEOUT_S:g} s; it was ended"
     if code == 0:
         return True, PASSED[framework]
+    if code == IMPORTED_ONLY and framework == "cute":
+        return True, "imports (its solve is not @cute.jit: what it calls compiles when it runs)"
     text = printable(out.decode("utf-8", errors="replace").strip()[-4000:])
     return False, text or f"the check of {Path(path).name} exited with code {code}"
 
@@ -68,7 +73,7 @@ def main() -> None:
     from ..judge.userfile import SolutionError
 
     try:
-        _check(Path(args.file), args.framework)
+        compiled = _check(Path(args.file), args.framework)
     except SolutionError as exc:
         print(str(exc), flush=True)
         os._exit(1)
@@ -76,10 +81,11 @@ def main() -> None:
         print(format_user_error(exc, user_frames(args.file), MAX_TEXT), flush=True)
         os._exit(1)
     sys.stdout.flush()
-    os._exit(0)
+    os._exit(0 if compiled else IMPORTED_ONLY)
 
 
-def _check(path: Path, framework: str) -> None:
+def _check(path: Path, framework: str) -> bool:
+    """Import the file and check what can be checked here; whether a compile was part of it."""
     import importlib.util
 
     from ..judge.userfile import SolutionError
@@ -100,6 +106,8 @@ def _check(path: Path, framework: str) -> None:
             cute.check_compiles(path, fn)
         except cute.CuteError as exc:
             raise SolutionError(f"{path.name}: {exc}") from None
+        return cute.is_jit(fn) and not cute.static_dims(fn)
+    return True
 
 
 if __name__ == "__main__":
