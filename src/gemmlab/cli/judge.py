@@ -19,9 +19,8 @@ from .common import Seed, app, console
 @app.command("judge")
 def judge_cmd(
     file: Annotated[Path, typer.Argument(help="a .cu, .mojo or .py solution in LeetGPU's format", metavar="FILE")],
-    framework: Annotated[str | None, typer.Option("--framework", metavar="FRAMEWORK",
-        help="cuda, torch, triton, jax, cute, mojo or tilelang (default: .cu is cuda, .mojo is mojo; "
-             "else what the module imports: cutlass is cute)")] = None,
+    framework: Annotated[str | None, typer.Option("--framework", metavar="FRAMEWORK", help="cuda, torch, triton, "
+        "jax, cute, mojo or tilelang (default: by .cu or .mojo; else what the module imports)")] = None,
     precision: Annotated[str, typer.Option("--precision", metavar="PRECISION",
         help="the gate to hold it to: fp32, fp32x3 or tf32")] = "fp32",
     seed: Seed = None,

@@ -211,7 +211,7 @@ def _build_mojo(path: Path, verdict: Verdict) -> str | None:
 def _check_without_gpu(path: Path, framework: str, verdict: Verdict) -> None:
     """A CuTe DSL or TileLang file on a machine without a GPU: what can be checked here is checked
     in a process of its own (the solution's code never runs in this one), then `cannot_run`."""
-    from ..langs.check import check_file
+    from .langcheck import check_file
 
     ok, message = check_file(path, framework)
     if not ok:

@@ -1,5 +1,5 @@
 """What can be checked of a CuTe DSL or TileLang file on a machine without a GPU, in a process
-of its own: ``python -m gemmlab.langs.check --file F --framework cute|tilelang``.
+of its own: ``python -m gemmlab.judge.langcheck --file F --framework cute|tilelang``.
 
 Importing the file runs its code, and a CuTe DSL compile runs ``solve`` itself (the DSL traces
 it), so neither happens in the judge's process. CuTe DSL compiles to a cubin without a GPU
@@ -33,9 +33,9 @@ IMPORTED_ONLY = 4
 def check_file(path: Path, framework: str) -> tuple[bool, str]:
     """(whether the file passed, what passed or the error the user needs)."""
     from ..childenv import python_env
-    from ..judge.protocol import printable
+    from .protocol import printable
 
-    cmd = [sys.executable, "-m", "gemmlab.langs.check", "--file", str(Path(path).resolve()), "--framework", framework]
+    cmd = [sys.executable, "-m", "gemmlab.judge.langcheck", "--file", str(Path(path).resolve()), "--framework", framework]
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             env=python_env(), start_new_session=True)
     try:
@@ -65,12 +65,12 @@ def main() -> None:
     ap.add_argument("--framework", required=True, choices=sorted(PASSED))
     args = ap.parse_args()
     if args.framework == "cute":
-        from .cute import CPU_ARCH
+        from ..langs.cute import CPU_ARCH
 
         os.environ.setdefault("CUTE_DSL_ARCH", CPU_ARCH)
-    from ..judge.protocol import MAX_TEXT
-    from ..judge.tracebacks import format_user_error, user_frames
-    from ..judge.userfile import SolutionError
+    from .protocol import MAX_TEXT
+    from .tracebacks import format_user_error, user_frames
+    from .userfile import SolutionError
 
     try:
         compiled = _check(Path(args.file), args.framework)
@@ -88,7 +88,7 @@ def _check(path: Path, framework: str) -> bool:
     """Import the file and check what can be checked here; whether a compile was part of it."""
     import importlib.util
 
-    from ..judge.userfile import SolutionError
+    from .userfile import SolutionError
 
     spec = importlib.util.spec_from_file_location(f"user_solution_{path.stem}", path)
     if spec is None or spec.loader is None:
@@ -100,7 +100,7 @@ def _check(path: Path, framework: str) -> bool:
     if not callable(fn):
         raise SolutionError(f"{path.name} defines no solve function")
     if framework == "cute":
-        from . import cute
+        from ..langs import cute
 
         try:
             cute.check_compiles(path, fn)
