@@ -54,8 +54,8 @@ def exportable(impl: registry.Implementation) -> None:
         from ..langs import TOOLCHAINS
 
         title = TOOLCHAINS[impl.family].title if impl.family in TOOLCHAINS else str(impl.family)
-        raise ExportError(f"{impl.name} is a {title} rung, and LeetGPU takes no such file written from it; "
-                          f"the CUDA, CuTe DSL and Mojo rungs export ({names})")
+        raise ExportError(f"{impl.name} is a {title} rung; only CUDA, CuTe DSL and Mojo rungs export ({names}): "
+                          f"they are LeetGPU's formats gemmlab writes")
     for launch in impl.launches:
         if launch.host is not None and type(launch.host) not in HOST_PLANS:
             raise ExportError(f"{impl.name}: launch {launch.kernel.label} has a host of kind "

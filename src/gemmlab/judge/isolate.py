@@ -117,7 +117,7 @@ def check_usage(path: Path, framework: str | None, precision: str, groups: list[
     if not path.exists():
         raise UsageError(f"no such file: {path}")
     if not path.is_file():
-        raise UsageError(f"{path} is not a file (give a .cu or .py solution)")
+        raise UsageError(f"{path} is not a file (give a .cu, .mojo or .py solution)")
     if framework is not None and framework not in FRAMEWORKS:
         raise UsageError(f"unknown framework {framework!r}; known: {', '.join(FRAMEWORKS)}")
     if framework is None and path.suffix not in (".cu", ".py", ".mojo"):
