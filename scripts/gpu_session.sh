@@ -3,6 +3,10 @@
 # Usage: bash scripts/gpu_session.sh STEP...   (see the case list below)
 # NEW_RUNGS / NEW_TESTS: the rungs and test filter of the `smoke`, `new` and `new-tests` steps;
 # SAN_RUNGS: the rungs the sanitizer steps cover (default: every CUDA rung).
+# WHEELS: the folder of CuTe DSL, Mojo and TileLang wheels the `langs-install` step installs from
+# (default /tmp/wheels); a wheel split for transfer (NAME.whl.part-aa, -ab, …) is joined there
+# first and checked against the folder's SHA256SUMS. `langs` = langs-install, then each
+# language's GPU tests (langs-cute, langs-mojo, langs-tilelang), then langs-bench.
 # GEMMLAB_COMMIT: the commit of the tree sent to the machine, which tune records and exports
 # name; set it where the machine's copy of .git may be older than the tree (the device tool's is).
 # Each step's full log goes to $LOGS; at the end they are packed into $OUT/logs.tgz
@@ -63,6 +67,18 @@ for step in "$@"; do
              --metrics gpu__time_duration.sum --csv python3 experiments/small-odd/steps.py \
              ${STEP_SHAPES:-8192x6144x4096 8191x6143x4095}
            cp "$LOGS/steps.txt" "$OUT/steps.csv" ;;
+    langs) bash "$0" langs-install langs-cute langs-mojo langs-tilelang langs-bench ;;
+    langs-install) run langs-install 300 bash -c 'set -e; cd "${WHEELS:-/tmp/wheels}"
+             for first in *.part-aa; do [ -e "$first" ] || continue; whole=${first%.part-aa}
+               cat "$whole".part-* > "$whole" && rm "$whole".part-*; done
+             [ ! -f SHA256SUMS ] || sha256sum --ignore-missing -c SHA256SUMS
+             python3 -m pip install --no-index --find-links . nvidia-cutlass-dsl "mojo-compiler>=0.25.6,<0.25.7" tilelang
+             python3 -m pip list 2>/dev/null | grep -iE "cutlass|mojo|tilelang|tvm|z3"' ;;
+    # Each language's starter, rung, exported file and cheats, judged (tests/test_langs_gpu.py).
+    langs-cute|langs-mojo|langs-tilelang)
+          run "$step" 560 python3 -m pytest -q -p no:cacheprovider tests/test_langs_gpu.py tests/test_langs.py -k "${step#langs-}" ;;
+    langs-bench) run langs-bench 400 gemmlab bench cute-tiled mojo-tiled tilelang-gemm torch-tf32 --seed 7 --iters 20 \
+                   --out "$LOGS/results" --latest "$OUT/langs-bench.json" ;;
     *) echo "unknown step $step" ;;
   esac
 done

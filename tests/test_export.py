@@ -52,7 +52,7 @@ def test_every_cuda_rung_exports():
 
 @pytest.mark.parametrize("name", ["torch", "triton", "torch-tf32"])
 def test_a_rung_that_is_not_cuda_is_refused(name):
-    with pytest.raises(ExportError, match=rf"^{name} is a \w+ rung; only CUDA rungs export \(naive, "):
+    with pytest.raises(ExportError, match=rf"^{name} is a \w+ rung; only CUDA, CuTe DSL and Mojo rungs export \(naive, "):
         export_text(registry.get(name))
 
 
@@ -338,7 +338,7 @@ def test_export_to_a_named_file_and_force(tmp_path):
 
 @pytest.mark.parametrize(("args", "fragments"), [
     (["no-such-rung"], ["unknown implementation 'no-such-rung'"]),
-    (["torch"], ["torch is a torch rung", "only CUDA rungs export"]),
+    (["torch"], ["torch is a torch rung", "only CUDA, CuTe DSL and Mojo rungs export"]),
     (["triton", "-o", "x.cu"], ["triton is a triton rung"]),
     (["naive", "-o", "missing/x.cu"], ["no such folder"]),
     (["naive", "-o", "."], ["is a folder"]),

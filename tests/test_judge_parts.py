@@ -209,7 +209,8 @@ def test_arena_layout_is_aligned_disjoint_and_guarded_on_both_sides():
 @pytest.mark.parametrize("args,message", [
     (["--precision", "fp16"], "unknown precision"),
     (["--group", "nope"], "unknown group"),
-    (["--framework", "mojo"], "unknown framework"),
+    (["--framework", "fortran"], "unknown framework"),
+    (["--framework", "mojo"], "Mojo solutions are .mojo files"),
     (["--framework", "cuda"], "CUDA solutions are .cu files"),
     (["--timeout", "0"], "--timeout must be more than 0"),
     (["--timeout", "-3"], "--timeout must be more than 0"),

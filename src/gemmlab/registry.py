@@ -88,12 +88,16 @@ FP32_CORES = Chapter(
     "fp32x3", 5, "FP32-accurate tensor cores",
     "Three TF32 products per FP32 product (3xTF32): the tensor cores' speed at FP32's accuracy, "
     "closer to the exact product than cuBLAS FP32; `3xtf32` at every shape.")
+LANGUAGES = Chapter(
+    "languages", 6, "Other languages",
+    "The same problem in the other languages LeetGPU accepts or is asked for, one file each in its "
+    "format: CuTe DSL and Mojo in strict FP32, TileLang's T.gemm (TF32 on float32).")
 BASELINES = Chapter(
     "baselines", None, "Baselines",
     "cuBLAS through torch.matmul, with TF32 off and on: what every figure is compared with.")
 
 #: Every chapter in reading order, the unnumbered baselines last.
-CHAPTERS: tuple[Chapter, ...] = (SIMT, MEMORY, PAST_CUBLAS, TF32_CORES, FP32_CORES, BASELINES)
+CHAPTERS: tuple[Chapter, ...] = (SIMT, MEMORY, PAST_CUBLAS, TF32_CORES, FP32_CORES, LANGUAGES, BASELINES)
 #: A chapter by its key.
 CHAPTER: dict[str, Chapter] = {c.key: c for c in CHAPTERS}
 
@@ -105,6 +109,13 @@ class Family(StrEnum):
     CUDA = "cuda"
     TRITON = "triton"
     TORCH = "torch"
+    CUTE = "cute"  # CuTe DSL (gemmlab[cute])
+    MOJO = "mojo"  # Mojo (gemmlab[mojo])
+    TILELANG = "tilelang"  # TileLang (gemmlab[tilelang])
+
+
+#: The families whose kernels need a GPU and an optional toolchain (gemmlab.langs).
+LANGUAGE_FAMILIES = (Family.CUTE, Family.MOJO, Family.TILELANG)
 
 
 @dataclass(frozen=True)
@@ -173,6 +184,11 @@ class Implementation:
         """Whether this implementation runs on that device (or device type: "cpu"), and why not."""
         if self.family is Family.TRITON and importlib.util.find_spec("triton") is None:
             return False, "install gemmlab[triton]"
+        if self.family in LANGUAGE_FAMILIES:
+            from .langs import TOOLCHAINS
+
+            if TOOLCHAINS[self.family].missing():
+                return False, f"install {TOOLCHAINS[self.family].extra}"
         if getattr(device, "type", device) == "cuda":
             import torch
 
@@ -180,7 +196,7 @@ class Implementation:
             if not self.needs.runs_on(cc):
                 return False, f"needs {self.needs.short}, the device is sm_{cc[0]}{cc[1]}"
             return True, ""
-        if self.family is Family.CUDA:
+        if self.family is Family.CUDA or self.family in LANGUAGE_FAMILIES:
             return False, "CUDA kernels need a CUDA GPU"
         if self.family is Family.TRITON and os.environ.get("TRITON_INTERPRET") != "1":
             return False, "Triton on CPU needs TRITON_INTERPRET=1"
@@ -208,7 +224,7 @@ class Implementation:
             verdict = _RUNS_ON[key] = self.can_run_on(device)
         ok, why = verdict
         if not ok:
-            if self.family is Family.CUDA and not runtime.has_gpu():
+            if (self.family is Family.CUDA or self.family in LANGUAGE_FAMILIES) and not runtime.has_gpu():
                 raise NoGPUError(f"{self.name}: {why}")
             raise problem.DeviceError("A", f"a device {self.name} runs on ({why})", a.device)
         self._solve(a, b, c, m, n, k)
@@ -243,6 +259,20 @@ def _triton(**config) -> TritonConfig:
 
 def _triton_presplit(**config) -> TritonConfig:
     return TritonConfig("presplit", "PreSplit", config)
+
+
+@dataclass(frozen=True, eq=False)
+class LanguageRung:
+    """Factory of a rung written in CuTe DSL, Mojo or TileLang: its source in LeetGPU's format
+    (the file `gemmlab export` writes), turned into a solve on torch tensors by `gemmlab.langs`."""
+
+    family: Family
+    source: str  # relative to the package
+
+    def __call__(self) -> Solve:
+        from . import langs
+
+        return langs.rung_solve(self.family.value, PACKAGE_DIR / self.source)
 
 
 def _torch() -> Solve:
@@ -293,6 +323,7 @@ def _md(stem: str) -> str:
 
 FP32, TF32, FP32X3 = Precision.FP32, Precision.TF32, Precision.FP32X3
 CUDA, TRITON, TORCH = Family.CUDA, Family.TRITON, Family.TORCH
+CUTE, MOJO, TILELANG = Family.CUTE, Family.MOJO, Family.TILELANG
 _ALWAYS, _SM80, _SM90, _HOPPER = Needs.ANY, Needs.SM80, Needs.SM90, Needs.SM90A
 
 IMPLEMENTATIONS: tuple[Implementation, ...] = (
@@ -544,6 +575,27 @@ IMPLEMENTATIONS += (
             *next(i for i in IMPLEMENTATIONS if i.name == "small").sources))),
         launches=RUNGS["3xtf32"],
         chapter=FP32_CORES, step=4,
+    ),
+    # Other languages LeetGPU accepts (CuTe DSL, Mojo) or is asked for (TileLang): each rung's
+    # source is one file in that format. Optional: without the toolchain they say which extra.
+    Implementation(
+        "cute-tiled", CUTE, 29, FP32, _ALWAYS,
+        "CuTe DSL, strict FP32: 128×128 tiles staged through registers into shared memory, a tiled MMA "
+        "of the universal FMA atom",
+        "kernels/cute/tiled.md", ("kernels/cute/tiled.py",),
+        LanguageRung(CUTE, "kernels/cute/tiled.py"), chapter=LANGUAGES, step=1,
+    ),
+    Implementation(
+        "mojo-tiled", MOJO, 30, FP32, _ALWAYS,
+        "Mojo, strict FP32: 64×64 tiles in shared memory, 4×4 per thread as SIMD vectors, 16-byte loads",
+        "kernels/mojo/tiled.md", ("kernels/mojo/tiled.mojo",),
+        LanguageRung(MOJO, "kernels/mojo/tiled.mojo"), chapter=LANGUAGES, step=2,
+    ),
+    Implementation(
+        "tilelang-gemm", TILELANG, 31, TF32, _SM80,
+        "TileLang: T.copy, T.Pipelined and T.gemm on 128×128 tiles; on float32 that is TF32 tensor cores",
+        "kernels/tilelang/gemm.md", ("kernels/tilelang/gemm.py",),
+        LanguageRung(TILELANG, "kernels/tilelang/gemm.py"), chapter=LANGUAGES, step=3,
     ),
 )
 

@@ -19,18 +19,19 @@ from .common import app, console, side
 @app.command("export")
 @guarded
 def export_cmd(
-    name: Annotated[str, typer.Argument(help="a CUDA rung's name or step (3.2), or an old rung number "
-                                             "for every implementation that had it (see gemmlab list)",
+    name: Annotated[str, typer.Argument(help="a CUDA, CuTe DSL or Mojo rung's name or step (3.2), or an old rung "
+                                             "number for every implementation that had it (see gemmlab list)",
                                         metavar="NAME|STEP")],
     output: Annotated[Path | None, typer.Option("-o", "--output", metavar="FILE",
-                                                help="where to write it (default: NAME.cu here)")] = None,
+                                                help="where to write it (default: NAME.cu here; NAME.py, NAME.mojo)")] = None,
     force: Annotated[bool, typer.Option(help="overwrite an existing file")] = False,
     nvcc_flags: Annotated[str | None, typer.Option(
         "--nvcc-flags", metavar="FLAGS",
         help='also build the file as a grader would, with these nvcc flags ("-arch=sm_80"; "" for '
              "nvcc's own defaults), and say which launches that build holds")] = None,
 ) -> None:
-    """Write a CUDA rung as one self-contained LeetGPU .cu: its kernels and solve()'s dispatch.
+    """Write a CUDA rung as one self-contained LeetGPU .cu: its kernels and solve()'s dispatch; a CuTe
+    DSL or Mojo rung as its own source, already one LeetGPU file.
 
     Exit 0 written (and built, with --nvcc-flags); 1 written but nvcc failed; 2 usage error;
     3 --nvcc-flags without nvcc or cuobjdump here.
@@ -42,10 +43,16 @@ def export_cmd(
     if output and len(impls) > 1:
         raise UsageError(f"rung {name} has {len(impls)} implementations ({', '.join(i.name for i in impls)}): "
                          "-o names one file; leave it out to write NAME.cu for each")
-    paths = [output or Path(f"{impl.name}.cu") for impl in impls]
+    from ..export.document import SOURCE_FORMATS, suffix
+    from ..langs import TOOLCHAINS
+
+    paths = [output or Path(f"{impl.name}{suffix(impl)}") for impl in impls]
     for path in paths:
         usage.new_file(path, force)
     flags = usage.nvcc_flags(nvcc_flags) if nvcc_flags is not None else None
+    if flags is not None and any(impl.family in SOURCE_FORMATS for impl in impls):
+        raise UsageError("--nvcc-flags builds an exported .cu; the CuTe DSL and Mojo rungs export their own "
+                         "source (gemmlab judge builds it)")
     if flags is not None:
         try:
             tools.find("nvcc"), tools.find("cuobjdump")
@@ -63,8 +70,9 @@ def export_cmd(
         except OSError as exc:
             raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
         gate = f" --precision {impl.precision}" if impl.precision != "fp32" else ""
-        console.print(escape(f"wrote {path} ({impl.name}, {len(plan(impl).launches)} launches); "
-                             f"judge it with: gemmlab judge {path}{gate}"))
+        what = f"LeetGPU's {TOOLCHAINS[impl.family].title} format" if impl.family in SOURCE_FORMATS \
+            else f"{len(plan(impl).launches)} launches"
+        console.print(escape(f"wrote {path} ({impl.name}, {what}); judge it with: gemmlab judge {path}{gate}"))
     if flags is not None:
         for impl, path in zip(impls, paths, strict=True):
             _export_build(impl, path, flags)

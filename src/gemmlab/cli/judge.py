@@ -18,9 +18,9 @@ from .common import AsJson, Seed, _ui, app, console
 
 @app.command("judge")
 def judge_cmd(
-    file: Annotated[Path, typer.Argument(help="a .cu or .py solution in LeetGPU's format", metavar="FILE")],
-    framework: Annotated[str | None, typer.Option("--framework", metavar="FRAMEWORK",
-        help="cuda, torch, triton or jax (default: .cu is cuda; else what the module imports)")] = None,
+    file: Annotated[Path, typer.Argument(help="a .cu, .mojo or .py solution in LeetGPU's format", metavar="FILE")],
+    framework: Annotated[str | None, typer.Option("--framework", metavar="FRAMEWORK", help="cuda, torch, triton, "
+        "jax, cute, mojo or tilelang (default: by .cu or .mojo; else what the module imports)")] = None,
     precision: Annotated[str, typer.Option("--precision", metavar="PRECISION",
         help="the gate to hold it to: fp32, fp32x3 or tf32")] = "fp32",
     seed: Seed = None,
@@ -113,18 +113,21 @@ def _verdict(v, file: Path, precision: str, sanitize: str | None, verbose: bool,
 
 
 TEMPLATES = {"cuda": "solution.cu", "torch": "solution_torch.py", "triton": "solution_triton.py",
-             "jax": "solution_jax.py"}
+             "jax": "solution_jax.py", "cute": "solution_cute.py", "mojo": "solution.mojo",
+             "tilelang": "solution_tilelang.py"}
 
 
 @app.command()
 @guarded
 def new(
-    framework: Annotated[str, typer.Option("--framework", metavar="FRAMEWORK", help="cuda, torch, triton or jax")] = "cuda",
+    framework: Annotated[str, typer.Option("--framework", metavar="FRAMEWORK",
+        help="cuda, torch, triton, jax, cute, mojo or tilelang")] = "cuda",
     path: Annotated[Path | None, typer.Argument(help="where to write it (default: the template's name)",
                                                 metavar="PATH")] = None,
     force: Annotated[bool, typer.Option(help="overwrite an existing file")] = False,
 ) -> None:
-    """Write a starter solution in LeetGPU's format (it judges, and fails, as it is)."""
+    """Write a starter solution in LeetGPU's format: cuda, torch, triton and jax leave the product to
+    you (they judge, and fail, as they are); cute, mojo and tilelang are simple and correct."""
     from importlib.resources import files
 
     if framework not in TEMPLATES:

@@ -25,6 +25,16 @@ HOST_PLANS = {hopper.TmaOperands: tma.body, hopper.SwappedOperands: tma.swapped_
               TransposedA: transposed.body, SplitGrid: splitgrid.body}
 
 
+#: Families whose rung source already is one file in a format LeetGPU accepts, and its suffix:
+#: exporting one writes that file as it is.
+SOURCE_FORMATS = {registry.Family.CUTE: ".py", registry.Family.MOJO: ".mojo"}
+
+
+def suffix(impl: registry.Implementation) -> str:
+    """The exported file's suffix: .cu, or the rung's own format's."""
+    return SOURCE_FORMATS.get(impl.family, ".cu")
+
+
 class ExportError(ValueError):
     """A rung that cannot be exported; the message is one line for the user."""
 
@@ -36,9 +46,16 @@ def supported_kinds() -> str:
 
 def exportable(impl: registry.Implementation) -> None:
     """Raise ExportError unless every launch of `impl` is of a kind the exporter can write."""
+    if impl.family in SOURCE_FORMATS:
+        return
     if impl.family is not registry.Family.CUDA:
-        cuda = ", ".join(i.name for i in registry.IMPLEMENTATIONS if i.family is registry.Family.CUDA)
-        raise ExportError(f"{impl.name} is a {impl.family} rung; only CUDA rungs export ({cuda})")
+        names = ", ".join(i.name for i in registry.IMPLEMENTATIONS
+                          if i.family is registry.Family.CUDA or i.family in SOURCE_FORMATS)
+        from ..langs import TOOLCHAINS
+
+        title = TOOLCHAINS[impl.family].title if impl.family in TOOLCHAINS else str(impl.family)
+        raise ExportError(f"{impl.name} is a {title} rung; only CUDA, CuTe DSL and Mojo rungs export ({names}): "
+                          f"they are LeetGPU's formats gemmlab writes")
     for launch in impl.launches:
         if launch.host is not None and type(launch.host) not in HOST_PLANS:
             raise ExportError(f"{impl.name}: launch {launch.kernel.label} has a host of kind "
@@ -179,8 +196,11 @@ def _launch_body(launch: Launch, variants: Variants) -> list[str]:
 
 
 def export_text(impl: registry.Implementation, filename: str | None = None) -> str:
-    """The whole ``.cu`` of one CUDA rung; ExportError if it is not one the exporter can write."""
+    """The whole ``.cu`` of one CUDA rung, or a CuTe DSL or Mojo rung's own LeetGPU file;
+    ExportError if it is not one the exporter can write."""
     exportable(impl)
+    if impl.family in SOURCE_FORMATS:
+        return (registry.PACKAGE_DIR / impl.sources[0]).read_text()
     p = plan(impl)
     try:
         variants = _collect(p.launches)

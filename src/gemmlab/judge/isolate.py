@@ -32,15 +32,17 @@ from . import procs
 from .arena import capacity
 from .cases import GROUPS, Case, fresh_seed, standard_cases
 from .hygiene import ClockRecord, impossible, l2_note
-from .limits import SANITIZER_FACTOR, Limits
+from .limits import LOAD_EXTRA_S, SANITIZER_FACTOR, Limits
 from .remote import CannotShare, RemoteSolve
 from .runner import CaseResult
 from .timing import TimedRun, add_baseline, baseline_name, in_process_baseline, timed_run
 from .tracebacks import last_line
 from .userfile import (
     FRAMEWORKS,
+    SUFFIXES,
     SolutionError,
     build_cuda,
+    build_mojo,
     detect_framework,
     detected_framework,
     framework_missing,
@@ -115,15 +117,18 @@ def check_usage(path: Path, framework: str | None, precision: str, groups: list[
     if not path.exists():
         raise UsageError(f"no such file: {path}")
     if not path.is_file():
-        raise UsageError(f"{path} is not a file (give a .cu or .py solution)")
+        raise UsageError(f"{path} is not a file (give a .cu, .mojo or .py solution)")
     if framework is not None and framework not in FRAMEWORKS:
         raise UsageError(f"unknown framework {framework!r}; known: {', '.join(FRAMEWORKS)}")
-    if framework is None and path.suffix not in (".cu", ".py"):
-        raise UsageError(f"cannot tell the format of {path.name}: name it .cu or .py, or pass --framework")
+    if framework is None and path.suffix not in (".cu", ".py", ".mojo"):
+        raise UsageError(f"cannot tell the format of {path.name}: name it .cu, .mojo or .py, or pass --framework")
     label = framework or detected_framework(path) or "unknown"
     framework = framework or detect_framework(path)
-    if (framework == "cuda") != (path.suffix == ".cu"):
-        raise UsageError(f"--framework {framework} does not fit {path.name}: CUDA solutions are .cu files")
+    for own, suffix in SUFFIXES.items():
+        if (framework == own) != (path.suffix == suffix):
+            title = {"cuda": "CUDA", "mojo": "Mojo"}[own]
+            raise UsageError(f"--framework {framework} does not fit {path.name}: {title} solutions are "
+                             f"{suffix} files")
     if precision not in {p.value for p in Precision}:
         raise UsageError(f"unknown precision {precision!r}; known: {', '.join(p.value for p in Precision)}")
     unknown = [g for g in groups or [] if g not in GROUPS]
@@ -152,6 +157,11 @@ def _build(path: Path, request: Request, verdict: Verdict) -> str | None:
     if missing:
         verdict.cannot_run = missing
         return None
+    if request.framework == "mojo":
+        return _build_mojo(path, verdict)
+    if request.framework in ("cute", "tilelang") and not runtime.has_gpu():
+        _check_without_gpu(path, request.framework, verdict)
+        return None
     if request.framework != "cuda":
         return None
     from ..cuda.compiler import HOPPER_ARCH, cache_root, device_arch
@@ -177,6 +187,38 @@ def _build(path: Path, request: Request, verdict: Verdict) -> str | None:
         verdict.cannot_run = f"{path.name} compiles ({verdict.build}), but there is no CUDA GPU here to run it on"
         return None
     return str(lib)
+
+
+def _build_mojo(path: Path, verdict: Verdict) -> str | None:
+    """`mojo build` of a .mojo into a library (without a GPU, for sm_90a: a compile error is still
+    a verdict with the compiler's log); sets `failure` or `cannot_run` where there is none to run."""
+    from ..cuda.compiler import HOPPER_ARCH, device_arch
+
+    gpu = runtime.has_gpu()
+    arch = device_arch() if gpu else HOPPER_ARCH
+    verdict.build = f"mojo build --emit shared-lib --target-accelerator {arch}"
+    try:
+        lib = build_mojo(path, arch)
+    except SolutionError as exc:
+        verdict.failure = str(exc)
+        return None
+    if not gpu:
+        verdict.cannot_run = f"{path.name} builds ({verdict.build}), but there is no CUDA GPU here to run it on"
+        return None
+    return str(lib)
+
+
+def _check_without_gpu(path: Path, framework: str, verdict: Verdict) -> None:
+    """A CuTe DSL or TileLang file on a machine without a GPU: what can be checked here is checked
+    in a process of its own (the solution's code never runs in this one), then `cannot_run`."""
+    from .langcheck import check_file
+
+    ok, message = check_file(path, framework)
+    if not ok:
+        verdict.failure = message
+        return
+    verdict.build = message
+    verdict.cannot_run = f"{path.name}: {message}, but there is no CUDA GPU here to run it on"
 
 
 def _cases(seed: int, perf: bool, groups: list[str] | None) -> list[tuple[Case, int]]:
@@ -323,7 +365,8 @@ def judge_file(
     device = runtime.default_device()
     shape = tuple(time_shape) if time_shape else (problem.PERF_SHAPE if device.type == "cuda" else CPU_TIME_SHAPE)
     extra = {k: v for k, v in (("processes", process_limit), ("file_bytes", file_limit)) if v is not None}
-    limits = Limits(device.type, timeout, memory_limit, slow=SANITIZER_FACTOR if wrapper else 1.0, **extra)
+    limits = Limits(device.type, timeout, memory_limit, slow=SANITIZER_FACTOR if wrapper else 1.0,
+                    load_extra_s=LOAD_EXTRA_S.get(plan.request.framework, 0.0), **extra)
     was_reaper = procs.set_subreaper(True)
     try:
         _judge(plan, device, _cases(plan.verdict.seed, perf, groups), shape, limits, warmup, iters,

@@ -21,6 +21,9 @@ FIRST_CALL_EXTRA_S = {"cpu": 5.0, "cuda": 30.0}
 FLOOR_FLOP_PER_S = {"cpu": 2e6, "cuda": 5e10}
 #: Starting the child and importing the solution (torch, Triton, JAX, the .so).
 LOAD_S = 60.0
+#: More for the frameworks that compile while the solution loads: CuTe DSL's `cute.compile`,
+#: TileLang's first call (nvcc on its generated CUDA).
+LOAD_EXTRA_S = {"cute": 60.0, "tilelang": 180.0}
 #: Leaving after the verdict, before the tree is killed.
 EXIT_GRACE_S = 2.0
 #: compute-sanitizer slows kernels by one or two orders of magnitude.
@@ -42,6 +45,7 @@ class Limits:
     slow: float = 1.0  # a wrapper's slow-down factor
     processes: int = PROCESS_LIMIT
     file_bytes: int = FILE_LIMIT_BYTES
+    load_extra_s: float = 0.0  # the framework's compile while loading (LOAD_EXTRA_S)
 
     def call_s(self, shape: tuple[int, int, int], first: bool) -> float:
         if self.timeout is not None:
@@ -52,7 +56,7 @@ class Limits:
         return s * self.slow
 
     def load_s(self) -> float:
-        return max(LOAD_S * self.slow, self.timeout or 0.0)
+        return max((LOAD_S + self.load_extra_s) * self.slow, self.timeout or 0.0)
 
     def exit_s(self) -> float:
         return EXIT_GRACE_S * self.slow

@@ -6,6 +6,12 @@
   with ctypes.
 * PyTorch and Triton: a ``.py`` with ``solve(a, b, c, M, N, K)`` on tensors.
 * JAX: a ``.py`` with ``solve(A, B, M, N, K)`` that returns C.
+* CuTe DSL: a ``.py`` that imports ``cutlass``, whose ``solve`` is ``@cute.jit`` on
+  `cute.Tensor`s; compiled once while it loads (`gemmlab.langs.cute`).
+* Mojo: a ``.mojo`` with ``@export def solve(A: UnsafePointer[Float32], …, M: Int32, …)`` on
+  device pointers; built by ``mojo build`` into a shared library (`gemmlab.langs.mojo`).
+* TileLang: a ``.py`` that imports ``tilelang``, with ``solve`` on tensors; called once while it
+  loads, so that its JIT compile is done before any judged call (`gemmlab.langs.tilelang`).
 """
 
 from __future__ import annotations
@@ -19,7 +25,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-FRAMEWORKS = ("cuda", "torch", "triton", "jax")
+FRAMEWORKS = ("cuda", "torch", "triton", "jax", "cute", "mojo", "tilelang")
+#: The file name each framework's solutions must have (the others are .py).
+SUFFIXES = {"cuda": ".cu", "mojo": ".mojo"}
+#: What a module imports → the framework it is written for, first match wins: JAX's solve
+#: differs; CuTe DSL and TileLang files import torch too, and Triton files torch.
+IMPORT_ORDER = (("jax", "jax"), ("cutlass", "cute"), ("tilelang", "tilelang"), ("triton", "triton"),
+                ("torch", "torch"))
 
 
 class SolutionError(RuntimeError):
@@ -58,13 +70,14 @@ def _import_lines(source: bytes) -> set[str]:
 
 
 def detected_framework(path: Path) -> str | None:
-    """What the file is written for: cuda for a .cu; else jax, triton or torch as the module imports
-    them (jax first: its solve differs, then triton, which also imports torch); None if none of them."""
+    """What the file is written for: cuda for a .cu, mojo for a .mojo; else what the module really
+    imports, in `IMPORT_ORDER` (cutlass: CuTe DSL); None if none of them."""
     path = Path(path)
-    if path.suffix == ".cu":
-        return "cuda"
+    for framework, suffix in SUFFIXES.items():
+        if path.suffix == suffix:
+            return framework
     names = imported_modules(path)
-    return next((fw for fw in ("jax", "triton", "torch") if fw in names), None)
+    return next((fw for module, fw in IMPORT_ORDER if module in names), None)
 
 
 def detect_framework(path: Path) -> str:
@@ -74,6 +87,10 @@ def detect_framework(path: Path) -> str:
 
 def framework_missing(framework: str) -> str | None:
     """Why a framework cannot run here (it is not installed), or None."""
+    from ..langs import TOOLCHAINS
+
+    if framework in TOOLCHAINS:
+        return TOOLCHAINS[framework].missing()
     module = {"torch": "torch", "triton": "triton", "jax": "jax"}.get(framework)
     if module is None:
         return None
@@ -159,7 +176,7 @@ def load_library(lib_path: str | Path):
         fn = lib.solve
     except AttributeError:
         raise SolutionError(f'{Path(lib_path).name} has no extern "C" solve(...)') from None
-    fn.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int] * 3
+    fn.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int32] * 3  # int in C, Int32 in Mojo
     fn.restype = None
 
     def solve(a, b, c, m, n, k):
@@ -185,6 +202,20 @@ def load_python(path: Path, framework: str):
     fn = getattr(module, "solve", None)
     if not callable(fn):
         raise SolutionError(f"{path.name} defines no solve function")
+    if framework == "cute":
+        from .. import runtime
+        from ..langs import cute
+
+        try:
+            return cute.adapt(fn, runtime.default_device())
+        except cute.CuteError as exc:
+            raise SolutionError(f"{path.name}: {exc}") from exc.__cause__
+    if framework == "tilelang":
+        from .. import runtime
+        from ..langs import tilelang
+
+        tilelang.prime(fn, runtime.default_device())
+        return fn
     if framework != "jax":
         return fn
 
@@ -237,4 +268,23 @@ def _load(path: Path, framework: str | None, arch: str | None, build_dir: Path |
 
             arch = device_arch()
         return framework, load_cuda(path, arch, out)
+    if framework == "mojo":
+        return framework, load_library(build_mojo(path, arch))
     return framework, load_python(path, framework)
+
+
+def build_mojo(path: Path, arch: str | None = None, out_dir: Path | None = None) -> Path:
+    """`mojo build` → a shared library for `arch` (the GPU's; sm_90a where there is none);
+    SolutionError with the compiler's log, or saying where Mojo is missing."""
+    from .. import runtime
+    from ..cuda.compiler import HOPPER_ARCH, cache_root, device_arch
+    from ..langs import TOOLCHAINS, mojo
+
+    missing = TOOLCHAINS["mojo"].missing()
+    if missing:
+        raise SolutionError(missing)
+    arch = arch or (device_arch() if runtime.has_gpu() else HOPPER_ARCH)
+    try:
+        return mojo.build(path, arch, out_dir or cache_root() / "user")
+    except mojo.MojoError as exc:
+        raise SolutionError(str(exc)) from None

@@ -52,11 +52,18 @@ def tables(impls: Iterable[registry.Implementation]) -> list[Table]:
     return out
 
 
-def footer() -> list[str]:
-    """The lines under the table: the tune record, the aliases, where to read more."""
+def footer(impls: Iterable[registry.Implementation] = ()) -> list[str]:
+    """The lines under the table: the tune record, the aliases, the optional toolchains the listed
+    rungs need and this machine lacks, where to read more."""
+    from ..langs import TOOLCHAINS
+
     lines = [f"{tuned_default.NAME}: dispatches by {tuned_default.plan()[1]}"]
     for alias in registry.ALIASES:
         lines.append(f"{alias} = {registry.resolve(alias)} on this machine")
+    for family in registry.LANGUAGE_FAMILIES:
+        names = [i.name for i in impls if i.family is family]
+        if names and TOOLCHAINS[family].missing():
+            lines.append(f"{', '.join(names)}: needs {TOOLCHAINS[family].extra}, not installed here")
     lines.append("gemmlab explain NAME|STEP: its idea, sources and launches; --json: every field")
     return lines
 
@@ -64,8 +71,9 @@ def footer() -> list[str]:
 def lines(impls: Iterable[registry.Implementation]) -> list:
     """What `gemmlab list` prints, in order: the title, a table per chapter, then each footer
     line as plain text."""
+    impls = list(impls)
     return [Text("gemmlab implementations, chapter by chapter", style="bold"), *tables(impls),
-            *(Text(line) for line in footer())]
+            *(Text(line) for line in footer(impls))]
 
 
 #: The tag of README's generated reading order (`gemmlab list --readme README.md` writes it).
