@@ -212,7 +212,7 @@ def test_sweep_times_the_shapes_given(monkeypatch, workdir):
     monkeypatch.setattr(runtime, "has_gpu", lambda: True)
     seen = {}
 
-    def fake_sweep(chosen, iters, shapes, progress):
+    def fake_sweep(chosen, iters, shapes, progress, energy=None):
         seen.update(names=chosen, shapes=shapes)
         raise SystemExit(0)
 
