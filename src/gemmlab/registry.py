@@ -565,7 +565,7 @@ IMPLEMENTATIONS += (
         _md("tensor_dispatch"), tuple(dict.fromkeys((
             *next(i for i in IMPLEMENTATIONS if i.name == "wgmma-swap").sources, *_SPLIT_SOURCES))),
         launches=RUNGS["tf32"],
-        chapter=TF32_CORES, step=7,
+        chapter=TF32_CORES, step=7, variant_of="wgmma-swap",
     ),
     Implementation(
         "3xtf32", CUDA, 28, FP32X3, _SM80,
@@ -574,7 +574,7 @@ IMPLEMENTATIONS += (
             *next(i for i in IMPLEMENTATIONS if i.name == "wgmma-3xtf32").sources,
             *next(i for i in IMPLEMENTATIONS if i.name == "small").sources))),
         launches=RUNGS["3xtf32"],
-        chapter=FP32_CORES, step=4,
+        chapter=FP32_CORES, step=4, variant_of="wgmma-3xtf32",
     ),
     # Other languages LeetGPU accepts (CuTe DSL, Mojo) or is asked for (TileLang): each rung's
     # source is one file in that format. Optional: without the toolchain they say which extra.
