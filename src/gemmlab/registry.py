@@ -535,9 +535,16 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
 
 
 
+def _sources_of(*names: str) -> tuple[str, ...]:
+    """The sources of the named implementations registered so far, each once, in order: what a
+    rung that runs their launches builds."""
+    by_name = {i.name: i for i in IMPLEMENTATIONS}
+    return tuple(dict.fromkeys(s for name in names for s in by_name[name].sources))
+
+
 def _default_sources() -> tuple[str, ...]:
     """The sources of every rung whose launches `default` runs here."""
-    return tuple(dict.fromkeys(s for r in tuned_default.rungs() for s in REGISTRY[r].sources))
+    return _sources_of(*tuned_default.rungs())
 
 
 # `default`: per shape class, the winner of the GPU's tune record, after every rung (gemmlab.tune.default).
@@ -551,28 +558,28 @@ IMPLEMENTATIONS += (Implementation(
 ),)
 
 # After `default`, whose rung number the records hold: tensor cores at every shape.
-_SPLIT_SOURCES = ("kernels/cuda/19_mma_split.cu", "kernels/cuda/splitk.cuh")
 IMPLEMENTATIONS += (
     Implementation(
         "mma-split", CUDA, 26, TF32, _SM80,
         "TF32 for little work or few tiles: mma.sync on 64×64 tiles, no pre-pass, split-K in a tree",
-        _md("19_mma_split"), _SPLIT_SOURCES, launches=RUNGS["mma-split"],
+        _md("19_mma_split"), ("kernels/cuda/19_mma_split.cu", "kernels/cuda/splitk.cuh"),
+        launches=RUNGS["mma-split"],
         chapter=TF32_CORES, step=6,
     ),
+)
+# The dispatchers build what the rungs they dispatch to build.
+IMPLEMENTATIONS += (
     Implementation(
         "tf32", CUDA, 27, TF32, _SM80,
         "TF32 at every shape: wgmma-swap where the output fills the GPU, mma-split below it",
-        _md("tensor_dispatch"), tuple(dict.fromkeys((
-            *next(i for i in IMPLEMENTATIONS if i.name == "wgmma-swap").sources, *_SPLIT_SOURCES))),
+        _md("tensor_dispatch"), _sources_of("wgmma-swap", "mma-split"),
         launches=RUNGS["tf32"],
         chapter=TF32_CORES, step=7, variant_of="wgmma-swap",
     ),
     Implementation(
         "3xtf32", CUDA, 28, FP32X3, _SM80,
         "FP32-accurate at every shape: wgmma-3xtf32 where the output fills the GPU, strict-FP32 small below it",
-        _md("tensor_dispatch"), tuple(dict.fromkeys((
-            *next(i for i in IMPLEMENTATIONS if i.name == "wgmma-3xtf32").sources,
-            *next(i for i in IMPLEMENTATIONS if i.name == "small").sources))),
+        _md("tensor_dispatch"), _sources_of("wgmma-3xtf32", "small"),
         launches=RUNGS["3xtf32"],
         chapter=FP32_CORES, step=4, variant_of="wgmma-3xtf32",
     ),
