@@ -194,6 +194,27 @@ def small_launch(vec: int, bm: int = 32, bn: int = 64, bk: int = 16, stages: int
                   name="vec4" if vec == 4 else "any", **_small_derive(defines))
 
 
+def _mid_derive(d) -> dict:
+    """8×8 outputs per thread of a BM×BN tile in STAGES shared stages (rows padded by 4 floats);
+    VEC 4 needs SMALL_VEC4, VEC 1 any shape. cp.async: sm_80's."""
+    return {"block": ((d["BM"] // 8) * (d["BN"] // 8), 1), "tile": (d["BM"], d["BN"]), "step": d["BK"],
+            "when": SMALL_VEC4 if d["VEC"] == 4 else None, "buffers": d["STAGES"], "pad": 4,
+            "needs": Needs.SM80}
+
+
+#: Accumulators per thread of the `mid` kernel (8×8): what a split part saves.
+MID_ACCUMULATORS = 64
+
+
+def mid_launch(vec: int, bm: int = 64, bn: int = 64, bk: int = 16, stages: int = 4, psum: int = 1,
+               min_blocks: int = 4) -> Launch:
+    """The `mid` kernel (20_mid.cu): 8×8 outputs a thread, A and B in place, split-K over grid z
+    (cuda/splitgrid.py); VEC 4 "vec4", VEC 1 "any"."""
+    defines = {"BM": bm, "BN": bn, "BK": bk, "STAGES": stages, "PSUM": psum, "VEC": vec, "MIN_BLOCKS": min_blocks}
+    return Launch("20_mid.cu", "mid", defines=defines, host=SplitGrid(accumulators=MID_ACCUMULATORS),
+                  derive=_mid_derive, name="vec4" if vec == 4 else "any", **_mid_derive(defines))
+
+
 def _mma_split_derive(d) -> dict:
     """Four warps on a 64×64 tile in STAGES shared stages (A's rows padded by 4 floats, B's by 8:
     conflict-free fragment reads); VEC 4 needs SMALL_VEC4, VEC 1 any shape. mma.sync: sm_80's."""
@@ -270,6 +291,7 @@ RUNGS: dict[str, tuple[Launch, ...]] = {
             bigtile_launch(pad_b=True, bk=16, stages=3, split=True, fetch_ba=True, tma=True)),
     "small": (small_launch(4), small_launch(1)),
     "mma-split": (mma_split_launch(4), mma_split_launch(1)),
+    "mid": (mid_launch(4), mid_launch(1)),
 }
 # The dispatchers: the Hopper kernel where the output fills the GPU, a small-tile split-K kernel
 # below it (and at every shape on a GPU before Hopper, where the Hopper launches do not run).

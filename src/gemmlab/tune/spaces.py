@@ -113,6 +113,19 @@ def _small_valid(knobs: Mapping[str, int]) -> bool:
     return whole and launch.static_smem <= STATIC_SMEM
 
 
+def _mid(name: str, knobs: Mapping[str, int]) -> Launch:
+    return builders.mid_launch(4 if name == "vec4" else 1, knobs["BM"], knobs["BN"], knobs["BK"],
+                               knobs["STAGES"], knobs["PSUM"], knobs["MIN_BLOCKS"])
+
+
+def _mid_valid(knobs: Mapping[str, int]) -> bool:
+    """Every thread copies whole float4s of both tiles each step (20_mid.cu's static_assert), the
+    stages fit static shared memory's 48 KB, and MIN_BLOCKS blocks fit an SM's 2048 threads."""
+    launch = _mid("vec4", knobs)
+    whole = all(x % (4 * launch.threads) == 0 for x in (knobs["BM"] * knobs["BK"], knobs["BK"] * knobs["BN"]))
+    return whole and launch.static_smem <= STATIC_SMEM and launch.threads * knobs["MIN_BLOCKS"] <= 2048
+
+
 #: What a kernel may declare of static shared memory (more needs dynamic shared memory).
 STATIC_SMEM = 48 * 1024
 
@@ -143,6 +156,11 @@ SPACES: dict[str, Space] = {
     "small": Space("small", (("BM", (32, 64)), ("BN", (64,)), ("BK", (16, 32)), ("STAGES", (4, 6)),
                              ("CHAINS", (2, 4)), ("MIN_BLOCKS", (3, 2))),
                    _small, ("vec4", "any"), _small_valid),
+    # mid: vec4 16-byte copies, any 4-byte copies (any shape); tile, step, stages, per-step
+    # partial sums and the blocks per SM the split policy counts on (20_mid.md).
+    "mid": Space("mid", (("BM", (64, 128)), ("BN", (64, 32, 128)), ("BK", (16, 32)), ("STAGES", (4, 3)),
+                         ("PSUM", (1, 0)), ("MIN_BLOCKS", (4, 2))),
+                 _mid, ("vec4", "any"), _mid_valid),
     # tma: splitk's space, around the tma rung's own launches (BK 16, 3 stages, FETCH_BA, TMA_COPY):
     # calibration (tune/calibrate.py) names that rung's launch where a random sweep found it fastest.
     "tma": Space("tma", (("BK", (16, 32)), ("STAGES", (3, 4, 2)), ("FETCH_BA", (1, 0)), ("TMA_COPY", (1,))),
