@@ -1,5 +1,6 @@
-"""Knob variants of the `mid` rung against `small`, `default` and cuBLAS FP32, at the shapes where
-`default` runs `small` today: the micro and tiny shapes of random draws (bench/randomshapes.py).
+"""Knob variants of the split-K rungs (`mid`, `splitk`, `tma`, `small`) against `default` and cuBLAS
+FP32, at random shapes (bench/randomshapes.py) whose work M·N·K lies in a band: by default the micro
+and tiny shapes, where `default` runs `small`.
 
 Each shape is timed as `gemmlab sweep` times it (bench.run.measure: cuBLAS interleaved, GPU time,
 50 calls below 2048³, each result checked against the float64 product), and one JSON line per
@@ -7,8 +8,9 @@ shape goes to stdout's file; the summary at the end gives each variant's geometr
 cuBLAS FP32 and to the fastest of the others, over the shapes.
 
 Usage (repository root, on a GPU):
-  python experiments/mid/variants.py OUT.jsonl SEED[,SEED...] '{"PSUM": 0}' '{"BM": 128, ...}' ...
-A variant changes the knobs of both of mid's launches; the rung's own knobs are always timed.
+  python experiments/mid/variants.py OUT.jsonl SEED[,SEED...] [LO:HI] 'RUNG:{"KNOB": value, ...}' ...
+A variant changes the knobs of every launch of RUNG ('RUNG:{}' is the rung as it is); LO:HI bounds the
+work M·N·K (default 0:2.2e9). `default`, `small` and cuBLAS are always timed.
 """
 import dataclasses
 import json
@@ -25,15 +27,20 @@ from gemmlab.tune.classes import MICRO_WORK_PER_SM
 SMS_WORTH = 132 * 4
 
 runtime.configure()
-out_path, seeds = sys.argv[1], [int(s) for s in sys.argv[2].split(",")]
-base = registry.get("mid")
-impls = [registry.get("default"), registry.get("small"), base]
-for text in sys.argv[3:]:
-    knobs = json.loads(text)
-    launches = tuple(x.with_defines(knobs) for x in base.launches)
-    impls.append(dataclasses.replace(base, name="mid" + text.replace(" ", ""), launches=launches))
+out_path, seeds, args = sys.argv[1], [int(s) for s in sys.argv[2].split(",")], sys.argv[3:]
+lo, hi = 0.0, float(MICRO_WORK_PER_SM * SMS_WORTH)
+if args and ":" in args[0] and not args[0].split(":")[0].isalpha():
+    lo, hi = (float(x) for x in args.pop(0).split(":"))
+impls = [registry.get("default"), registry.get("small")]
+for arg in args:
+    rung, text = arg.split(":", 1)
+    base, knobs = registry.get(rung), json.loads(text)
+    launches = tuple(x.with_defines(knobs) for x in base.launches if x.derive) + tuple(
+        x for x in base.launches if not x.derive)  # a fallback without knobs stays as it is
+    name = rung if not knobs else rung + json.dumps(knobs, separators=(",", ":"))
+    impls.append(dataclasses.replace(base, name=name, launches=launches))
 shapes = [(f"{kind} {m}×{n}×{k} (seed {seed})", (m, n, k)) for seed in seeds
-          for kind, (m, n, k) in randomshapes.draw(64, seed) if m * n * k <= MICRO_WORK_PER_SM * SMS_WORTH]
+          for kind, (m, n, k) in randomshapes.draw(64, seed) if lo <= m * n * k <= hi]
 ratios: dict[str, list[float]] = {i.name: [] for i in impls}
 best_of: dict[str, list[float]] = {i.name: [] for i in impls}
 with open(out_path, "w") as out:
@@ -53,7 +60,7 @@ with open(out_path, "w") as out:
                 continue
             ratios[impl.name].append(cublas / r["median_ms"])
             best_of[impl.name].append(fastest / r["median_ms"])
-            line.append(f"{impl.name[:24]} {cublas / r['median_ms']:.2f}")
+            line.append(f"{impl.name[:40]} {cublas / r['median_ms']:.2f}")
         print(" | ".join(line), flush=True)
 
 
