@@ -325,3 +325,39 @@ def test_needs_by_feature_sm90a_on_that_gpu_alone_the_others_floors():
     assert registry.get("tma").needs is S90 and registry.get("tma").launches[0].all_needs is S90
     # A launch needs what its pre-passes need too: the TF32 transpose is sm_80's.
     assert registry.get("wgmma-tma").launches[0].kernels()[1].needs is S80
+
+
+def test_a_plain_prepared_launch_is_one_ctypes_call_with_the_configs_numbers(monkeypatch):
+    # cuda.bindings' cuLaunchKernelEx cost 7–9 µs of host time a launch on the H200's host
+    # (experiments/host-overhead); a launch without a cluster goes through libcuda's cuLaunchKernel
+    # by ctypes, with the numbers the driver config holds, and its parameter array.
+    from cuda.bindings import driver as cu
+
+    from gemmlab.cuda import driver as cl
+
+    calls = []
+    monkeypatch.setattr(cl, "_launcher", lambda: lambda *a: calls.append(a) or 0)
+    pointers, keep = pack((0x1000, np.int32(7)))
+    config = cu.CUlaunchConfig()
+    kernel = type("K", (), {"name": "k", "handle": 0xABC})()
+    plain = (0xABC, 3, 2, 1, 128, 1, 1, 4096, 0x55)
+    cl.Prepared(kernel, config, pointers, keep, plain).run()
+    assert calls == [(*plain, ctypes.addressof(pointers), None)]
+    # A failing launch says which kernel and the driver's name for the error, in one line.
+    monkeypatch.setattr(cl, "_launcher", lambda: lambda *a: 1)
+    with pytest.raises(RuntimeError, match="launching k failed: CUDA_ERROR_INVALID_VALUE"):
+        cl.Prepared(kernel, config, pointers, keep, plain).run()
+
+
+def test_a_cluster_launch_keeps_cuLaunchKernelEx(monkeypatch):
+    from cuda.bindings import driver as cu
+
+    from gemmlab.cuda import driver as cl
+
+    monkeypatch.setattr(cl, "_launcher", lambda: pytest.fail("a cluster launch has no plain form"))
+    seen = []
+    monkeypatch.setattr(cu, "cuLaunchKernelEx", lambda *a: seen.append(a) or (cu.CUresult.CUDA_SUCCESS,))
+    pointers, keep = pack((0x1000,))
+    kernel = type("K", (), {"name": "k", "handle": 0xABC})()
+    cl.Prepared(kernel, cu.CUlaunchConfig(), pointers, keep, None).run()
+    assert len(seen) == 1 and seen[0][1] == 0xABC

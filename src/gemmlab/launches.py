@@ -171,6 +171,21 @@ def bigtile_launch(pad_b: bool, j_outer: int = 2, warps_m: int = 2, warps_n: int
                   defines=defines, name="b-padded" if pad_b else "b-in-place", **bigtile_derive(defines))
 
 
+#: Blocks of one warp an SM for `tma-warp`: its tiles (64×64, BK 16, 3 stages) take 24.6 KB of shared
+#: memory, so eight fit an H200 SM's 228 KB, as many warps as the 128×128 tiles' two blocks of four.
+TMA_WARP_BLOCKS = 8
+
+
+def tma_warp_launch(pad_b: bool, bk: int = 16, stages: int = 3, fetch_ba: bool = True) -> Launch:
+    """tma's kernel in blocks of one warp: a 64×64 tile (WARPS_M = WARPS_N = 1), TMA_WARP_BLOCKS an SM."""
+    return bigtile_launch(pad_b, warps_m=1, warps_n=1, bk=bk, stages=stages, min_blocks=TMA_WARP_BLOCKS, split=True,
+                          fetch_ba=fetch_ba, tma=True)
+
+
+def tma_warp_launches() -> tuple[Launch, Launch]:
+    return tma_warp_launch(pad_b=False), tma_warp_launch(pad_b=True)
+
+
 #: The `small` kernel's 16-byte path: rows of A and B whole float4s, A and B aligned (C is
 #: stored 16 bytes at a time only where its rows allow it).
 SMALL_VEC4 = Requires(n=4, k=4, align=16, operands="AB")
@@ -192,27 +207,6 @@ def small_launch(vec: int, bm: int = 32, bn: int = 64, bk: int = 16, stages: int
                "MIN_BLOCKS": min_blocks}
     return Launch("18_small.cu", "small", defines=defines, host=SplitGrid(), derive=_small_derive,
                   name="vec4" if vec == 4 else "any", **_small_derive(defines))
-
-
-def _mid_derive(d) -> dict:
-    """8×8 outputs per thread of a BM×BN tile in STAGES shared stages (rows padded by 4 floats);
-    VEC 4 needs SMALL_VEC4, VEC 1 any shape. cp.async: sm_80's."""
-    return {"block": ((d["BM"] // 8) * (d["BN"] // 8), 1), "tile": (d["BM"], d["BN"]), "step": d["BK"],
-            "when": SMALL_VEC4 if d["VEC"] == 4 else None, "buffers": d["STAGES"], "pad": 4,
-            "needs": Needs.SM80}
-
-
-#: Accumulators per thread of the `mid` kernel (8×8): what a split part saves.
-MID_ACCUMULATORS = 64
-
-
-def mid_launch(vec: int, bm: int = 64, bn: int = 64, bk: int = 16, stages: int = 4, psum: int = 1,
-               min_blocks: int = 4) -> Launch:
-    """The `mid` kernel (20_mid.cu): 8×8 outputs a thread, A and B in place, split-K over grid z
-    (cuda/splitgrid.py); VEC 4 "vec4", VEC 1 "any"."""
-    defines = {"BM": bm, "BN": bn, "BK": bk, "STAGES": stages, "PSUM": psum, "VEC": vec, "MIN_BLOCKS": min_blocks}
-    return Launch("20_mid.cu", "mid", defines=defines, host=SplitGrid(accumulators=MID_ACCUMULATORS),
-                  derive=_mid_derive, name="vec4" if vec == 4 else "any", **_mid_derive(defines))
 
 
 def _mma_split_derive(d) -> dict:
@@ -291,7 +285,7 @@ RUNGS: dict[str, tuple[Launch, ...]] = {
             bigtile_launch(pad_b=True, bk=16, stages=3, split=True, fetch_ba=True, tma=True)),
     "small": (small_launch(4), small_launch(1)),
     "mma-split": (mma_split_launch(4), mma_split_launch(1)),
-    "mid": (mid_launch(4), mid_launch(1)),
+    "tma-warp": tma_warp_launches(),
 }
 # The dispatchers: the Hopper kernel where the output fills the GPU, a small-tile split-K kernel
 # below it (and at every shape on a GPU before Hopper, where the Hopper launches do not run).

@@ -12,6 +12,10 @@ here from typed values, so an argument's width is never guessed:
 * ``np.int32`` → 4 bytes, ``np.float32`` → 4 bytes;
 * a Python ``int`` → an 8-byte device pointer (``tensor.data_ptr()``);
 * `TensorMap` → its 128 opaque bytes, 64-byte aligned.
+
+A prepared launch without a cluster is replayed through ``cuLaunchKernel`` called by ctypes:
+one foreign call, where cuda.bindings' ``cuLaunchKernelEx`` took 7–9 µs of host time a launch
+from Python on the H200's host (experiments/host-overhead), more than the kernels at 1024³.
 """
 
 from __future__ import annotations
@@ -182,17 +186,55 @@ def _config(grid: tuple[int, ...], block: tuple[int, ...], smem: int,
     return config
 
 
+@cache
+def _launcher():
+    """libcuda's ``cuLaunchKernel`` as a ctypes function, or None where the library cannot be loaded
+    (then every launch goes through cuda.bindings)."""
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return None
+    fn = lib.cuLaunchKernel
+    u32, ptr = ctypes.c_uint, ctypes.c_void_p
+    # (function, grid x y z, block x y z, dynamic shared bytes, stream, void** params, void** extra)
+    fn.argtypes = [ptr, u32, u32, u32, u32, u32, u32, u32, ptr, ptr, ptr]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+def _error_name(code: int) -> str:
+    """The CUresult's name (its enum's, which needs no driver call)."""
+    from cuda.bindings import driver
+
+    try:
+        return driver.CUresult(code).name
+    except ValueError:  # a code cuda.bindings does not know
+        return f"CUresult {code}"
+
+
 @dataclass(frozen=True)
 class Prepared:
     """One launch with everything worked out: its driver config (stream included) and its packed
-    parameters. Running it again costs one driver call; `CudaSolver` keeps these per call site."""
+    parameters. Running it again costs one driver call; `CudaSolver` keeps these per call site.
+
+    ``plain``: the ``cuLaunchKernel`` arguments before the parameters (function handle, grid,
+    block, dynamic shared bytes, stream) where the launch has no cluster, so that `run` can make
+    it by ctypes; None for a cluster launch, which needs ``cuLaunchKernelEx``'s attribute."""
 
     kernel: object
     config: object
     pointers: ctypes.Array
     keep: list  # what `pointers` points into
+    plain: tuple[int, ...] | None = None
 
     def run(self) -> None:
+        launcher = _launcher() if self.plain is not None else None
+        if launcher is not None:
+            code = launcher(*self.plain, ctypes.addressof(self.pointers), None)
+            if code:
+                raise RuntimeError(f"launching {getattr(self.kernel, 'name', 'kernel')} failed: "
+                                   f"{_error_name(code)}")
+            return
         from cuda.bindings import driver
 
         _check(driver.cuLaunchKernelEx(self.config, self.kernel.handle, ctypes.addressof(self.pointers), 0),
@@ -207,7 +249,12 @@ def prepare(kernel, grid: tuple[int, ...], block: tuple[int, ...], smem: int, *a
         _raise_smem_limit(kernel, smem, dev.device_id)
     config = _config(grid, block, smem, cluster)
     pointers, keep = pack(args)
-    return Prepared(kernel, config, pointers, keep)
+    plain = None
+    if tuple(cluster) == (1, 1, 1):
+        # The same numbers the config holds, for the ctypes path (CUkernel handles launch as CUfunctions).
+        plain = (int(kernel.handle), config.gridDimX, config.gridDimY, config.gridDimZ, config.blockDimX,
+                 config.blockDimY, config.blockDimZ, smem, int(config.hStream))
+    return Prepared(kernel, config, pointers, keep, plain)
 
 
 def launch(kernel, grid: tuple[int, ...], block: tuple[int, ...], smem: int, *args,

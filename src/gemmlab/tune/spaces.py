@@ -99,6 +99,16 @@ def _step_fits(knobs: Mapping[str, int]) -> bool:
     return knobs["STAGES"] != 2 or knobs["BK"] == 32
 
 
+def _tma_warp(name: str, knobs: Mapping[str, int]) -> Launch:
+    return builders.tma_warp_launch(name == "b-padded", knobs["BK"], knobs["STAGES"], bool(knobs["FETCH_BA"]))
+
+
+def _tma_warp_fits(knobs: Mapping[str, int]) -> bool:
+    """TMA with BK 16 or 32 (`_step_fits`), and TMA_WARP_BLOCKS blocks' stages in an SM's shared memory."""
+    return _step_fits(knobs | {"TMA_COPY": 1}) and \
+        builders.TMA_WARP_BLOCKS * (_tma_warp("b-in-place", knobs).kernel.smem + SMEM_RESERVED) <= SM90_SMEM
+
+
 def _small(name: str, knobs: Mapping[str, int]) -> Launch:
     return builders.small_launch(4 if name == "vec4" else 1, knobs["BM"], knobs["BN"], knobs["BK"],
                                  knobs["STAGES"], knobs["CHAINS"], knobs["MIN_BLOCKS"])
@@ -113,19 +123,9 @@ def _small_valid(knobs: Mapping[str, int]) -> bool:
     return whole and launch.static_smem <= STATIC_SMEM
 
 
-def _mid(name: str, knobs: Mapping[str, int]) -> Launch:
-    return builders.mid_launch(4 if name == "vec4" else 1, knobs["BM"], knobs["BN"], knobs["BK"],
-                               knobs["STAGES"], knobs["PSUM"], knobs["MIN_BLOCKS"])
-
-
-def _mid_valid(knobs: Mapping[str, int]) -> bool:
-    """Every thread copies whole float4s of both tiles each step (20_mid.cu's static_assert), the
-    stages fit static shared memory's 48 KB, and MIN_BLOCKS blocks fit an SM's 2048 threads."""
-    launch = _mid("vec4", knobs)
-    whole = all(x % (4 * launch.threads) == 0 for x in (knobs["BM"] * knobs["BK"], knobs["BK"] * knobs["BN"]))
-    return whole and launch.static_smem <= STATIC_SMEM and launch.threads * knobs["MIN_BLOCKS"] <= 2048
-
-
+#: Shared memory of an sm_90 SM, and what the system keeps of it per block (CUDA programming guide,
+#: compute capability 9.0).
+SM90_SMEM, SMEM_RESERVED = 228 * 1024, 1024
 #: What a kernel may declare of static shared memory (more needs dynamic shared memory).
 STATIC_SMEM = 48 * 1024
 
@@ -156,15 +156,14 @@ SPACES: dict[str, Space] = {
     "small": Space("small", (("BM", (32, 64)), ("BN", (64,)), ("BK", (16, 32)), ("STAGES", (4, 6)),
                              ("CHAINS", (2, 4)), ("MIN_BLOCKS", (3, 2))),
                    _small, ("vec4", "any"), _small_valid),
-    # mid: vec4 16-byte copies, any 4-byte copies (any shape); tile, step, stages, per-step
-    # partial sums and the blocks per SM the split policy counts on (20_mid.md).
-    "mid": Space("mid", (("BM", (64, 128)), ("BN", (64, 32, 128)), ("BK", (16, 32)), ("STAGES", (4, 3)),
-                         ("PSUM", (1, 0)), ("MIN_BLOCKS", (4, 2))),
-                 _mid, ("vec4", "any"), _mid_valid),
     # tma: splitk's space, around the tma rung's own launches (BK 16, 3 stages, FETCH_BA, TMA_COPY):
     # calibration (tune/calibrate.py) names that rung's launch where a random sweep found it fastest.
     "tma": Space("tma", (("BK", (16, 32)), ("STAGES", (3, 4, 2)), ("FETCH_BA", (1, 0)), ("TMA_COPY", (1,))),
                  _splitk, _BIGTILE, _step_fits, absent=_ABSENT),
+    # tma-warp: tma's kernel in blocks of one warp (64×64 tiles, eight blocks an SM): step, stages
+    # and the fragment order; the warps and the blocks an SM are what make the rung (16_bigtile_warp.md).
+    "tma-warp": Space("tma-warp", (("BK", (16, 32)), ("STAGES", (3, 2, 4)), ("FETCH_BA", (1, 0))),
+                      _tma_warp, _BIGTILE, _tma_warp_fits, absent={"FETCH_BA": 0}),
     # warptile: whole tiles, float4 bounds-checked (vec4), the same on padded copies.
     "warptile": Space("warptile", (("BK", (16, 8)), ("MIN_BLOCKS", (2, 1))), _warptile,
                       ("whole-tiles", "vec4", "padded")),
