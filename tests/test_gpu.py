@@ -165,7 +165,7 @@ def test_illegal_address_is_a_verdict_and_the_gpu_stays_usable():
     assert again.passed, (again.failure, again.log[-2000:])
 
 
-@pytest.mark.parametrize("name", ["bigtile", "splitk", "wgmma-ws", "wgmma-3xtf32", "wgmma-swap"])
+@pytest.mark.parametrize("name", ["bigtile", "splitk", "tma-warp", "wgmma-ws", "wgmma-3xtf32", "wgmma-swap"])
 def test_a_replayed_call_reads_its_operands_afresh_and_survives_a_grown_workspace(name):
     """CudaSolver replays a call with the same pointers, shape and stream from its prepared
     launches: new contents in the same tensors must give the new product, and a larger call in
@@ -207,14 +207,15 @@ def _unsplit(launch):
                                           ((256, 8192, 256), True), ((129, 8191, 131), True),
                                           ((1920, 1024, 2560), True),  # 300 tiles × 4 parts: more blocks than slots
                                           ((1, 5, 3), False), ((4096, 1024, 4096), False)], ids=str)
-def test_splitk_splits_where_tiles_are_few_deterministically(shape, split):
+@pytest.mark.parametrize("name", ["splitk", "tma-warp"])  # tma-warp: the same kernel in blocks of one warp
+def test_splitk_splits_where_tiles_are_few_deterministically(shape, split, name):
     """Few tiles, however long the reduction: each tile's reduction is split into parts summed
     in a fixed pairwise tree: right against float64, identical on a second call, every counter
     back at zero. Otherwise (tiles enough, or too short to split) it is bigtile, bit for bit."""
     from gemmlab.cuda import handoff
 
     m, n, k = shape
-    impl = registry.get("splitk")
+    impl = registry.get(name)
     a, b = uniform((m, n), 9, GPU), uniform((n, k), 10, GPU)
     c1, c2 = poison_(torch.empty(m, k, device=GPU)), poison_(torch.empty(m, k, device=GPU))
     launch = impl.dispatch(a, b, c1, m, n, k)

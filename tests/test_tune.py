@@ -567,3 +567,19 @@ def test_the_exported_default_is_accepted_by_the_judge(tmp_path):
     v = judge_file(path, seed=49)
     assert v.passed, (v.failure, v.log[-2000:])
     assert any(c["group"] == "perf" and c["status"] == "pass" for c in v.cases)
+
+
+def test_tma_warp_space_keeps_eight_one_warp_blocks_in_an_sm():
+    # tma-warp is tma's kernel in blocks of one warp, eight an SM (16_bigtile_warp.md): every
+    # candidate keeps the 64×64 tile and fits eight blocks' stages in an sm_90 SM's shared memory.
+    from gemmlab import launches
+
+    space = SPACES["tma-warp"]
+    for name in space.launches:
+        for knobs in space.candidates(name):
+            launch = space.build(name, knobs)
+            assert launch.tile == (64, 64) and launch.threads == 32 and launch.defines["TMA_COPY"] == 1
+            assert int(launch.defines["MIN_BLOCKS"]) == launches.TMA_WARP_BLOCKS
+            assert launches.TMA_WARP_BLOCKS * (launch.kernel.smem + SMEM_RESERVED) <= SM90_SMEM_PER_SM, knobs
+    # BK 32's three stages (49 KB a block) cannot: the space leaves them out.
+    assert not space.valid({"BK": 32, "STAGES": 3, "FETCH_BA": 1})
