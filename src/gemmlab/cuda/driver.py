@@ -14,8 +14,9 @@ here from typed values, so an argument's width is never guessed:
 * `TensorMap` → its 128 opaque bytes, 64-byte aligned.
 
 A prepared launch without a cluster is replayed through ``cuLaunchKernel`` called by ctypes:
-one foreign call, where cuda.bindings' ``cuLaunchKernelEx`` took 7–9 µs of host time a launch
-from Python on the H200's host (experiments/host-overhead), more than the kernels at 1024³.
+one foreign call, where cuda.bindings' ``cuLaunchKernelEx`` took 7.0–9.5 µs of host time a
+launch from Python on the H200's host, and the ctypes call 5.4–8.7 µs, most of it the driver's
+own (experiments/host-overhead).
 """
 
 from __future__ import annotations
