@@ -30,7 +30,12 @@ for step in "$@"; do
     check) run check 400 gemmlab check --seed 2026 ;;
     pytest) run pytest 500 python3 -m pytest -q -m gpu tests ;;
     bench) run bench 300 gemmlab bench --seed 7 --iters 20 --out "$LOGS/results" --latest "$OUT/h200-latest.json" --csv "$LOGS/bench.csv" ;;
-    gpu-tests) run gpu-tests 330 python3 -m pytest -q -p no:cacheprovider tests/test_gpu.py tests/test_properties.py tests/test_export.py ;;
+    # test_gpu.py alone took about 4 minutes on 2026-12-02 (every rung at every case, the performance
+    # shape included); test_properties.py and test_export.py are steps of their own, so that a
+    # limit cuts one file short, not all three: `gpu-tests` runs the three.
+    gpu-tests) bash "$0" gpu-cases gpu-properties export-builds ;;
+    gpu-cases) run gpu-cases 400 python3 -m pytest -q -p no:cacheprovider -rfs tests/test_gpu.py ;;
+    gpu-properties) run gpu-properties 500 python3 -m pytest -q -p no:cacheprovider -rfs tests/test_properties.py ;;
     judge-tests) run judge-tests 300 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_judge_gpu.py tests/test_userfile.py ;;
     inspect) run inspect 200 gemmlab inspect ;;
     memcheck|racecheck|synccheck) sanitize "$step" ;;
@@ -61,6 +66,12 @@ for step in "$@"; do
     # RANDOM_N shapes drawn with RANDOM_SEED (bench/randomshapes.py), each timed beside cuBLAS.
     random) run random 590 gemmlab sweep ${RANDOM_RUNGS:-} --random "${RANDOM_N:-64}" --seed "${RANDOM_SEED:-1}" --out "$LOGS/results"
             cp "$(ls -t "$LOGS"/results/*/random-*.json | head -1)" "$OUT/random.json" ;;
+    # default recalibrated on the last `random` step's sweep (CALIBRATE_RUNGS), installed here, the
+    # record brought back: run `random` again after it with another RANDOM_SEED to judge it on shapes
+    # it was not calibrated on. The first sweep of a session also compiles every kernel: allow for it.
+    calibrate) run calibrate 120 gemmlab tune ${CALIBRATE_RUNGS:-small splitk tma tma-warp} --calibrate "$OUT/random.json" \
+                 --install --out "$LOGS/results"
+               cp "$OUT/random.json" "$OUT/random-calibrated-on.json"; cp src/gemmlab/tuned/*.json "$OUT/" ;;
     # Each kernel of default's calls and of cuBLAS's, timed one by one by ncu (STEP_SHAPES: MxNxK ...):
     # what the pre-passes cost next to the product (experiments/small-odd).
     steps) run steps 300 "$(python3 -m gemmlab.cuda.tools find ncu)" --clock-control none \
