@@ -52,5 +52,22 @@ for m, n, k in shapes:
         "one prepared run": host_us(lambda: plan[-1].run()),
         "torch.matmul": host_us(lambda: torch.matmul(a, b, out=c)),
     }
+    # The plan again, prepared for a side stream (its launches name the stream they were prepared
+    # on), then captured: what a graph replay of a cached plan would cost instead of its launches.
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        captured = solver._plan(a, b, c, m, n, k)
+    side.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=side):
+        for p in captured:
+            p.run()
+    figures["graph replay"] = host_us(graph.replay)
+    want = c.clone()
+    impl.solve(a, b, want, m, n, k)
+    c.fill_(float("nan"))
+    graph.replay()
+    torch.cuda.synchronize()
+    figures["graph bitwise equal"] = float(torch.equal(c, want))
     print(f"{m}x{n}x{k}: {len(plan)} launches; " + ", ".join(f"{k2} {v:.1f} us" for k2, v in figures.items()),
           flush=True)
