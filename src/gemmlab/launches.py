@@ -171,8 +171,8 @@ def bigtile_launch(pad_b: bool, j_outer: int = 2, warps_m: int = 2, warps_n: int
                   defines=defines, name="b-padded" if pad_b else "b-in-place", **bigtile_derive(defines))
 
 
-#: Blocks of one warp an SM for `tma-warp`: its tiles (64×64, BK 16, 3 stages) take 24.6 KB of shared
-#: memory, so eight fit an H200 SM's 228 KB, as many warps as the 128×128 tiles' two blocks of four.
+#: Blocks of one warp an SM for `tma-warp`: its stages (64×64 tiles, BK 16, 3 stages) take 24,728 bytes
+#: of shared memory, so eight fit an H200 SM's 228 KiB: as many warps as the 128×128 tiles' two blocks of four.
 TMA_WARP_BLOCKS = 8
 
 
