@@ -156,6 +156,37 @@ def test_calibration_replaces_a_winner_only_where_a_rung_beats_default_over_the_
     assert rebuild(winner).kernel.label in winner["kernel"]
 
 
+def test_calibration_pools_sweeps_that_timed_different_rungs_each_rung_on_its_own_shapes():
+    """An earlier draw timed tma but not tma-warp; a later one tma-warp but not tma. Each rung is
+    judged against default on the shapes it ran: tma-warp, 10 % ahead on its three, wins the class
+    although the earlier sweep never ran it; tma, 2 % behind on its three, is weighed and left; a
+    rung wrong at a shape it ran is never chosen, however fast."""
+    from gemmlab.tune import calibrate
+    from gemmlab.tune.classes import classify
+
+    record = _tune_record()
+    sms = record["gpu"]["sm_count"]
+    early = [(8191, 6143, 4095), (7001, 5001, 3001), (6001, 4001, 5001)]
+    late = [(5001, 7001, 3003), (6003, 3001, 4001), (4001, 5003, 6001)]
+    assert {classify(*s, sms).key for s in early + late} == {"large-odd"}
+    first = [_point(f"e{i}", s, {"torch": 1.0, "default": 0.95, "tma": 0.97}) for i, s in enumerate(early)]
+    second = [_point(f"l{i}", s, {"torch": 1.0, "default": 0.95, "tma-warp": 0.86, "splitk": None})
+              for i, s in enumerate(late)]
+    out = calibrate.calibrate(record, [_sweep(first, seed=3), _sweep(second, seed=42)], ["tma", "tma-warp", "splitk"])
+    entry = out["calibration"]["classes"]["large-odd"]
+    assert entry["points"] == 6 and entry["chosen"] == "tma-warp"
+    assert entry["compared"]["tma"]["points"] == 3 and entry["compared"]["tma-warp"]["points"] == 3
+    assert entry["compared"]["tma-warp"]["default"] == pytest.approx(1 / 0.95)
+    assert "splitk" not in entry["compared"]  # failed where it ran
+    winner = out["classes"]["large-odd"]["winner"]
+    assert winner["rung"] == "tma-warp" and winner["launch"] == "b-padded"
+    assert winner["calibrated"] == {"geomean": pytest.approx(1 / 0.86), "replaced": pytest.approx(1 / 0.95),
+                                    "points": 3}
+    # The earlier sweep alone, which never ran tma-warp, leaves the class as it was.
+    alone = calibrate.calibrate(record, [_sweep(first, seed=3)], ["tma", "tma-warp"])
+    assert alone["calibration"]["classes"]["large-odd"]["chosen"] is None
+
+
 def test_calibration_refuses_a_sweep_that_is_not_random_or_not_this_gpus(tmp_path):
     import json
 

@@ -210,7 +210,11 @@ def _calibrate(rungs: list[str], sweeps: list[Path], output: Path | None, out: P
         output.write_text(record.dumps(record.validate(rec)))
     for key, entry in rec["calibration"]["classes"].items():
         scores = ", ".join(f"{n} {s:.3f}" for n, s in entry["scores"].items())
+        # Each rung against default on the shapes both ran (sweeps may have timed different rungs).
+        against = ", ".join(f"{n} {c['geomean']:.3f} vs {c['default']:.3f} on {c['points']}"
+                            for n, c in entry.get("compared", {}).items())
         side.print(escape(f"{key}: {entry['points']} shapes" + (f"; {scores}" if scores else "")
+                          + (f"; against default: {against}" if against else "")
                           + (f" → {entry['chosen']}" if entry["chosen"] else "")), highlight=False)
     side.print(f"record: {path}" + ("" if same_build else " (cubin digests left out: this NVRTC is not "
                                                            "the record's)"), highlight=False)

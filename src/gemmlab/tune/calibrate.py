@@ -4,11 +4,15 @@
 representative and miss the class: on the H200 (2026-12-01) the large classes' winners, picked at
 8192×6144×4096, ran up to 18 % behind the `tma` rung's own launch at other large shapes. A random
 sweep times every strict-FP32 rung at many shapes of each class, `default` (the installed record's
-winners) among them. Calibration reads those rows: per class with at least MIN_POINTS shapes,
-the geometric mean over them of each rung's ratio to cuBLAS FP32; where a rung with a search
-space beats `default` by more than MARGIN, its own launch for that class's layout becomes the
-class's winner. No GPU time: the figures are the sweep's. The record keeps, per class, what
-was compared and what was chosen (``calibration``), so the choice can be re-read and re-made.
+winners) among them. Calibration reads those rows: per class, each rung is compared with
+`default` over the shapes where both were timed (at least MIN_POINTS of them), by the geometric
+mean of each one's ratio to cuBLAS FP32 there; where a rung with a search space beats `default`
+by more than MARGIN, its own launch for that class's layout becomes the class's winner. So
+sweeps that timed different rungs (a rung added after an earlier draw) still pool their shapes:
+each rung is judged on the shapes it ran, against `default` on the same ones. A rung wrong at
+any shape it ran is never chosen. No GPU time: the figures are the sweep's. The record keeps,
+per class, what was compared and what was chosen (``calibration``), so the choice can be
+re-read and re-made.
 """
 
 from __future__ import annotations
@@ -53,6 +57,34 @@ def scores(points: list[dict], names: list[str]) -> dict[str, float]:
     return out
 
 
+def _pairs(points: list[dict], name: str) -> list[tuple[float, float]] | None:
+    """(`default`'s ratio to cuBLAS, `name`'s) at each point where both were timed and passed;
+    None where `name` failed at a point it ran."""
+    out = []
+    for p in points:
+        rows = {r["name"]: r for r in p["results"]}
+        row, incumbent, ref = rows.get(name), rows.get(INCUMBENT), rows.get("torch")
+        if row is None:
+            continue
+        if not (row.get("passed") and row.get("median_ms")):
+            return None
+        if incumbent and incumbent.get("passed") and incumbent.get("median_ms") and ref and ref.get("median_ms"):
+            out.append((ref["median_ms"] / incumbent["median_ms"], ref["median_ms"] / row["median_ms"]))
+    return out
+
+
+def compared(points: list[dict], names: list[str]) -> dict[str, dict]:
+    """Each name judged against `default` over the points where both ran (at least MIN_POINTS):
+    its geometric-mean ratio to cuBLAS there, and `default`'s over the same points."""
+    out = {}
+    for name in names:
+        pairs = _pairs(points, name)
+        if pairs and len(pairs) >= MIN_POINTS:
+            out[name] = {"points": len(pairs), "geomean": _geomean([b for _, b in pairs]),
+                         "default": _geomean([a for a, _ in pairs])}
+    return out
+
+
 def _winner(rung: str, cls_key: str) -> dict:
     """The class's winner entry for `rung`'s own launch at the class's layout (as the tuner names one)."""
     from .search import launch_at
@@ -83,14 +115,18 @@ def calibrate(record: dict, sweeps: list[dict], rungs: list[str], digest=None) -
             continue
         got = scores(points, names)
         entry["scores"] = got
-        if INCUMBENT not in got:
+        if INCUMBENT not in got:  # default wrong or untimed at a shape of the class: nothing to weigh
             continue
-        best = max((n for n in got if n != INCUMBENT), key=got.get, default=None)
-        if best and got[best] > got[INCUMBENT] * (1 + MARGIN):
+        against = compared(points, rungs)
+        entry["compared"] = against
+        best = max(against, key=lambda n: against[n]["geomean"] / against[n]["default"], default=None)
+        if best and against[best]["geomean"] > against[best]["default"] * (1 + MARGIN):
             winner = _winner(best, cls.key)
             if digest:
                 winner["cubin"] = digest(SPACES[best].build(winner["launch"], winner["knobs"]))
-            current["winner"] = winner | {"calibrated": {"geomean": got[best], "replaced": got[INCUMBENT]}}
+            current["winner"] = winner | {"calibrated": {"geomean": against[best]["geomean"],
+                                                         "replaced": against[best]["default"],
+                                                         "points": against[best]["points"]}}
             entry["chosen"] = best
     out["calibration"] = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
