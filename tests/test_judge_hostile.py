@@ -202,7 +202,9 @@ def test_on_the_cpu_the_baseline_is_timed_as_the_solution_is(monkeypatch):
     v = judge_file(SOL / "right_torch.py", seed=26, **FAST)
     assert v.passed, v.failure
     (times,) = seen
-    assert len(times) == FAST["iters"] and all(t > 0 for t in times)
+    # A call shorter than the harness's calibrated overhead reads 0 (judge_clock_figures clamps it):
+    # on a busy 2-core CI machine one of three did (0.051, 0.0, 2.16 ms). Figures, not all positive.
+    assert len(times) == FAST["iters"] and all(t >= 0 for t in times) and max(times) > 0
     assert v.timing["baseline"] == "CPU torch (torch.matmul)"
     assert v.timing["baseline_ms"] == sorted(times)[len(times) // 2]
     assert "the judge's clock" in v.timing["method"] and v.timing["overhead_ms"] > 0
