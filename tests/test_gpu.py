@@ -201,6 +201,48 @@ def test_a_replayed_call_reads_its_operands_afresh_and_survives_a_grown_workspac
     torch.testing.assert_close(c.double(), a.double() @ b.double(), rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("name", ["default", "small", "tma", "wgmma-swap"])
+def test_a_plan_called_again_replays_one_graph_also_inside_a_callers_capture(name):
+    """From its second call a plan runs as one CUDA graph (CudaSolver._capture): the graph reads
+    the operands' new contents and gives the bits the launches gave; and where the caller then
+    captures a graph of their own around the same call, on the same stream, the replay nests in
+    theirs and their graph computes the product too."""
+    from gemmlab.cuda.dispatch import _Captured
+
+    impl = registry.get(name)
+    m, n, k = 777, 1029, 515  # a pre-pass where default runs one (odd N and K)
+    a, b = uniform((m, n), 1, GPU), uniform((n, k), 2, GPU)
+    c = poison_(torch.empty(m, k, device=GPU))
+    tol = 1e-4 if impl.precision != "tf32" else 2e-2
+    side = torch.cuda.Stream()  # a stream that can capture: the caller's graph below is made on it
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        impl.solve(a, b, c, m, n, k)
+        first = c.clone()
+        poison_(c)
+        impl.solve(a, b, c, m, n, k)
+        side.synchronize()
+        plans = [p for key, p in impl._solve._plans.items()
+                 if key[:6] == (a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k)]
+        assert len(plans) == 1 and isinstance(plans[0][0], _Captured)
+        assert torch.equal(c, first)
+        a.copy_(uniform((m, n), 3, GPU))
+        impl.solve(a, b, c, m, n, k)
+        side.synchronize()
+        torch.testing.assert_close(c.double(), a.double() @ b.double(), rtol=tol, atol=tol)
+        theirs = torch.cuda.CUDAGraph()
+        theirs.capture_begin()
+        impl.solve(a, b, c, m, n, k)
+        theirs.capture_end()
+        side.synchronize()
+        a.copy_(uniform((m, n), 4, GPU))
+        poison_(c)
+        theirs.replay()
+        side.synchronize()
+    assert unwritten(c) == 0
+    torch.testing.assert_close(c.double(), a.double() @ b.double(), rtol=tol, atol=tol)
+
+
 def _unsplit(launch):
     """bigtile's launch with the same macros as a splitk launch, but SPLIT 0: the chain it splits."""
     import dataclasses
