@@ -290,10 +290,13 @@ class CudaSolver:
             if len(self._plans) >= self.PLANS:
                 del self._plans[next(iter(self._plans))]
             self._plans[key] = plan
-        elif self.GRAPHS and not isinstance(plan[0], _Captured) and not torch.cuda.is_current_stream_capturing():
-            # Called again: worth capturing. Not while the caller captures a graph of its own: then
-            # the launches go into theirs, as they are.
-            plan = self._plans[key] = [self._capture(a, b, c, m, n, k, key[-1])]
+        elif torch.cuda.is_current_stream_capturing():
+            # The caller captures a graph of their own: the launches go into theirs, as they are
+            # (a graph's replay cannot be captured).
+            if isinstance(plan[0], _Captured):
+                plan = self._plan(a, b, c, m, n, k)
+        elif self.GRAPHS and not isinstance(plan[0], _Captured):
+            plan = self._plans[key] = [self._capture(a, b, c, m, n, k, key[-1])]  # called again: worth it
         for prepared in plan:
             prepared.run()
 
