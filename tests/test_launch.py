@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from gemmlab import registry
+from gemmlab import launches, registry
 from gemmlab.cuda import hopper
 from gemmlab.cuda.dispatch import Call
 from gemmlab.cuda.driver import TensorMap, pack
@@ -361,3 +361,26 @@ def test_a_cluster_launch_keeps_cuLaunchKernelEx(monkeypatch):
     kernel = type("K", (), {"name": "k", "handle": 0xABC})()
     cl.Prepared(kernel, cu.CUlaunchConfig(), pointers, keep, None).run()
     assert len(seen) == 1 and seen[0][1] == 0xABC
+
+
+def test_default_turns_smalls_tile_where_the_output_is_narrow():
+    """Where the record's winner is `small`, `default` runs its 64×32 twin at a narrow output
+    (K ≤ NARROW_COLS over M·N ≥ NARROW_A) and the winner itself elsewhere; a tiled class has no
+    twin (its K is a multiple of 128)."""
+    import torch
+
+    from gemmlab.tune import default
+
+    chain = default.launches()
+
+    def runs(m, n, k):
+        a, b, c = torch.empty(m, n), torch.empty(n, k), torch.empty(m, k)
+        return next(x for x in chain if x.when is None or x.when(a, b, c, m, n, k))
+
+    narrow = runs(2047, 1000, launches.NARROW_COLS - 1)
+    assert narrow.name == "micro-odd narrow" and narrow.tile == (64, 32)
+    assert runs(2048, 1000, 16).name == "micro-aligned narrow"
+    assert runs(2047, 200, 31).name == "micro-odd"  # M·N under NARROW_A: the winner's own 32×64
+    assert runs(2047, 1000, launches.NARROW_COLS + 1).name == "micro-odd"
+    assert not any(x.name.endswith("tiled narrow") for x in chain)
+    assert all(x.defines["BM"] == 64 and x.defines["BN"] == 32 for x in chain if x.name.endswith(" narrow"))

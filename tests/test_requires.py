@@ -43,12 +43,16 @@ def _operands(m: int, n: int, k: int, offsets) -> tuple[torch.Tensor, ...]:
 def read_text(text: str):
     """An independent reading of the words: `X % d == 0` clauses and `… N-byte aligned` ones."""
     clauses = [c.strip() for c in text.split(",")]
-    mods, aligns, cc, outputs = [], [], None, 0
+    mods, aligns, cc, outputs, cols, a_elements = [], [], None, 0, None, 0
     for clause in clauses:
         if m := re.fullmatch(r"([MNK]) % (\d+) == 0", clause):
             mods.append(("MNK".index(m.group(1)), int(m.group(2))))
         elif m := re.fullmatch(r"M·K ≥ (\d+)", clause):
             outputs = int(m.group(1))
+        elif m := re.fullmatch(r"K ≤ (\d+)", clause):
+            cols = int(m.group(1))
+        elif m := re.fullmatch(r"M·N ≥ (\d+)", clause):
+            a_elements = int(m.group(1))
         elif m := re.fullmatch(r"(\d+)-byte aligned pointers", clause):
             aligns.append(((0, 1, 2), int(m.group(1))))
         elif m := re.fullmatch(r"([ABC](?: and [ABC])*) (\d+)-byte aligned", clause):
@@ -60,6 +64,7 @@ def read_text(text: str):
 
     def holds(tensors, dims) -> bool:
         return (all(dims[i] % d == 0 for i, d in mods) and dims[0] * dims[2] >= outputs
+                and (cols is None or dims[2] <= cols) and dims[0] * dims[1] >= a_elements
                 and all(tensors[i].data_ptr() % to == 0 for which, to in aligns for i in which))
 
     return holds, cc
@@ -70,8 +75,9 @@ def test_precondition_text_matches_its_predicate(impl, launch):
     holds, cc = read_text(launch.requires)
     assert cc == (launch.all_needs.min_cc if launch.all_needs is not Needs.ANY else None), launch.requires
     seen = set()
-    # An outputs floor (the tensor-core dispatchers') is only crossed by sizes past the grid's.
-    sizes = SIZES + ((1024, 2048) if launch.when.outputs else ())
+    # An outputs floor (the tensor-core dispatchers'), or A's (narrow outputs), is only crossed by
+    # sizes past the grid's.
+    sizes = SIZES + ((1024, 2048) if launch.when.outputs or launch.when.a_elements else ())
     for dims in itertools.product(sizes, repeat=3):
         for offsets in OFFSETS:
             tensors = _operands(*dims, offsets)
@@ -98,6 +104,12 @@ def test_requires_renders_and_decides():
     assert str(Requires()) == "always"
     assert str(Requires(outputs=1 << 19)) == "M·K ≥ 524288"
     assert Requires(outputs=1 << 19).cpp() == "(long long)M * K >= 524288LL"  # 8192² overflows an int
+    narrow = Requires(cols=32, a_elements=1 << 19)
+    assert str(narrow) == "K ≤ 32, M·N ≥ 524288"
+    assert narrow.cpp() == "K <= 32 && (long long)M * N >= 524288LL"
+    big, thin, c = torch.empty(1024, 512), torch.empty(512, 32), torch.empty(1024, 32)
+    assert narrow(big, thin, c, 1024, 512, 32) and not narrow(big, torch.empty(512, 33), c, 1024, 512, 33)
+    assert not narrow(big[:1023], thin, c[:1023], 1023, 512, 32)  # M·N one row short
     a, b, c = _operands(16, 16, 16, (0, 1, 0))
     assert Requires(n=4, align=16, operands="A")(a, b, c, 16, 16, 16)
     assert not VEC4(a, b, c, 16, 16, 16)

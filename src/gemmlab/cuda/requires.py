@@ -23,8 +23,10 @@ def aligned(*tensors: torch.Tensor, to: int) -> bool:
 
 @dataclass(frozen=True)
 class Requires:
-    """M % m == 0, N % n == 0, K % k == 0, the named operands `align`-byte aligned, and at least
-    `outputs` elements of C (M·K): where a kernel's tiles only pay once the output fills the GPU."""
+    """M % m == 0, N % n == 0, K % k == 0, the named operands `align`-byte aligned, at least
+    `outputs` elements of C (M·K): where a kernel's tiles only pay once the output fills the GPU;
+    and, where set, at most `cols` columns of C (K) over at least `a_elements` of A (M·N): a
+    narrow output with much work behind each column."""
 
     m: int = 1
     n: int = 1
@@ -32,10 +34,13 @@ class Requires:
     align: int = 0  # bytes; 0: no alignment needed
     operands: str = "ABC"  # which of A, B, C must be aligned
     outputs: int = 0
+    cols: int = 0  # 0: any K
+    a_elements: int = 0
 
     def __call__(self, a, b, c, m: int, n: int, k: int) -> bool:
         tensors = {"A": a, "B": b, "C": c}
         return (m % self.m == 0 and n % self.n == 0 and k % self.k == 0 and m * k >= self.outputs
+                and (not self.cols or k <= self.cols) and m * n >= self.a_elements
                 and (not self.align or aligned(*(tensors[x] for x in self.operands), to=self.align)))
 
     def __str__(self) -> str:
@@ -43,6 +48,10 @@ class Requires:
                  if mult > 1]
         if self.outputs:
             parts.append(f"M·K ≥ {self.outputs}")
+        if self.cols:
+            parts.append(f"K ≤ {self.cols}")
+        if self.a_elements:
+            parts.append(f"M·N ≥ {self.a_elements}")
         if self.align:
             parts.append(f"{self.align}-byte aligned pointers" if self.operands == "ABC"
                          else f"{' and '.join(self.operands)} {self.align}-byte aligned")
@@ -55,6 +64,10 @@ class Requires:
                  if mult > 1]
         if self.outputs:
             parts.append(f"(long long)M * K >= {self.outputs}LL")
+        if self.cols:
+            parts.append(f"K <= {self.cols}")
+        if self.a_elements:
+            parts.append(f"(long long)M * N >= {self.a_elements}LL")
         if self.align:
             parts += [f"((uintptr_t){x} % {self.align} == 0)" for x in self.operands]
         return " && ".join(parts) or "true"

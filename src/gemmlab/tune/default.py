@@ -2,7 +2,9 @@
 
 Its launches are, in order: for each shape class the record has a winner for,
 the winner's launch (rung, launch name, knobs, rebuilt by the rung's `Space`)
-under ``InClass(class) ∧ its own precondition``; then the built-in chain,
+under ``InClass(class) ∧ its own precondition``, after the space's refinements
+of it (`Space.refine`: `small`'s narrow twin), each under the class and its own
+precondition; then the built-in chain,
 `warptile`'s launches as they are, ending in its unconditional fallback. So a
 call whose class has no winner, or whose shape misses the winner's own
 precondition (a whole-tile path on a shape of the class it does not tile),
@@ -65,8 +67,9 @@ def launches_from(record: dict | None, builtin: Sequence[Launch]) -> tuple[Launc
                 continue
             launch = rebuild(winner)
             cond = InClass(cls, sms)
-            out.append(dataclasses.replace(launch, when=cond if launch.when is None else AllOf((cond, launch.when)),
-                                           name=cls.key))
+            for x in (*SPACES[winner["rung"]].refine(launch, cls.layout), launch):
+                name = cls.key if x is launch else f"{cls.key} {x.name.removesuffix('-' + launch.name)}"
+                out.append(dataclasses.replace(x, when=cond if x.when is None else AllOf((cond, x.when)), name=name))
     return (*out, *builtin)
 
 

@@ -38,6 +38,11 @@ class Space:
     # default in the .cu): a knob added later keeps the rung's launches, and their cubins, as
     # they were, and records made before it still name whole launches.
     absent: Mapping[str, int] = field(default_factory=dict)
+    # Launches that run before a winner of this space in `default` (given the winner and its
+    # class's layout), each where its own precondition holds as well as the class's: the same
+    # knobs turned for the shapes of a class they suit better (`small`'s narrow outputs). Not
+    # searched: made from the winner.
+    refine: Callable[[Launch, str], tuple[Launch, ...]] = field(default=lambda launch, layout: (), repr=False)
 
     def current(self, launch: str) -> Knobs:
         """The knobs the rung's launch `launch` uses today."""
@@ -123,6 +128,12 @@ def _small_valid(knobs: Mapping[str, int]) -> bool:
     return whole and launch.static_smem <= STATIC_SMEM
 
 
+def _small_refine(launch: Launch, layout: str) -> tuple[Launch, ...]:
+    """The winner's narrow twin (`launches.narrow`), where the class's layout lets K be narrow
+    (a tiled class's K is a multiple of 128)."""
+    return () if layout == "tiled" else (builders.narrow(launch),)
+
+
 #: Shared memory of an sm_90 SM, and what the system keeps of it per block (CUDA programming guide,
 #: compute capability 9.0).
 SM90_SMEM, SMEM_RESERVED = 228 * 1024, 1024
@@ -155,7 +166,7 @@ SPACES: dict[str, Space] = {
     # register prefetch, one chain) chose 32×64 tiles with BK 16 at every micro and tiny class.
     "small": Space("small", (("BM", (32, 64)), ("BN", (64,)), ("BK", (16, 32)), ("STAGES", (4, 6)),
                              ("CHAINS", (2, 4)), ("MIN_BLOCKS", (3, 2))),
-                   _small, ("vec4", "any"), _small_valid),
+                   _small, ("vec4", "any"), _small_valid, refine=_small_refine),
     # tma: splitk's space, around the tma rung's own launches (BK 16, 3 stages, FETCH_BA, TMA_COPY):
     # calibration (tune/calibrate.py) names that rung's launch where a random sweep found it fastest.
     "tma": Space("tma", (("BK", (16, 32)), ("STAGES", (3, 4, 2)), ("FETCH_BA", (1, 0)), ("TMA_COPY", (1,))),
