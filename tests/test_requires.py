@@ -43,12 +43,14 @@ def _operands(m: int, n: int, k: int, offsets) -> tuple[torch.Tensor, ...]:
 def read_text(text: str):
     """An independent reading of the words: `X % d == 0` clauses and `… N-byte aligned` ones."""
     clauses = [c.strip() for c in text.split(",")]
-    mods, aligns, cc, outputs, cols, a_elements = [], [], None, 0, None, 0
+    mods, aligns, cc, outputs, rows, cols, a_elements = [], [], None, 0, None, None, 0
     for clause in clauses:
         if m := re.fullmatch(r"([MNK]) % (\d+) == 0", clause):
             mods.append(("MNK".index(m.group(1)), int(m.group(2))))
         elif m := re.fullmatch(r"M·K ≥ (\d+)", clause):
             outputs = int(m.group(1))
+        elif m := re.fullmatch(r"M ≤ (\d+)", clause):
+            rows = int(m.group(1))
         elif m := re.fullmatch(r"K ≤ (\d+)", clause):
             cols = int(m.group(1))
         elif m := re.fullmatch(r"M·N ≥ (\d+)", clause):
@@ -64,7 +66,8 @@ def read_text(text: str):
 
     def holds(tensors, dims) -> bool:
         return (all(dims[i] % d == 0 for i, d in mods) and dims[0] * dims[2] >= outputs
-                and (cols is None or dims[2] <= cols) and dims[0] * dims[1] >= a_elements
+                and (rows is None or dims[0] <= rows) and (cols is None or dims[2] <= cols)
+                and dims[0] * dims[1] >= a_elements
                 and all(tensors[i].data_ptr() % to == 0 for which, to in aligns for i in which))
 
     return holds, cc
@@ -110,6 +113,9 @@ def test_requires_renders_and_decides():
     big, thin, c = torch.empty(1024, 512), torch.empty(512, 32), torch.empty(1024, 32)
     assert narrow(big, thin, c, 1024, 512, 32) and not narrow(big, torch.empty(512, 33), c, 1024, 512, 33)
     assert not narrow(big[:1023], thin, c[:1023], 1023, 512, 32)  # M·N one row short
+    few = Requires(rows=8)
+    assert str(few) == "M ≤ 8" and few.cpp() == "M <= 8"
+    assert few(big[:8], thin, c[:8], 8, 512, 32) and not few(big[:9], thin, c[:9], 9, 512, 32)
     a, b, c = _operands(16, 16, 16, (0, 1, 0))
     assert Requires(n=4, align=16, operands="A")(a, b, c, 16, 16, 16)
     assert not VEC4(a, b, c, 16, 16, 16)

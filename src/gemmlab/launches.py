@@ -226,6 +226,22 @@ def narrow(launch: Launch) -> Launch:
     return dataclasses.replace(turned, when=when, name=f"narrow-{launch.name}")
 
 
+#: The most rows or columns of C the `thin` kernels take (20_thin.cu's THIN): a thread keeps one
+#: sum per row (or column).
+THIN = 8
+
+
+def thin_launch(which: str) -> Launch:
+    """A `thin` kernel (20_thin.cu), named "thin-" and which: "rows" where M ≤ THIN (a block on 32 columns of C, its 8 warps
+    splitting the reduction), "cols" where K ≤ THIN (a warp on a row of C); both split the
+    reduction across blocks too (cuda/splitgrid.py). Plain loads and the split-K tree's acquire-
+    release atomics (sm_70, below every target CUDA 13 builds for): any GPU."""
+    rows = which == "rows"
+    return Launch("20_thin.cu", f"thin_{which}", (256, 1), (THIN, 32) if rows else (8, THIN),
+                  {"THIN": THIN, "MIN_BLOCKS": 4}, when=Requires(rows=THIN) if rows else Requires(cols=THIN),
+                  host=SplitGrid(accumulators=THIN), step=8 if rows else 32, name=f"thin-{which}")
+
+
 def _mma_split_derive(d) -> dict:
     """Four warps on a 64×64 tile in STAGES shared stages (A's rows padded by 4 floats, B's by 8:
     conflict-free fragment reads); VEC 4 needs SMALL_VEC4, VEC 1 any shape. mma.sync: sm_80's."""
@@ -303,6 +319,7 @@ RUNGS: dict[str, tuple[Launch, ...]] = {
     "small": (narrow(small_launch(4)), narrow(small_launch(1)), small_launch(4), small_launch(1)),
     "mma-split": (mma_split_launch(4), mma_split_launch(1)),
     "tma-warp": tma_warp_launches(),
+    "thin": (thin_launch("cols"), thin_launch("rows")),
 }
 # The dispatchers: the Hopper kernel where the output fills the GPU, a small-tile split-K kernel
 # below it (and at every shape on a GPU before Hopper, where the Hopper launches do not run).
@@ -310,6 +327,8 @@ RUNGS: dict[str, tuple[Launch, ...]] = {
 # products (19_mma_split.md) and more accurate.
 RUNGS["tf32"] = from_outputs(RUNGS["wgmma-swap"], HOPPER_TF32_OUTPUTS) + RUNGS["mma-split"]
 RUNGS["3xtf32"] = from_outputs(RUNGS["wgmma-3xtf32"], HOPPER_3X_OUTPUTS) + RUNGS["small"]
+# Where neither side of C is thin, `small`'s launches.
+RUNGS["thin"] += RUNGS["small"]
 
 
 def named(rung: str, name: str) -> Launch:

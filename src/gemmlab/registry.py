@@ -554,7 +554,7 @@ IMPLEMENTATIONS += (Implementation(
     "shape-aware: per shape class the fastest verified strict-FP32 configuration of the "
     "GPU's tune record (gemmlab tune), else warptile",
     "tune/default.md", Lazy(_default_sources), launches=Lazy(tuned_default.launches),
-    chapter=PAST_CUBLAS, step=7,
+    chapter=PAST_CUBLAS, step=8,
 ),)
 
 # After `default`, whose rung number the records hold: tensor cores at every shape.
@@ -617,6 +617,14 @@ IMPLEMENTATIONS += (
                                  "kernels/cuda/prepass.cu", "kernels/cuda/pad.cu"),
         launches=RUNGS["tma-warp"],
         chapter=PAST_CUBLAS, step=6, variant_of="bigtile",
+    ),
+    Implementation(
+        "thin", CUDA, 33, FP32, _ALWAYS,
+        "strict FP32 where C has at most 8 rows or columns: each thread streams the long operand and keeps "
+        "one sum per row (or column) of C, split-K in a tree; small's launches elsewhere",
+        _md("20_thin"), ("kernels/cuda/20_thin.cu", "kernels/cuda/splitk.cuh", "kernels/cuda/18_small.cu"),
+        launches=RUNGS["thin"],
+        chapter=PAST_CUBLAS, step=7,
     ),
 )
 

@@ -25,8 +25,8 @@ def aligned(*tensors: torch.Tensor, to: int) -> bool:
 class Requires:
     """M % m == 0, N % n == 0, K % k == 0, the named operands `align`-byte aligned, at least
     `outputs` elements of C (M·K): where a kernel's tiles only pay once the output fills the GPU;
-    and, where set, at most `cols` columns of C (K) over at least `a_elements` of A (M·N): a
-    narrow output with much work behind each column."""
+    and, where set, at most `rows` rows of C (M) or `cols` columns (K), and at least `a_elements`
+    of A (M·N): thin or narrow outputs."""
 
     m: int = 1
     n: int = 1
@@ -34,13 +34,15 @@ class Requires:
     align: int = 0  # bytes; 0: no alignment needed
     operands: str = "ABC"  # which of A, B, C must be aligned
     outputs: int = 0
+    rows: int = 0  # 0: any M
     cols: int = 0  # 0: any K
     a_elements: int = 0
 
     def __call__(self, a, b, c, m: int, n: int, k: int) -> bool:
         tensors = {"A": a, "B": b, "C": c}
         return (m % self.m == 0 and n % self.n == 0 and k % self.k == 0 and m * k >= self.outputs
-                and (not self.cols or k <= self.cols) and m * n >= self.a_elements
+                and (not self.rows or m <= self.rows) and (not self.cols or k <= self.cols)
+                and m * n >= self.a_elements
                 and (not self.align or aligned(*(tensors[x] for x in self.operands), to=self.align)))
 
     def __str__(self) -> str:
@@ -48,6 +50,8 @@ class Requires:
                  if mult > 1]
         if self.outputs:
             parts.append(f"M·K ≥ {self.outputs}")
+        if self.rows:
+            parts.append(f"M ≤ {self.rows}")
         if self.cols:
             parts.append(f"K ≤ {self.cols}")
         if self.a_elements:
@@ -64,6 +68,8 @@ class Requires:
                  if mult > 1]
         if self.outputs:
             parts.append(f"(long long)M * K >= {self.outputs}LL")
+        if self.rows:
+            parts.append(f"M <= {self.rows}")
         if self.cols:
             parts.append(f"K <= {self.cols}")
         if self.a_elements:

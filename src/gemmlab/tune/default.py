@@ -100,9 +100,10 @@ def launches() -> tuple[Launch, ...]:
 
 
 def rungs() -> list[str]:
-    """The rungs whose launches `default` runs here: `BUILTIN` and each winner's (their sources
-    are `default`'s)."""
-    return list(dict.fromkeys([BUILTIN] + [w["rung"] for w in _winners(plan()[0])]))
+    """The rungs whose launches `default` runs here: `BUILTIN`, each winner's, and those its space
+    refines it with (their sources are `default`'s)."""
+    winners = [w["rung"] for w in _winners(plan()[0])]
+    return list(dict.fromkeys([BUILTIN] + [r for w in winners for r in (w, *SPACES[w].refined_by)]))
 
 
 def _winners(record: dict | None) -> list[dict]:

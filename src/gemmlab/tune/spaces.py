@@ -43,6 +43,7 @@ class Space:
     # knobs turned for the shapes of a class they suit better (`small`'s narrow outputs). Not
     # searched: made from the winner.
     refine: Callable[[Launch, str], tuple[Launch, ...]] = field(default=lambda launch, layout: (), repr=False)
+    refined_by: tuple[str, ...] = ()  # the other rungs whose launches `refine` adds (their sources are default's)
 
     def current(self, launch: str) -> Knobs:
         """The knobs the rung's launch `launch` uses today."""
@@ -129,9 +130,12 @@ def _small_valid(knobs: Mapping[str, int]) -> bool:
 
 
 def _small_refine(launch: Launch, layout: str) -> tuple[Launch, ...]:
-    """The winner's narrow twin (`launches.narrow`), where the class's layout lets K be narrow
-    (a tiled class's K is a multiple of 128)."""
-    return () if layout == "tiled" else (builders.narrow(launch),)
+    """Where the class's layout lets a side of C be thin or narrow (a tiled class's M and K are
+    multiples of 128): `thin`'s kernels where M or K ≤ THIN, then the winner's narrow twin
+    (`launches.narrow`)."""
+    if layout == "tiled":
+        return ()
+    return (*(x for x in builders.RUNGS["thin"] if x.source == "20_thin.cu"), builders.narrow(launch))
 
 
 #: Shared memory of an sm_90 SM, and what the system keeps of it per block (CUDA programming guide,
@@ -166,7 +170,7 @@ SPACES: dict[str, Space] = {
     # register prefetch, one chain) chose 32×64 tiles with BK 16 at every micro and tiny class.
     "small": Space("small", (("BM", (32, 64)), ("BN", (64,)), ("BK", (16, 32)), ("STAGES", (4, 6)),
                              ("CHAINS", (2, 4)), ("MIN_BLOCKS", (3, 2))),
-                   _small, ("vec4", "any"), _small_valid, refine=_small_refine),
+                   _small, ("vec4", "any"), _small_valid, refine=_small_refine, refined_by=("thin",)),
     # tma: splitk's space, around the tma rung's own launches (BK 16, 3 stages, FETCH_BA, TMA_COPY):
     # calibration (tune/calibrate.py) names that rung's launch where a random sweep found it fastest.
     "tma": Space("tma", (("BK", (16, 32)), ("STAGES", (3, 4, 2)), ("FETCH_BA", (1, 0)), ("TMA_COPY", (1,))),
