@@ -384,3 +384,17 @@ def test_default_turns_smalls_tile_where_the_output_is_narrow():
     assert runs(2047, 1000, launches.NARROW_COLS + 1).name == "micro-odd"
     assert not any(x.name.endswith("tiled narrow") for x in chain)
     assert all(x.defines["BM"] == 64 and x.defines["BN"] == 32 for x in chain if x.name.endswith(" narrow"))
+
+
+def test_thins_savers_are_the_kernels_slot_threads():
+    """The host sizes each part's slot by `THIN_SAVERS`; the kernel lays the slots out by its
+    SLOT_ROWS and SLOT_COLS (20_thin.cu): one number, written twice, checked here."""
+    import re
+    from pathlib import Path
+
+    text = (Path(launches.__file__).parent / "kernels" / "cuda" / "20_thin.cu").read_text()
+    macros = dict(re.findall(r"^#define (\w+) (\w+)", text, flags=re.M))
+    value = {name: int(macros[macros[name]] if not macros[name].isdigit() else macros[name])
+             for name in ("SLOT_ROWS", "SLOT_COLS")}
+    assert value == {"SLOT_ROWS": launches.THIN_SAVERS["rows"], "SLOT_COLS": launches.THIN_SAVERS["cols"]}
+    assert int(re.search(r"#define THIN (\d+)", text).group(1)) == launches.THIN

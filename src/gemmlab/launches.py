@@ -229,6 +229,9 @@ def narrow(launch: Launch) -> Launch:
 #: The most rows or columns of C the `thin` kernels take (20_thin.cu's THIN): a thread keeps one
 #: sum per row (or column).
 THIN = 8
+#: The threads whose sums a `thin` block saves for the split-K tree (20_thin.cu's SLOT_ROWS and
+#: SLOT_COLS): warp 0 (rows), a thread for each of the block's 8 rows (cols).
+THIN_SAVERS = {"rows": 32, "cols": 8}
 
 
 def thin_launch(which: str) -> Launch:
@@ -239,7 +242,8 @@ def thin_launch(which: str) -> Launch:
     rows = which == "rows"
     return Launch("20_thin.cu", f"thin_{which}", (256, 1), (THIN, 32) if rows else (8, THIN),
                   {"THIN": THIN, "MIN_BLOCKS": 4}, when=Requires(rows=THIN) if rows else Requires(cols=THIN),
-                  host=SplitGrid(accumulators=THIN), step=8 if rows else 32, name=f"thin-{which}")
+                  host=SplitGrid(accumulators=THIN, savers=THIN_SAVERS[which]), step=8 if rows else 32,
+                  name=f"thin-{which}")
 
 
 def _mma_split_derive(d) -> dict:

@@ -28,7 +28,13 @@ class SplitGrid:
     each part saves `accumulators` floats a thread (`small` 16, `mma-split` 32)."""
 
     accumulators: int = ACCUMULATORS
+    #: The threads whose sums a part saves, the block's first (`thin`'s sums sit in a few); 0: all.
+    savers: int = 0
     label = "split-K where the tiles leave SMs idle"
+
+    def slot_floats(self, launch: Launch) -> int:
+        """Floats of one part's saved sums (its slot in the scratch)."""
+        return handoff.slot_floats(self.savers or launch.threads, self.accumulators)
 
     @staticmethod
     def parts(launch: Launch, m: int, n: int, k: int) -> int:
@@ -45,7 +51,7 @@ class SplitGrid:
         across, down = launch.tiles(m, k)
         parts = self.parts(launch, m, n, k)
         saved = across * down * parts if parts > 1 else 0
-        return saved * handoff.slot_floats(launch.threads, self.accumulators) * 4
+        return saved * self.slot_floats(launch) * 4
 
     def steps(self, launch: Launch, call: Call, workspace: torch.Tensor | None) -> list[Step]:
         m, n, k = call.m, call.n, call.k

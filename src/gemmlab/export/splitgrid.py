@@ -21,7 +21,7 @@ def body(launch: Launch, variants: Variants) -> list[str]:
              *split_lines(launch.step, slots),
              "const int saved = parts > 1 ? tiles * parts : 0;  // a slot per part; unsplit none",
              f"float* work = saved ? (float*)workspace((size_t)saved * "
-             f"{handoff.slot_floats(launch.threads, launch.host.accumulators) * 4}) : nullptr;",
+             f"{launch.host.slot_floats(launch) * 4}) : nullptr;",
              f"unsigned* counters = handoff_counters({handoff.COUNTERS});",
              "if ((saved && !work) || !counters) return;"]
     grid = f"dim3(ceil_div(K, {cols}), ceil_div(M, {rows}), parts)"

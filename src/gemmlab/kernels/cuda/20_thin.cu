@@ -32,6 +32,10 @@
 #endif
 #define WARPS 8
 #define THREADS (WARPS * 32)
+// The threads whose sums a split-K slot holds: warp 0 (thin_rows), one thread a row (thin_cols).
+// A slot of every thread's would move 8 to 32 times the data (1,899 slots of 8 KB at 5057×753×4).
+#define SLOT_ROWS 32
+#define SLOT_COLS WARPS
 static_assert(THIN % 4 == 0, "the split-K tree moves a thread's sums 16 bytes at a time");
 
 #include "splitk.cuh"
@@ -63,20 +67,22 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
                 if (i < M) acc[i] = fmaf(__ldg(&A[(size_t)i * N + n]), b, acc[i]);
         }
     }
-    // Every warp ends with the block's sums for its lane's column (the same adds, in warp order),
-    // so that every thread takes part in the split-K tree with the same values.
+    // Warp 0 adds the 8 warps' sums for its lane's column, in warp order; it alone takes part in the
+    // split-K tree with them (SLOT_ROWS threads' sums a slot), and stores them.
 #pragma unroll
     for (int i = 0; i < THIN; ++i) sums[warp][i][lane] = acc[i];
     __syncthreads();
+    if (warp == 0) {
 #pragma unroll
-    for (int i = 0; i < THIN; ++i) {
-        acc[i] = sums[0][i][lane];
+        for (int i = 0; i < THIN; ++i) {
+            acc[i] = sums[0][i][lane];
 #pragma unroll
-        for (int w = 1; w < WARPS; ++w) acc[i] += sums[w][i][lane];
+            for (int w = 1; w < WARPS; ++w) acc[i] += sums[w][i][lane];
+        }
     }
     if (gridDim.z > 1 &&
-        !splitk::combine<THIN, THREADS, FAN>(acc, work, counters, blockIdx.y * gridDim.x + blockIdx.x, blockIdx.z,
-                                             gridDim.z))
+        !splitk::combine<THIN, SLOT_ROWS, FAN, true>(acc, work, counters, blockIdx.y * gridDim.x + blockIdx.x,
+                                                     blockIdx.z, gridDim.z))
         return;
     if (warp == 0 && col < K) {
 #pragma unroll
@@ -87,6 +93,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     thin_cols(GEMM_ARGS, float* __restrict__ work, unsigned* __restrict__ counters) {
+    __shared__ float rows[WARPS][THIN];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int row = blockIdx.y * WARPS + warp;
     int first, last;
@@ -106,18 +113,29 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
                 if (j < K) acc[j] = fmaf(x, __ldg(b + j), acc[j]);
         }
     }
-    // The lanes' sums in a butterfly: lane 0's result, the one stored, is added in a fixed order.
+    // The lanes' sums in a butterfly: lane 0's result is added in a fixed order. Then thread w holds
+    // warp w's row: the block's 8 rows sit in SLOT_COLS threads for the split-K tree and the store.
 #pragma unroll
     for (int j = 0; j < THIN; ++j)
 #pragma unroll
         for (int offset = 16; offset > 0; offset /= 2) acc[j] += __shfl_xor_sync(0xffffffffu, acc[j], offset);
+    if (lane == 0) {
+#pragma unroll
+        for (int j = 0; j < THIN; ++j) rows[warp][j] = acc[j];
+    }
+    __syncthreads();
+    if (threadIdx.x < WARPS) {
+#pragma unroll
+        for (int j = 0; j < THIN; ++j) acc[j] = rows[threadIdx.x][j];
+    }
     if (gridDim.z > 1 &&
-        !splitk::combine<THIN, THREADS, FAN>(acc, work, counters, blockIdx.y * gridDim.x + blockIdx.x, blockIdx.z,
-                                             gridDim.z))
+        !splitk::combine<THIN, SLOT_COLS, FAN, true>(acc, work, counters, blockIdx.y * gridDim.x + blockIdx.x,
+                                                     blockIdx.z, gridDim.z))
         return;
-    if (lane == 0 && row < M) {
+    const int mine = blockIdx.y * WARPS + threadIdx.x;
+    if (threadIdx.x < WARPS && mine < M) {
 #pragma unroll
         for (int j = 0; j < THIN; ++j)
-            if (j < K) C[(size_t)row * K + j] = acc[j];
+            if (j < K) C[(size_t)mine * K + j] = acc[j];
     }
 }

@@ -23,8 +23,13 @@ namespace splitk {
 [[maybe_unused]] constexpr int kBatch = 8;  // float4 loads of a slot in flight at once, per thread
 
 // L2 only (.cg): the reader runs on another SM, and L1 is not coherent between SMs.
-template <int kAcc, int kThreads>
+// kThreads: the threads whose sums a slot holds, the block's first kThreads. kFew: fewer than the
+// block's (`thin`, whose sums sit in a warp or a thread a warp): the others skip the slot.
+template <int kAcc, int kThreads, bool kFew = false>
 __device__ __forceinline__ void put(const float (&acc)[kAcc], float* slot) {
+    if constexpr (kFew) {
+        if (threadIdx.x >= kThreads) return;
+    }
     float4* p = reinterpret_cast<float4*>(slot) + threadIdx.x;
 #pragma unroll
     for (int e = 0; e < kAcc / 4; ++e)
@@ -32,8 +37,11 @@ __device__ __forceinline__ void put(const float (&acc)[kAcc], float* slot) {
 }
 
 // acc = slot (first) or acc += slot (the others), child by child.
-template <int kAcc, int kThreads>
+template <int kAcc, int kThreads, bool kFew = false>
 __device__ __forceinline__ void take(float (&acc)[kAcc], const float* slot, bool first) {
+    if constexpr (kFew) {
+        if (threadIdx.x >= kThreads) return;
+    }
     const float4* p = reinterpret_cast<const float4*>(slot) + threadIdx.x;
 #pragma unroll
     for (int e = 0; e < kAcc / 4; ++e) {
@@ -67,8 +75,9 @@ __device__ __forceinline__ bool last_to_arrive(unsigned* counter, int children) 
 
 // Combine part `part` of `parts` of tile `tile` in a tree of fan-in kFan; true where this block
 // holds the tile's whole sum and stores it, false where another block goes on with it (this one
-// should return).
-template <int kAcc, int kThreads, int kFan>
+// should return). Every thread of the block calls it (the arrivals are block-wide); with kFew only
+// the first kThreads move sums.
+template <int kAcc, int kThreads, int kFan, bool kFew = false>
 __device__ __forceinline__ bool combine(float (&acc)[kAcc], float* work, unsigned* counters, int tile, int part,
                                         int parts) {
     // Only `part`, `parts`, `span` and `count` stay live: bigtile's epilogue runs at its register limit.
@@ -77,16 +86,16 @@ __device__ __forceinline__ bool combine(float (&acc)[kAcc], float* work, unsigne
         const int node = part / span, lo = node / kFan * kFan;  // this node, and its first sibling
         const int children = min(kFan, count - lo);
         if (children == 1) continue;  // a node alone at the right end goes up as it is
-        put<kAcc, kThreads>(acc, work + (size_t)(first + node * span) * kThreads * kAcc);
+        put<kAcc, kThreads, kFew>(acc, work + (size_t)(first + node * span) * kThreads * kAcc);
         if (!last_to_arrive(&counters[first + (lo + 1) * span], children)) return false;
         __threadfence();  // the other children's sums, written before their arrivals, are read after
         if (kFan == 2) {
             // A pair: own sums + the sibling's, the same bits either way round (IEEE addition is
             // commutative), and one slot read instead of two (bigtile's 64 KB slots).
-            take<kAcc, kThreads>(acc, work + (size_t)(first + (node ^ 1) * span) * kThreads * kAcc, false);
+            take<kAcc, kThreads, kFew>(acc, work + (size_t)(first + (node ^ 1) * span) * kThreads * kAcc, false);
         } else {
             for (int c = 0; c < children; ++c)
-                take<kAcc, kThreads>(acc, work + (size_t)(first + (lo + c) * span) * kThreads * kAcc, c == 0);
+                take<kAcc, kThreads, kFew>(acc, work + (size_t)(first + (lo + c) * span) * kThreads * kAcc, c == 0);
         }
     }
     return true;
