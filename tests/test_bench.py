@@ -131,3 +131,16 @@ def test_each_precision_class_is_measured_against_its_own_ceiling():
     assert peak_for(Precision.TF32, ceilings) == 535.0
     assert peak_for(Precision.FP32X3, ceilings) == pytest.approx(535.0 / 3)
     assert peak_for(Precision.FP32X3, {"fp32": None, "tf32": None}) is None
+
+
+def test_every_records_versions_name_the_tree_measured(monkeypatch):
+    """Bench, sweep, study and tune records carry `versions`; it names the commit of the tree
+    (GEMMLAB_COMMIT on a GPU machine whose copy of .git may be stale), so a record's figures can
+    be traced to the code that made them."""
+    from gemmlab import provenance
+    from gemmlab.measure import device
+
+    monkeypatch.setenv("GEMMLAB_COMMIT", "abc1234")
+    assert device.versions()["gemmlab_commit"] == "abc1234" == provenance.gemmlab_commit()
+    monkeypatch.delenv("GEMMLAB_COMMIT")
+    assert device.versions()["gemmlab_commit"] == provenance.gemmlab_commit() != "abc1234"

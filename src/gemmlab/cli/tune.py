@@ -122,7 +122,7 @@ def tune_cmd(
     Exit 0: every class has a winner; 1: some class has no verified candidate (the record is
     written, not installed); 2: usage error; 3: no GPU.
     """
-    from ..export.document import gemmlab_commit
+    from ..provenance import gemmlab_commit
     from ..tune import record, search
 
     given = shapes.many(shape)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
@@ -15,6 +13,7 @@ from ..cuda.needs import Needs
 from ..cuda.pad import PaddedOperands
 from ..cuda.splitgrid import SplitGrid
 from ..cuda.transposed import TransposedA
+from ..provenance import gemmlab_commit
 from ..tune import default as tuned_default
 from . import host, pad, splitgrid, tma, transposed
 from .builds import BEST, BUILDS, held, ranges, strongest
@@ -61,19 +60,6 @@ def exportable(impl: registry.Implementation) -> None:
             raise ExportError(f"{impl.name}: launch {launch.kernel.label} has a host of kind "
                               f"{type(launch.host).__name__}, which the exporter cannot write; "
                               f"it writes {supported_kinds()}")
-
-
-def gemmlab_commit() -> str:
-    """$GEMMLAB_COMMIT where set (a copy of the tree on a GPU machine, whose own git state may be
-    stale), else the checkout's commit (marked -dirty with local edits), else ""."""
-    if os.environ.get("GEMMLAB_COMMIT"):
-        return os.environ["GEMMLAB_COMMIT"]
-    try:
-        out = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=12"],
-                             cwd=Path(__file__).parent, capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    return out.stdout.strip() if out.returncode == 0 else ""
 
 
 @dataclass(frozen=True)

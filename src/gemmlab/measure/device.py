@@ -7,6 +7,8 @@ import subprocess
 from functools import cache
 from typing import TYPE_CHECKING
 
+from ..provenance import gemmlab_commit
+
 if TYPE_CHECKING:
     from ..precision import Precision
 
@@ -52,6 +54,7 @@ def versions() -> dict[str, str | None]:
         "cuda_bindings": _version("cuda-bindings"),
         "nvrtc": nvrtc,
         "gemmlab": _version("gemmlab"),
+        "gemmlab_commit": gemmlab_commit(),  # the tree the record's figures were measured on
     }
 
 
