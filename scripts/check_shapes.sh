@@ -7,7 +7,7 @@ rc=0
 for s in ${CHECK_SHAPES:?}; do
   out=$(timeout 120 gemmlab check "$@" --shape "$s" --no-perf --seed 5 2>&1); r=$?
   [ $r -eq 0 ] || rc=1
-  echo "$s rc=$r: $(echo "$out" | grep -ciE 'pass') pass lines, $(echo "$out" | grep -ciE 'fail') fail lines"
+  echo "$s rc=$r: $(echo "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -1)"
   [ $r -eq 0 ] || echo "$out" | tail -8
 done
 exit $rc

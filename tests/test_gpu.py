@@ -245,6 +245,38 @@ def test_a_plan_called_again_replays_one_graph_also_inside_a_callers_capture(nam
     torch.testing.assert_close(c.double(), a.double() @ b.double(), rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("name", ["small", "thin", "splitk"])
+def test_a_first_call_inside_a_callers_capture_leaves_later_calls_right(name):
+    """A call made for the first time inside the caller's graph capture: their graph, replayed
+    twice on new inputs, computes the product, and a later call outside it too (the split-K
+    counters made in the capture are their graph's, zeroed by each replay; none are kept)."""
+    impl = registry.get(name)
+    m, n, k = (4, 3000, 300) if name == "thin" else (200, 3000, 200)  # split-K over few tiles
+    a, b = uniform((m, n), 1, GPU), uniform((n, k), 2, GPU)
+    c = poison_(torch.empty(m, k, device=GPU))
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        theirs = torch.cuda.CUDAGraph()
+        theirs.capture_begin()
+        try:
+            impl.solve(a, b, c, m, n, k)
+        finally:
+            theirs.capture_end()
+        for seed in (3, 4):
+            a.copy_(uniform((m, n), seed, GPU))
+            poison_(c)
+            theirs.replay()
+            side.synchronize()
+            assert unwritten(c) == 0
+            torch.testing.assert_close(c.double(), a.double() @ b.double(), rtol=1e-4, atol=1e-4)
+        for _ in range(3):  # a plan, then its graph, then the graph again
+            poison_(c)
+            impl.solve(a, b, c, m, n, k)
+            side.synchronize()
+            torch.testing.assert_close(c.double(), a.double() @ b.double(), rtol=1e-4, atol=1e-4)
+
+
 def _unsplit(launch):
     """bigtile's launch with the same macros as a splitk launch, but SPLIT 0: the chain it splits."""
     import dataclasses

@@ -398,3 +398,13 @@ def test_thins_savers_are_the_kernels_slot_threads():
              for name in ("SLOT_ROWS", "SLOT_COLS")}
     assert value == {"SLOT_ROWS": launches.THIN_SAVERS["rows"], "SLOT_COLS": launches.THIN_SAVERS["cols"]}
     assert int(re.search(r"#define THIN (\d+)", text).group(1)) == launches.THIN
+
+
+@pytest.mark.parametrize("impl", [i for i in registry.IMPLEMENTATIONS if i.launches], ids=lambda i: i.name)
+def test_where_a_rung_says_it_runs_its_fallback_runs(impl):
+    """`can_run_on` reads the rung's `needs`; dispatch takes the first launch whose own needs hold,
+    and the fallback's precondition always holds. So on every GPU the rung says it runs on, the
+    fallback must run too: else a shape no faster launch takes finds no launch at all."""
+    fallback = impl.launches[-1]
+    assert fallback.when is None
+    assert fallback.all_needs <= impl.needs, (impl.name, str(fallback.all_needs), str(impl.needs))

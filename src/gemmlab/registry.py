@@ -157,9 +157,13 @@ class Implementation:
 
     @property
     def tile(self) -> tuple[int, int, int] | None:
-        """(rows, cols, reduction step) of C per block/program on the fast path, from its launch or config."""
-        if self.launches and self.launches[0].step:
-            return (*self.launches[0].tile, self.launches[0].step)
+        """(rows, cols, reduction step) of C per block/program on the fast path, from its launch or config.
+
+        The fast path is the first launch that is not a twin for a corner of the shapes: a
+        launch with a floor on A's elements (`small`'s narrow twin, `launches.narrow`) is not."""
+        main = next((x for x in self.launches if not getattr(x.when, "a_elements", 0)), None)
+        if main is not None and main.step:
+            return (*main.tile, main.step)
         return getattr(self.factory, "tile", None)
 
     @cached_property
@@ -619,7 +623,7 @@ IMPLEMENTATIONS += (
         chapter=PAST_CUBLAS, step=6, variant_of="bigtile",
     ),
     Implementation(
-        "thin", CUDA, 33, FP32, _ALWAYS,
+        "thin", CUDA, 33, FP32, _SM80,  # its own kernels run anywhere; where C is not thin, small's need sm_80
         "strict FP32 where C has at most 8 rows or columns: each thread streams the long operand and keeps "
         "one sum per row (or column) of C, split-K in a tree; small's launches elsewhere",
         _md("20_thin"), ("kernels/cuda/20_thin.cu", "kernels/cuda/splitk.cuh", "kernels/cuda/18_small.cu"),

@@ -219,7 +219,6 @@ class _Captured:
     """A plan's launches as one CUDA graph: `run` replays them all on torch's current stream."""
 
     graph: object  # torch.cuda.CUDAGraph
-    launches: int
 
     def run(self) -> None:
         self.graph.replay()
@@ -287,9 +286,12 @@ class CudaSolver:
         plan = self._plans.get(key)
         if plan is None:
             plan = self._plan(a, b, c, m, n, k)
-            if len(self._plans) >= self.PLANS:
-                del self._plans[next(iter(self._plans))]
-            self._plans[key] = plan
+            # A plan made inside a caller's capture points at split-K counters their graph owns
+            # (handoff.counters): it runs this once, into their graph, and is not kept.
+            if not torch.cuda.is_current_stream_capturing():
+                if len(self._plans) >= self.PLANS:
+                    del self._plans[next(iter(self._plans))]
+                self._plans[key] = plan
         elif torch.cuda.is_current_stream_capturing():
             # The caller captures a graph of their own: the launches go into theirs, as they are
             # (a graph's replay cannot be captured).
@@ -307,16 +309,19 @@ class CudaSolver:
         Capture needs a stream of its own (the current one may be the legacy default stream, which
         cannot capture), and a plan's launches name the stream they were prepared on: so the plan
         is prepared again on a capture stream kept for `stream`, with that stream's scratch and
-        split-K counters. Only replays on `stream` use them, so they stay ordered as a plan's own
-        do; the scratch is marked as used on `stream`, so that torch does not hand it out again
-        while a replay there may still read it."""
+        split-K counters (both keyed by the stream's handle). The capture stream is the driver's,
+        made for this (`driver.private_stream`): a pooled torch stream could be another caller's
+        stream, or another capture stream, whose work would share that scratch and those counters.
+        So only replays on `stream` use them, and they stay ordered as a plan's own do; the scratch
+        is marked as used on `stream`, so that torch does not hand it out again while a replay
+        there may still read it."""
         import torch
 
         device = torch.cuda.current_device()
         target = torch.cuda.current_stream(device)
         side = self._capture_streams.get((device, stream))
         if side is None:
-            side = self._capture_streams[(device, stream)] = torch.cuda.Stream(device)
+            side = self._capture_streams[(device, stream)] = cl.private_stream()
         with torch.cuda.stream(side):
             plan = self._plan(a, b, c, m, n, k)
         ws = self._workspace.get((a.device.index or 0, side.cuda_stream))  # `workspace`'s key
@@ -329,9 +334,14 @@ class CudaSolver:
             try:
                 for prepared in plan:
                     prepared.run()
-            finally:
-                graph.capture_end()
-        return _Captured(graph, len(plan))
+            except BaseException:
+                try:  # close the capture, but report what broke it
+                    graph.capture_end()
+                except Exception:
+                    pass
+                raise
+            graph.capture_end()
+        return _Captured(graph)
 
     def _plan(self, a, b, c, m, n, k) -> list[cl.Prepared]:
         spec = self.select(a, b, c, m, n, k)

@@ -60,6 +60,19 @@ def current_device():
     return dev
 
 
+def private_stream():
+    """A stream of this process's own on torch's current device, as a torch stream: created by
+    the driver (non-blocking), so no other code is handed it, as torch's pooled streams are
+    (`torch.cuda.Stream` returns one of a few dozen per device, round-robin). Never destroyed:
+    a caller keeps it for the process's life."""
+    import torch
+    from cuda.bindings import driver
+
+    dev = current_device()
+    handle = _check(driver.cuStreamCreate(driver.CUstream_flags.CU_STREAM_NON_BLOCKING.value), "creating a stream")
+    return torch.cuda.ExternalStream(int(handle), device=torch.device("cuda", dev.device_id))
+
+
 @cache
 def sm_count(device_index: int) -> int:
     import torch

@@ -73,14 +73,18 @@ def counters(device: torch.device, count: int) -> torch.Tensor:
     """The zeroed hand-off counters of torch's current stream on `device`, for `count` of them.
 
     One buffer per device and stream, made once: every counter a call raises is lowered by the
-    part that arrives second, so the buffer is zero again after every call, and calls on one
-    stream are ordered.
+    part that arrives last, so the buffer is zero again after every call, and calls on one
+    stream are ordered. Inside a caller's graph capture, a fresh one that their graph zeroes.
     """
     if count > COUNTERS:
         raise ValueError(f"{count} split-K counters asked for; the buffer holds {COUNTERS}")
     import torch
 
     index = torch.cuda.current_device() if device.index is None else device.index
+    if torch.cuda.is_current_stream_capturing():
+        # Inside a caller's graph capture the zeroing is captured, not run: a buffer made here is
+        # zeroed by each replay of their graph and belongs to it, so it is not kept for others.
+        return torch.zeros(max(count, 1), dtype=torch.int32, device=torch.device("cuda", index))
     key = (index, torch.cuda.current_stream(index).cuda_stream)
     buf = _counters.get(key)
     if buf is None:

@@ -3,8 +3,9 @@
 Its launches are, in order: for each shape class the record has a winner for,
 the winner's launch (rung, launch name, knobs, rebuilt by the rung's `Space`)
 under ``InClass(class) ∧ its own precondition``, after the space's refinements
-of it (`Space.refine`: `small`'s narrow twin), each under the class and its own
-precondition; then the built-in chain,
+of it (`Space.refine`: before `small`'s winner, `thin`'s kernels and the
+winner's narrow twin), each under the class and its own precondition; then the
+built-in chain,
 `warptile`'s launches as they are, ending in its unconditional fallback. So a
 call whose class has no winner, or whose shape misses the winner's own
 precondition (a whole-tile path on a shape of the class it does not tile),

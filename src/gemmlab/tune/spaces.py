@@ -39,9 +39,9 @@ class Space:
     # they were, and records made before it still name whole launches.
     absent: Mapping[str, int] = field(default_factory=dict)
     # Launches that run before a winner of this space in `default` (given the winner and its
-    # class's layout), each where its own precondition holds as well as the class's: the same
-    # knobs turned for the shapes of a class they suit better (`small`'s narrow outputs). Not
-    # searched: made from the winner.
+    # class's layout), each where its own precondition holds as well as the class's: kernels or
+    # builds for the shapes of a class they suit better (before `small`'s winner, `thin`'s kernels
+    # and the winner's knobs on a narrow tile). Not searched: made from the winner or fixed.
     refine: Callable[[Launch, str], tuple[Launch, ...]] = field(default=lambda launch, layout: (), repr=False)
     refined_by: tuple[str, ...] = ()  # the other rungs whose launches `refine` adds (their sources are default's)
 
