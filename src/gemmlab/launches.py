@@ -243,7 +243,8 @@ def thin_launch(which: str) -> Launch:
     return Launch("20_thin.cu", f"thin_{which}", (256, 1), (THIN, 32) if rows else (8, THIN),
                   {"THIN": THIN, "MIN_BLOCKS": 4}, when=Requires(rows=THIN) if rows else Requires(cols=THIN),
                   host=SplitGrid(accumulators=THIN, savers=THIN_SAVERS[which]), step=8 if rows else 32,
-                  name=f"thin-{which}")
+                  # no tiles in shared memory, only the 8 warps' sums: THIN a lane (rows), a warp (cols)
+                  scratch=8 * THIN * (32 if rows else 1) * 4, name=f"thin-{which}")
 
 
 def _mma_split_derive(d) -> dict:

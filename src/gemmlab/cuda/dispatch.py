@@ -123,6 +123,8 @@ class Launch:
     #: compiler's figure against it.
     buffers: int = 0
     pad: int | tuple[int, int] = 0
+    #: Static shared bytes beside the tiles: a block's own scratch (`thin`'s partial sums).
+    scratch: int = 0
     #: Where other fields follow from the macros (bigtile: block, tile and step from its warp
     #: layout, its host from A_T): those fields as a function of the macros (`with_defines`).
     derive: Callable[[Mapping[str, int]], Mapping[str, object]] | None = None
@@ -161,10 +163,11 @@ class Launch:
 
     @property
     def static_smem(self) -> int:
-        """Static shared bytes the tiles imply: buffers × (A rows×step + B step×cols), padded rows."""
+        """Static shared bytes the tiles imply: buffers × (A rows×step + B step×cols), padded rows;
+        and the block's scratch beside them."""
         rows, cols = self.tile
         pad_a, pad_b = self.pad if isinstance(self.pad, tuple) else (self.pad, self.pad)
-        return self.buffers * (rows * (self.step + pad_a) + self.step * (cols + pad_b)) * 4
+        return self.buffers * (rows * (self.step + pad_a) + self.step * (cols + pad_b)) * 4 + self.scratch
 
     def kernels(self) -> tuple[Kernel, ...]:
         """The main kernel first, then whatever pre-passes the host may run."""
