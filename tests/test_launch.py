@@ -398,6 +398,7 @@ def test_thins_savers_are_the_kernels_slot_threads():
              for name in ("SLOT_ROWS", "SLOT_COLS")}
     assert value == {"SLOT_ROWS": launches.THIN_SAVERS["rows"], "SLOT_COLS": launches.THIN_SAVERS["cols"]}
     assert int(re.search(r"#define THIN (\d+)", text).group(1)) == launches.THIN
+    assert int(macros["WARPS"]) == launches.THIN_WARPS
 
 
 @pytest.mark.parametrize("impl", [i for i in registry.IMPLEMENTATIONS if i.launches], ids=lambda i: i.name)

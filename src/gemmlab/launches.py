@@ -234,17 +234,24 @@ THIN = 8
 THIN_SAVERS = {"rows": 32, "cols": 8}
 
 
+THIN_WARPS = 8  # a `thin` block's warps (20_thin.cu's WARPS)
+
+
 def thin_launch(which: str) -> Launch:
     """A `thin` kernel (20_thin.cu), named "thin-" and which: "rows" where M ≤ THIN (a block on 32 columns of C, its 8 warps
     splitting the reduction), "cols" where K ≤ THIN (a warp on a row of C); both split the
     reduction across blocks too (cuda/splitgrid.py). Plain loads and the split-K tree's acquire-
     release atomics (sm_70, below every target CUDA 13 builds for): any GPU."""
     rows = which == "rows"
-    return Launch("20_thin.cu", f"thin_{which}", (256, 1), (THIN, 32) if rows else (8, THIN),
+    return Launch("20_thin.cu", f"thin_{which}", (32 * THIN_WARPS, 1), (THIN, 32) if rows else (THIN_WARPS, THIN),
                   {"THIN": THIN, "MIN_BLOCKS": 4}, when=Requires(rows=THIN) if rows else Requires(cols=THIN),
-                  host=SplitGrid(accumulators=THIN, savers=THIN_SAVERS[which]), step=8 if rows else 32,
-                  # no tiles in shared memory, only the 8 warps' sums: THIN a lane (rows), a warp (cols)
-                  scratch=8 * THIN * (32 if rows else 1) * 4, name=f"thin-{which}")
+                  host=SplitGrid(accumulators=THIN, savers=THIN_SAVERS[which]), step=THIN_WARPS if rows else 32,
+                  # no tiles in shared memory, only the warps' sums: THIN a lane (rows), a warp (cols)
+                  scratch=THIN_WARPS * THIN * (32 if rows else 1) * 4, name=f"thin-{which}")
+
+
+#: The `thin` kernels: what the rung runs first, and what `default` runs before `small`'s winners.
+THIN_LAUNCHES = (thin_launch("cols"), thin_launch("rows"))
 
 
 def _mma_split_derive(d) -> dict:
@@ -324,7 +331,7 @@ RUNGS: dict[str, tuple[Launch, ...]] = {
     "small": (narrow(small_launch(4)), narrow(small_launch(1)), small_launch(4), small_launch(1)),
     "mma-split": (mma_split_launch(4), mma_split_launch(1)),
     "tma-warp": tma_warp_launches(),
-    "thin": (thin_launch("cols"), thin_launch("rows")),
+    "thin": THIN_LAUNCHES,
 }
 # The dispatchers: the Hopper kernel where the output fills the GPU, a small-tile split-K kernel
 # below it (and at every shape on a GPU before Hopper, where the Hopper launches do not run).

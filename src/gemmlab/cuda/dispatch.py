@@ -265,13 +265,18 @@ class CudaSolver:
             self._loaded[key] = loaded
         return loaded
 
+    @staticmethod
+    def _workspace_key(device: torch.device, stream: int) -> tuple[int, int]:
+        """Scratch is kept per device and stream (the stream's raw handle)."""
+        return (device.index or 0, stream)
+
     def workspace(self, nbytes: int, device: torch.device) -> torch.Tensor | None:
         """Scratch on the current stream, kept between calls: later calls on this stream are ordered after."""
         if nbytes == 0:
             return None
         import torch
 
-        key = (device.index or 0, torch.cuda.current_stream(device).cuda_stream)
+        key = self._workspace_key(device, torch.cuda.current_stream(device).cuda_stream)
         ws = self._workspace.get(key)
         if ws is None or ws.numel() < nbytes:
             # Prepared calls may point into the old scratch: none of them may run again.
@@ -327,7 +332,7 @@ class CudaSolver:
             side = self._capture_streams[(device, stream)] = cl.private_stream()
         with torch.cuda.stream(side):
             plan = self._plan(a, b, c, m, n, k)
-        ws = self._workspace.get((a.device.index or 0, side.cuda_stream))  # `workspace`'s key
+        ws = self._workspace.get(self._workspace_key(a.device, side.cuda_stream))
         if ws is not None:
             ws.record_stream(target)
         side.synchronize()  # counters zeroed on the capture stream before the first replay

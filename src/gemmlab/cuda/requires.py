@@ -45,17 +45,19 @@ class Requires:
                 and m * n >= self.a_elements
                 and (not self.align or aligned(*(tensors[x] for x in self.operands), to=self.align)))
 
+    #: The bounds on the shape's size, each a field (0: unset), in words and in C++, in order.
+    _BOUNDS = (("outputs", "M·K ≥ {}", "(long long)M * K >= {}LL"), ("rows", "M ≤ {}", "M <= {}"),
+               ("cols", "K ≤ {}", "K <= {}"), ("a_elements", "M·N ≥ {}", "(long long)M * N >= {}LL"))
+
+    def _parts(self, words: bool) -> list[str]:
+        """The multiples' clauses and the bounds' (as words or as C++); alignment is the callers'."""
+        mod = "{} % {} == 0"
+        parts = [mod.format(dim, mult) for dim, mult in (("M", self.m), ("N", self.n), ("K", self.k)) if mult > 1]
+        return parts + [(text if words else code).format(getattr(self, name))
+                        for name, text, code in self._BOUNDS if getattr(self, name)]
+
     def __str__(self) -> str:
-        parts = [f"{dim} % {mult} == 0" for dim, mult in (("M", self.m), ("N", self.n), ("K", self.k))
-                 if mult > 1]
-        if self.outputs:
-            parts.append(f"M·K ≥ {self.outputs}")
-        if self.rows:
-            parts.append(f"M ≤ {self.rows}")
-        if self.cols:
-            parts.append(f"K ≤ {self.cols}")
-        if self.a_elements:
-            parts.append(f"M·N ≥ {self.a_elements}")
+        parts = self._parts(words=True)
         if self.align:
             parts.append(f"{self.align}-byte aligned pointers" if self.operands == "ABC"
                          else f"{' and '.join(self.operands)} {self.align}-byte aligned")
@@ -64,20 +66,10 @@ class Requires:
     def cpp(self) -> str:
         """The same test as a C++ expression over `M`, `N`, `K` and the pointers `A`, `B`, `C`
         (what `gemmlab export` writes into its `solve`)."""
-        parts = [f"{dim} % {mult} == 0" for dim, mult in (("M", self.m), ("N", self.n), ("K", self.k))
-                 if mult > 1]
-        if self.outputs:
-            parts.append(f"(long long)M * K >= {self.outputs}LL")
-        if self.rows:
-            parts.append(f"M <= {self.rows}")
-        if self.cols:
-            parts.append(f"K <= {self.cols}")
-        if self.a_elements:
-            parts.append(f"(long long)M * N >= {self.a_elements}LL")
+        parts = self._parts(words=False)
         if self.align:
             parts += [f"((uintptr_t){x} % {self.align} == 0)" for x in self.operands]
         return " && ".join(parts) or "true"
-
 
 #: The float4 paths: every row of A, B and C starts on a 16-byte boundary.
 VEC4 = Requires(n=4, k=4, align=16)

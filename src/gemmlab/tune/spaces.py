@@ -135,7 +135,7 @@ def _small_refine(launch: Launch, layout: str) -> tuple[Launch, ...]:
     (`launches.narrow`)."""
     if layout == "tiled":
         return ()
-    return (*(x for x in builders.RUNGS["thin"] if x.source == "20_thin.cu"), builders.narrow(launch))
+    return (*builders.THIN_LAUNCHES, builders.narrow(launch))
 
 
 #: Shared memory of an sm_90 SM, and what the system keeps of it per block (CUDA programming guide,
