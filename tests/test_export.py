@@ -155,9 +155,21 @@ def test_a_variant_holds_only_the_kernels_the_rung_runs():
 # ---- C++ that must say what the Python says ----------------------------------------------------
 
 
+def _host_runtime() -> str:
+    """host_runtime.cuh with what an exported file defines before it, for programs that call it."""
+    import gemmlab.export
+
+    runtime = (Path(gemmlab.export.__file__).parent / "host_runtime.cuh").read_text()
+    return ("#include <cuda_runtime.h>\n#include <cstdio>\n"
+            "namespace gemmlab { __device__ int image_features = 0; }\n"
+            'namespace gemmlab_host { static const char* const RUNG = "test", *OWN_NEEDS = "", '
+            '*BUILD_ADVICE = ""; }\n' f"{runtime}\nusing namespace gemmlab_host;\n")
+
+
 def _run_host_program(source: str, tmp_path: Path) -> list[str]:
-    path = tmp_path / "prog.cpp"
-    path.write_text("#include <cstdint>\n#include <cstdio>\n#include <cstddef>\n" + source)
+    """Built by nvcc as CUDA (host_runtime.cuh's helpers, split_parts among them, come first)."""
+    path = tmp_path / "prog.cu"
+    path.write_text("#include <cstdint>\n#include <cstdio>\n#include <cstddef>\n" + _host_runtime() + source)
     exe = tmp_path / "prog"
     subprocess.run([nvcc(), "-std=c++17", "-o", str(exe), str(path)], check=True, capture_output=True)
     return subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split()
@@ -165,10 +177,7 @@ def _run_host_program(source: str, tmp_path: Path) -> list[str]:
 
 def test_the_exported_split_k_policy_is_the_python_one(tmp_path):
     """split_parts (host_runtime.cuh) against handoff.parts over a grid of shapes and GPU sizes."""
-    import gemmlab.export
     from gemmlab.cuda import handoff
-
-    runtime = (Path(gemmlab.export.__file__).parent / "host_runtime.cuh").read_text()
     from gemmlab.export.transposed import split_lines
 
     cases = [(t, s, slots, step) for t in (1, 3, 64, 100, 131, 132, 264, 300, 2048, 70000)
@@ -176,16 +185,26 @@ def test_the_exported_split_k_policy_is_the_python_one(tmp_path):
     calls = "".join("    {\n" f"        const int tiles = {t}, steps = {s};\n"
                     f"        {split_lines(step, str(slots))[0]}\n"
                     '        std::printf("%d\\n", parts);\n    }\n' for t, s, slots, step in cases)
-    path = tmp_path / "policy.cu"
-    path.write_text("#include <cuda_runtime.h>\n#include <cstdio>\n"
-                    "namespace gemmlab { __device__ int image_features = 0; }\n"
-                    'namespace gemmlab_host { static const char* const RUNG = "test", *OWN_NEEDS = "", '
-                    '*BUILD_ADVICE = ""; }\n'
-                    f"{runtime}\nint main() {{\n    using namespace gemmlab_host;\n{calls}    return 0;\n}}\n")
-    exe = tmp_path / "policy"
-    subprocess.run([nvcc(), "-std=c++17", "-o", str(exe), str(path)], check=True, capture_output=True)
-    got = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split()
+    got = _run_host_program(f"int main() {{\n{calls}    return 0;\n}}\n", tmp_path)
     assert [int(x) for x in got] == [handoff.parts(*case) for case in cases]
+
+
+def test_the_split_twins_condition_in_cpp_decides_as_split_pays_does(tmp_path):
+    """`default`'s split-K twins run where `SplitPays` holds: its C++ against it, at shapes that
+    fill whole waves (2048³, 8192³) and shapes whose last wave is part empty (2438×4958×2453)."""
+    from gemmlab.cuda.handoff import SplitPays
+
+    conds = [SplitPays((128, 128), 16, 2, 132), SplitPays((128, 128), 32, 2, 132), SplitPays((64, 64), 16, 8, 114)]
+    dims = (1, 100, 1000, 2048, 2438, 3101, 4958, 8192)
+    shapes = list(itertools.product(dims, repeat=3))
+    funcs = "".join(f"static bool pays{i}(int M, int N, int K) {{ return {c.cpp()}; }}\n" for i, c in enumerate(conds))
+    table = ",".join("{" + ",".join(map(str, s)) + "}" for s in shapes)
+    calls = "".join(f"putchar('0' + pays{i}(s[0], s[1], s[2]));" for i in range(len(conds)))
+    got = _run_host_program(f"{funcs}static const int shapes[][3] = {{{table}}};\n"
+                            f"int main() {{ for (auto& s : shapes) {{ {calls} putchar('\\n'); }} }}\n", tmp_path)
+    want = ["".join(str(int(c(None, None, None, *s))) for c in conds) for s in shapes]
+    assert got == want
+    assert {"0", "1"} <= set("".join(want)), "the grid never tells the two apart"
 
 
 class Pointer:
@@ -220,7 +239,7 @@ def test_each_precondition_in_cpp_decides_as_requires_does(tmp_path):
 def test_the_cpp_workspace_layout_is_tma_operands_layout(tmp_path):
     kinds = [hopper.TmaOperands(a=a, b=b) for a in ("in place", "round", "pad") for b in ("round", "split")]
     shapes = [(1, 1, 1), (300, 257, 301), (1000, 1004, 999), (8192, 6144, 4096), (7, 8191, 3)]
-    program = "static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }\n"
+    program = ""  # round_up: host_runtime.cuh's
     for i, host in enumerate(kinds):
         planes = 1 if host.b == "round" else 2
         body = "\n".join(layout_lines(host))

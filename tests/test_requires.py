@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from gemmlab import registry
+from gemmlab.cuda.handoff import SplitPays
 from gemmlab.cuda.needs import Needs
 from gemmlab.cuda.requires import VEC4, AllOf, Requires, whole_tiles
 from gemmlab.tune.classes import InClass
@@ -90,12 +91,12 @@ def test_precondition_text_matches_its_predicate(impl, launch):
     assert seen == {True, False}, "the grid never tells the two apart"
 
 
-def test_every_precondition_is_declared_as_requires_or_a_shape_class():
+def test_every_precondition_is_declared_as_requires_a_shape_class_or_the_split_policy():
     for impl in registry.IMPLEMENTATIONS:
         for launch in impl.launches:
             if launch.when is not None:
                 parts = _parts(launch.when)
-                assert all(isinstance(p, Requires | InClass) for p in parts), launch
+                assert all(isinstance(p, Requires | InClass | SplitPays) for p in parts), launch
                 assert sum(isinstance(p, Requires) for p in parts) <= 1, launch
 
 

@@ -171,6 +171,15 @@ def bigtile_launch(pad_b: bool, j_outer: int = 2, warps_m: int = 2, warps_n: int
                   defines=defines, name="b-padded" if pad_b else "b-in-place", **bigtile_derive(defines))
 
 
+def split_twin(launch: Launch) -> Launch:
+    """A bigtile launch's twin with SPLIT 1 (the `splitk` rung's build of the same knobs), named
+    "split-" and the launch's name; the parts per tile are the host's policy (cuda/handoff.py)."""
+    d = launch.defines
+    twin = bigtile_launch(bool(d["PAD_B"]), d["J_OUTER"], d["WARPS_M"], d["WARPS_N"], d["BK"], d["STAGES"],
+                          d["MIN_BLOCKS"], split=True, fetch_ba=bool(d.get("FETCH_BA")), tma=bool(d.get("TMA_COPY")))
+    return dataclasses.replace(twin, name=f"split-{launch.name}")
+
+
 #: Blocks of one warp an SM for `tma-warp`: its stages (64×64 tiles, BK 16, 3 stages) take 24,728 bytes
 #: of shared memory, so eight fit an H200 SM's 228 KiB: as many warps as the 128×128 tiles' two blocks of four.
 TMA_WARP_BLOCKS = 8

@@ -20,6 +20,7 @@ best. The exported file's `split_parts` is the same rule in C++ (a test runs bot
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -90,3 +91,40 @@ def counters(device: torch.device, count: int) -> torch.Tensor:
     if buf is None:
         buf = _counters[key] = torch.zeros(COUNTERS, dtype=torch.int32, device=torch.device("cuda", index))
     return buf
+
+
+@dataclass(frozen=True)
+class SplitPays:
+    """A launch precondition: `parts` splits the shape's tiles of `tile` (rows of C, columns) over
+    reductions of `step` elements, on `sms` SMs of `blocks` resident blocks each (`Requires`'
+    trio: calling decides, `str()` says it, `cpp()` is the exported file's test).
+
+    `default` puts a split-K twin of an unsplit winner before it under this: where the tiles
+    fill the GPU in whole waves the winner runs as it was timed, and where its last wave would
+    leave slots idle (2438×4958×2453: 400 tiles of 128×128 on 264 slots, a last wave 52 % full),
+    the same kernel splits. The SM count is the tune record's, as `InClass`'s is.
+    """
+
+    tile: tuple[int, int]
+    step: int
+    blocks: int
+    sms: int
+
+    def parts(self, m: int, n: int, k: int) -> int:
+        rows, cols = self.tile
+        return parts(-(-m // rows) * -(-k // cols), -(-n // self.step), self.sms * self.blocks, self.step)
+
+    def __call__(self, a, b, c, m: int, n: int, k: int) -> bool:
+        return self.parts(m, n, k) > 1
+
+    def __str__(self) -> str:
+        rows, cols = self.tile
+        return (f"split-K pays: {rows}×{cols} tiles on {self.sms} SMs × {self.blocks} blocks leave slots idle "
+                f"(cuda/handoff.parts > 1)")
+
+    def cpp(self) -> str:
+        from ..export.transposed import split_call
+
+        rows, cols = self.tile
+        return split_call(f"ceil_div(K, {cols}) * ceil_div(M, {rows})", f"ceil_div(N, {self.step})",
+                          str(self.sms * self.blocks), self.step) + " > 1"

@@ -96,3 +96,10 @@ class AllOf:
 
     def cpp(self) -> str:
         return " && ".join(f"({p.cpp()})" for p in self.parts)
+
+
+def all_of(*conds):
+    """The preconditions `conds` at once, nested `AllOf`s flattened and None (no precondition)
+    left out: one of them alone as it is, none as None."""
+    flat = tuple(p for c in conds if c is not None for p in (c.parts if isinstance(c, AllOf) else (c,)))
+    return None if not flat else flat[0] if len(flat) == 1 else AllOf(flat)

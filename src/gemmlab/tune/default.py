@@ -29,7 +29,7 @@ from functools import cache
 
 from .. import launches as builders
 from ..cuda.dispatch import Launch
-from ..cuda.requires import AllOf
+from ..cuda.requires import all_of
 from . import record as rec
 from .classes import CLASSES, InClass
 from .spaces import SPACES
@@ -68,9 +68,9 @@ def launches_from(record: dict | None, builtin: Sequence[Launch]) -> tuple[Launc
                 continue
             launch = rebuild(winner)
             cond = InClass(cls, sms)
-            for x in (*SPACES[winner["rung"]].refine(launch, cls.layout), launch):
+            for x in (*SPACES[winner["rung"]].refine(launch, cls.layout, sms), launch):
                 name = cls.key if x is launch else f"{cls.key} {x.name.removesuffix('-' + launch.name)}"
-                out.append(dataclasses.replace(x, when=cond if x.when is None else AllOf((cond, x.when)), name=name))
+                out.append(dataclasses.replace(x, when=all_of(cond, x.when), name=name))
     return (*out, *builtin)
 
 

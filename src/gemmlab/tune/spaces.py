@@ -17,12 +17,15 @@ rung's builder in `gemmlab.launches`, list its knobs, and add it to `SPACES`.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from .. import launches as builders
 from ..cuda.dispatch import Launch
+from ..cuda.handoff import SplitPays
+from ..cuda.requires import all_of
 
 Knobs = dict[str, int]
 
@@ -41,8 +44,11 @@ class Space:
     # Launches that run before a winner of this space in `default` (given the winner and its
     # class's layout), each where its own precondition holds as well as the class's: kernels or
     # builds for the shapes of a class they suit better (before `small`'s winner, `thin`'s kernels
-    # and the winner's knobs on a narrow tile). Not searched: made from the winner or fixed.
-    refine: Callable[[Launch, str], tuple[Launch, ...]] = field(default=lambda launch, layout: (), repr=False)
+    # and the winner's knobs on a narrow tile; before an unsplit bigtile winner, its split-K twin
+    # where splitting pays). Given the winner, its class's layout and the record's SM count.
+    # Not searched: made from the winner or fixed.
+    refine: Callable[[Launch, str, int], tuple[Launch, ...]] = field(default=lambda launch, layout, sms: (),
+                                                                     repr=False)
     refined_by: tuple[str, ...] = ()  # the other rungs whose launches `refine` adds (their sources are default's)
 
     def current(self, launch: str) -> Knobs:
@@ -129,13 +135,26 @@ def _small_valid(knobs: Mapping[str, int]) -> bool:
     return whole and launch.static_smem <= STATIC_SMEM
 
 
-def _small_refine(launch: Launch, layout: str) -> tuple[Launch, ...]:
+def _small_refine(launch: Launch, layout: str, sms: int) -> tuple[Launch, ...]:
     """Where the class's layout lets a side of C be thin or narrow (a tiled class's M and K are
     multiples of 128): `thin`'s kernels where M or K ≤ THIN, then the winner's narrow twin
     (`launches.narrow`)."""
     if layout == "tiled":
         return ()
     return (*builders.THIN_LAUNCHES, builders.narrow(launch))
+
+
+def _bigtile_refine(launch: Launch, layout: str, sms: int) -> tuple[Launch, ...]:
+    """The winner's split-K twin (`launches.split_twin`) where `handoff.parts` splits the shape:
+    a class is tuned at one shape, often one whose tiles fill whole waves (2048³: 256 tiles on
+    264 slots), and an unsplit winner then runs its other shapes' last waves part empty
+    (medium-aligned on the H200, 2026-12-01: 0.80–0.85× cuBLAS at 2438×4958×2453 and three
+    like it). Where the tiles fill the GPU, the winner runs as it was timed."""
+    if launch.defines.get("SPLIT"):
+        return ()
+    twin = builders.split_twin(launch)
+    pays = SplitPays(twin.tile, twin.step, int(twin.defines["MIN_BLOCKS"]), sms)
+    return (dataclasses.replace(twin, when=all_of(twin.when, pays)),)
 
 
 #: Shared memory of an sm_90 SM, and what the system keeps of it per block (CUDA programming guide,
@@ -160,7 +179,7 @@ SPACES: dict[str, Space] = {
     # tiles by TMA (sm_90a, BK 16 or 32), 2.7 % at the performance shape (16_bigtile_tma.md).
     "bigtile": Space("bigtile", (("J_OUTER", (2, 1)), ("WARPS_M", (2, 4)), ("BK", (16, 8, 32)), ("STAGES", (4, 3, 2)),
                                  ("FETCH_BA", (0, 1)), ("TMA_COPY", (0, 1))),
-                     _bigtile, _BIGTILE, _step_fits, absent=_ABSENT),
+                     _bigtile, _BIGTILE, _step_fits, absent=_ABSENT, refine=_bigtile_refine, refined_by=("splitk",)),
     # splitk: bigtile with SPLIT 1 (J_OUTER 2, 2×2 warps: the winners above); its parts per tile
     # are the host's policy (cuda/handoff.py), not a knob.
     "splitk": Space("splitk", (("BK", (8, 16, 32)), ("STAGES", (3, 4, 2)), ("FETCH_BA", (0, 1)), ("TMA_COPY", (0, 1))),
