@@ -257,6 +257,13 @@ def test_a_first_call_inside_a_callers_capture_leaves_later_calls_right(name):
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
+        # First a smaller call on the same stream, twice: a plan and its graph alive, and scratch
+        # the call in the capture outgrows (dropping them there would destroy a graph mid-capture).
+        half = (m, n // 2, k // 2)
+        a2, b2 = uniform(half[:2], 5, GPU), uniform(half[1:], 6, GPU)
+        c2 = torch.empty(m, k // 2, device=GPU)
+        for _ in range(2):
+            impl.solve(a2, b2, c2, *half)
         theirs = torch.cuda.CUDAGraph()
         theirs.capture_begin()
         try:

@@ -249,6 +249,7 @@ class CudaSolver:
         self._loaded: dict[tuple, object] = {}
         self._workspace: dict[tuple[int, int], torch.Tensor] = {}
         self._plans: dict[tuple, list[cl.Prepared] | list[_Captured]] = {}
+        self._retired: list = []  # plans dropped during a caller's capture, released after it
         self._capture_streams: dict[tuple[int, int], torch.cuda.Stream] = {}
 
     def select(self, a, b, c, m, n, k) -> Launch:
@@ -279,8 +280,14 @@ class CudaSolver:
         key = self._workspace_key(device, torch.cuda.current_stream(device).cuda_stream)
         ws = self._workspace.get(key)
         if ws is None or ws.numel() < nbytes:
-            # Prepared calls may point into the old scratch: none of them may run again.
-            self._plans.clear()
+            if ws is not None:
+                # Prepared calls may point into the old scratch: none of them may run again. Inside a
+                # caller's capture they are kept aside, not dropped: dropping a plan destroys its CUDA
+                # graph, and destroying a graph during a capture in torch's default (global) mode
+                # invalidates that capture (seen on the H200: a first call inside a caller's capture).
+                if torch.cuda.is_current_stream_capturing():
+                    self._retired.extend(self._plans.values())
+                self._plans.clear()
             ws = self._workspace[key] = torch.empty(nbytes, dtype=torch.uint8, device=device)
         return ws
 
@@ -297,6 +304,7 @@ class CudaSolver:
             # A plan made inside a caller's capture points at split-K counters their graph owns
             # (handoff.counters): it runs this once, into their graph, and is not kept.
             if not torch.cuda.is_current_stream_capturing():
+                self._retired.clear()
                 if len(self._plans) >= self.PLANS:
                     del self._plans[next(iter(self._plans))]
                 self._plans[key] = plan
