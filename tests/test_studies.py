@@ -60,3 +60,22 @@ def test_each_sweep_point_keeps_the_clocks_it_was_timed_at():
     for point in record["points"]:
         assert "clocks_during_timing" in point
         assert (point["clocks_during_timing"] is None) == (not torch.cuda.is_available())
+
+
+def test_a_sweep_gives_each_name_the_first_place_in_turn(monkeypatch):
+    """At tiny shapes the name listed first read slower than the same kernel listed later (H200,
+    2026-12-02): each shape of a sweep starts one name further along, and the record's names keep
+    the order given."""
+    orders = []
+
+    def fake_run(names, shape, warmup, calls, energy=None, energy_rounds=1):
+        orders.append(list(names))
+        return {"date": "d", "device": {"name": "cpu"}, "versions": {}, "clocks_during_timing": None,
+                "results": [{"name": x} for x in names]}
+
+    monkeypatch.setattr(studies, "run", fake_run)
+    shapes = [(f"s{i}", (i + 1, 2, 3)) for i in range(4)]
+    record = studies.sweep(["torch", "small", "thin"], warmup=0, iters=1, shapes=shapes)
+    assert orders == [["torch", "small", "thin"], ["small", "thin", "torch"], ["thin", "torch", "small"],
+                      ["torch", "small", "thin"]]
+    assert record["names"] == ["torch", "small", "thin"]
