@@ -348,3 +348,50 @@ def test_small_is_right_and_the_same_on_every_call(shape, misaligned):
     assert torch.equal(c1, c2)
     assert unwritten(out[:32]) == 32 and unwritten(out[32 + m * k:]) == 32
     assert int(handoff.counters(GPU, 0).abs().sum()) == 0
+
+
+def test_two_calls_in_one_callers_capture_leave_other_tensors_alone():
+    """Two calls of growing size in one capture: the second outgrows the scratch the first was
+    captured with. That scratch stays the graph's: tensors made after the capture are not written
+    by its replays (had it been freed, torch could hand it out again), and both products are right."""
+    impl = registry.get("splitk")  # Aᵀ in scratch, split-K parts: scratch that grows with the shape
+    shapes = [(300, 700, 260), (900, 1500, 700)]
+    ops = [(uniform((m, n), 1, GPU), uniform((n, k), 2, GPU), torch.empty(m, k, device=GPU)) for m, n, k in shapes]
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(2):  # scratch for the first shape made before the capture, outside its pool
+            impl.solve(*ops[0], *shapes[0])
+        theirs = torch.cuda.CUDAGraph()
+        theirs.capture_begin()
+        try:
+            for (a, b, c), shape in zip(ops, shapes, strict=True):
+                impl.solve(a, b, c, *shape)
+        finally:
+            theirs.capture_end()
+    side.synchronize()
+    others = [torch.full((n,), 7.0, device=GPU) for n in (1 << 16, 1 << 18, 1 << 20, 1 << 22) for _ in range(4)]
+    for (_, _, c) in ops:
+        poison_(c)
+    with torch.cuda.stream(side):
+        theirs.replay()
+    side.synchronize()
+    assert all(bool((t == 7.0).all()) for t in others), "a replay wrote into a tensor made after the capture"
+    for (a, b, c), _ in zip(ops, shapes, strict=True):
+        assert unwritten(c) == 0
+        torch.testing.assert_close(c.double(), a.double() @ b.double(), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("shape", [(2432, 4960, 2432), (2600, 2000, 2600), (3000, 3000, 3000)])
+def test_defaults_split_twins_run_right(shape):
+    """Where an unsplit winner would leave its last wave part empty, `default` runs its SPLIT 1 twin
+    (tests/test_tune.py checks the choice on a CPU): the twin, and its product, here."""
+    impl = registry.get("default")
+    m, n, k = shape
+    a, b = uniform((m, n), 3, GPU), uniform((n, k), 4, GPU)
+    c = poison_(torch.empty(m, k, device=GPU))
+    assert impl.dispatch(a, b, c, m, n, k).name.endswith(" split")
+    impl.solve(a, b, c, m, n, k)
+    torch.cuda.synchronize()
+    assert unwritten(c) == 0
+    torch.testing.assert_close(c.double(), a.double() @ b.double(), rtol=1e-4, atol=1e-4)

@@ -20,6 +20,7 @@ import pytest
 
 from gemmlab import registry
 from gemmlab.cuda.compiler import HOPPER_ARCH, CompileError
+from gemmlab.cuda.handoff import SplitPays
 from gemmlab.cuda.needs import Needs
 from gemmlab.export import export_text
 from gemmlab.tune import classes, default, record, search
@@ -451,6 +452,28 @@ def test_default_runs_each_classs_winner_on_every_shape_of_the_class(tuned):
                 assert chosen in builtin, (key, shape)
     assert _selected(impl, 1024, 1024, 1024).kernel.entry == "float4_tiled"
     assert _selected(impl, 8192, 6144, 4096).kernel.label == "warptile[BK=16,MIN_BLOCKS=2,EXACT_TILES=1]"
+
+
+#: Shapes where the installed H200 record's unsplit bigtile winners leave a last wave part empty
+#: (its twins run), and shapes whose tiles fill whole waves (the winners run as timed).
+TWIN_SHAPES = ((2432, 4960, 2432), (2600, 2000, 2600), (3000, 3000, 3000))
+WHOLE_WAVE_SHAPES = ((2048, 2048, 2048), (8192, 6144, 4096), (8192, 8192, 8192))
+
+
+def test_the_installed_records_unsplit_winners_run_their_split_twin_where_a_wave_is_part_empty():
+    rec = json.loads((Path(default.__file__).parent.parent / "tuned" / "nvidia-h200.json").read_text())
+    impl = _default(rec)
+    for shape in TWIN_SHAPES + WHOLE_WAVE_SHAPES:
+        cls = classify(*shape, rec["gpu"]["sm_count"]).key
+        winner = default.rebuild(rec["classes"][cls]["winner"])
+        chosen = _selected(impl, *shape)
+        assert not winner.defines.get("SPLIT"), (cls, "the test needs an unsplit winner here")
+        if shape in TWIN_SHAPES:
+            assert chosen.name == f"{cls} split" and chosen.defines == winner.defines | {"SPLIT": 1}, shape
+            pays = next(p for p in chosen.when.parts if isinstance(p, SplitPays))
+            assert chosen.host.split and pays.parts(*shape) > 1, shape
+        else:
+            assert chosen.name == cls and chosen.kernel == winner.kernel, shape
 
 
 def test_a_record_naming_a_rung_without_a_space_is_refused(tuned):

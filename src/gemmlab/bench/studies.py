@@ -86,11 +86,14 @@ def _rotated(names: list[str] | None, i: int) -> list[str] | None:
     2026-12-02, 152×2×74: 5.5 µs against 4.9, whichever of three came first), a bias the timing
     loop's rotation within a round does not remove (what follows the list besides the rounds:
     the warm-ups' order and the outputs' allocation; experiments/small-shaped/first_listed.py).
-    Rotating the list from shape to shape gives each implementation that place equally often."""
+    Rotating the list from shape to shape gives each implementation that place in turn; the
+    baselines keep theirs at the front, so that every ratio's denominator is timed alike."""
     if not names:
         return names
-    shift = i % len(names)
-    return names[shift:] + names[:shift]
+    front = [x for x in names if x in (registry.BASELINE, registry.TF32_BASELINE)]
+    rest = [x for x in names if x not in front]
+    shift = i % len(rest) if rest else 0
+    return front + rest[shift:] + rest[:shift]
 
 
 def sweep(names: list[str], warmup: int = 2, iters: int = 10,

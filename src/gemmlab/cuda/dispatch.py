@@ -250,6 +250,8 @@ class CudaSolver:
         self._workspace: dict[tuple[int, int], torch.Tensor] = {}
         self._plans: dict[tuple, list[cl.Prepared] | list[_Captured]] = {}
         self._retired: list = []  # plans dropped during a caller's capture, released after it
+        self._in_graphs: set[tuple[int, int]] = set()  # scratch a caller's capture has used
+        self._held: list[torch.Tensor] = []  # scratch replaced after a caller's capture used it: kept
         self._capture_streams: dict[tuple[int, int], torch.cuda.Stream] = {}
 
     def select(self, a, b, c, m, n, k) -> Launch:
@@ -278,6 +280,7 @@ class CudaSolver:
         import torch
 
         key = self._workspace_key(device, torch.cuda.current_stream(device).cuda_stream)
+        capturing = torch.cuda.is_current_stream_capturing()
         ws = self._workspace.get(key)
         if ws is None or ws.numel() < nbytes:
             if ws is not None:
@@ -285,10 +288,20 @@ class CudaSolver:
                 # caller's capture they are kept aside, not dropped: dropping a plan destroys its CUDA
                 # graph, and destroying a graph during a capture in torch's default (global) mode
                 # invalidates that capture (seen on the H200: a first call inside a caller's capture).
-                if torch.cuda.is_current_stream_capturing():
+                if capturing:
                     self._retired.extend(self._plans.values())
                 self._plans.clear()
+                if key in self._in_graphs:
+                    # A caller's graph holds launches that read and write this scratch, and replays them
+                    # for as long as it lives, which this solver cannot see: freed, the memory could go
+                    # to another tensor that every replay would then overwrite. So it is never given back,
+                    # and its successor at least doubles, so that few are ever held.
+                    self._held.append(ws)
+                    self._in_graphs.discard(key)
+                    nbytes = max(nbytes, 2 * ws.numel())
             ws = self._workspace[key] = torch.empty(nbytes, dtype=torch.uint8, device=device)
+        if capturing:
+            self._in_graphs.add(key)
         return ws
 
     def __call__(self, a, b, c, m, n, k) -> None:

@@ -68,6 +68,7 @@ def slot_floats(threads: int, per_thread: int) -> int:
 
 
 _counters: dict[tuple[int, int], torch.Tensor] = {}
+_in_graphs: list[torch.Tensor] = []  # counters made inside callers' captures: their graphs' for good
 
 
 def counters(device: torch.device, count: int) -> torch.Tensor:
@@ -84,8 +85,11 @@ def counters(device: torch.device, count: int) -> torch.Tensor:
     index = torch.cuda.current_device() if device.index is None else device.index
     if torch.cuda.is_current_stream_capturing():
         # Inside a caller's graph capture the zeroing is captured, not run: a buffer made here is
-        # zeroed by each replay of their graph and belongs to it, so it is not kept for others.
-        return torch.zeros(max(count, 1), dtype=torch.int32, device=torch.device("cuda", index))
+        # zeroed by each replay of their graph and belongs to it, so it is not shared with others.
+        # Nor is it freed: their graph replays into it for as long as it lives, which is not seen here.
+        buf = torch.zeros(max(count, 1), dtype=torch.int32, device=torch.device("cuda", index))
+        _in_graphs.append(buf)
+        return buf
     key = (index, torch.cuda.current_stream(index).cuda_stream)
     buf = _counters.get(key)
     if buf is None:
