@@ -148,8 +148,9 @@ def _bigtile_refine(launch: Launch, layout: str, sms: int) -> tuple[Launch, ...]
     """The winner's split-K twin (`launches.split_twin`) where `handoff.parts` splits the shape:
     a class is tuned at one shape, often one whose tiles fill whole waves (2048³: 256 tiles on
     264 slots), and an unsplit winner then runs its other shapes' last waves part empty
-    (medium-aligned on the H200, 2026-12-01: 0.80–0.85× cuBLAS at 2438×4958×2453 and three
-    like it). Where the tiles fill the GPU, the winner runs as it was timed."""
+    (medium-odd on the H200, 2026-12-02: 0.80–0.85× cuBLAS at 2438×4958×2453 and three like it,
+    before calibration gave that class to tma-warp). Where the tiles fill the GPU, the winner runs
+    as it was timed."""
     if launch.defines.get("SPLIT"):
         return ()
     twin = builders.split_twin(launch)
