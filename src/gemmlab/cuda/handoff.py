@@ -62,6 +62,13 @@ def parts(tiles: int, steps: int, slots: int, step: int) -> int:
     return next(p for p, t in enumerate(times, start=1) if t <= best * (1 + MARGIN))
 
 
+def split_call(tiles: str, steps: str, slots: str, step: int) -> str:
+    """`parts` as a C++ expression of the exported file's `split_parts` (export/host_runtime.cuh),
+    for `tiles` over `steps` steps of `step` elements on `slots` (C++ expressions, all three)."""
+    return (f"split_parts({tiles}, {steps}, {slots}, {min_steps(step)}, {MAX_PARTS}, "
+            f"{COUNTERS}, {FIXED_N / step!r}, {LEVEL_N / step!r}, {MARGIN!r})")
+
+
 def slot_floats(threads: int, per_thread: int) -> int:
     """One block's partial sums: `per_thread` accumulators for each of its threads."""
     return threads * per_thread
@@ -127,8 +134,6 @@ class SplitPays:
                 f"(cuda/handoff.parts > 1)")
 
     def cpp(self) -> str:
-        from ..export.transposed import split_call
-
         rows, cols = self.tile
         return split_call(f"ceil_div(K, {cols}) * ceil_div(M, {rows})", f"ceil_div(N, {self.step})",
                           str(self.sms * self.blocks), self.step) + " > 1"

@@ -11,15 +11,9 @@ from .host import kernel_launch, main_launch
 from .source import Variants
 
 
-def split_call(tiles: str, steps: str, slots: str, step: int) -> str:
-    """A C++ expression: the parts `handoff.parts` gives `tiles` over `steps` steps of `step` on `slots`."""
-    return (f"split_parts({tiles}, {steps}, {slots}, {handoff.min_steps(step)}, {handoff.MAX_PARTS}, "
-            f"{handoff.COUNTERS}, {handoff.FIXED_N / step!r}, {handoff.LEVEL_N / step!r}, {handoff.MARGIN!r})")
-
-
 def split_lines(step: int, slots: str) -> list[str]:
     """C++ that sets ``parts`` from ``tiles`` and ``steps`` as `handoff.parts` does."""
-    return [f"const int parts = {split_call('tiles', 'steps', slots, step)};"]
+    return [f"const int parts = {handoff.split_call('tiles', 'steps', slots, step)};"]
 
 
 def body(launch: Launch, variants: Variants) -> list[str]:
