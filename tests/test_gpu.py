@@ -382,6 +382,28 @@ def test_two_calls_in_one_callers_capture_leave_other_tensors_alone():
         torch.testing.assert_close(c.double(), a.double() @ b.double(), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("shape,offset,twin", [
+    ((367, 2967, 661), 0, "tiny-odd scalar"), ((116, 6278, 7990), 0, "small-odd scalar"),
+    ((700, 3001, 4001), 0, "medium-odd scalar"), ((300, 3001, 2000), 0, "small-odd in-place"),
+    ((2047, 2047, 2048), 0, "medium-odd in-place"),
+    # K % 4 == 0 but B one float off its 16 bytes: not in place; M > SCALAR_B_ROWS: the padded winner
+    ((1000, 2047, 2048), 1, "medium-odd")])
+def test_defaults_padded_twins_run_right(shape, offset, twin):
+    """Before an odd class's b-padded winner `default` runs its twin reading B in place where B's
+    rows allow it, then its 4-byte twin where C has few rows (tests/test_tune.py checks the choice
+    on a CPU): each, and its product, here."""
+    impl = registry.get("default")
+    m, n, k = shape
+    a = uniform((m, n), 5, GPU)
+    b = uniform((n * k + offset,), 6, GPU)[offset:].view(n, k) if offset else uniform((n, k), 6, GPU)
+    c = poison_(torch.empty(m, k, device=GPU))
+    assert impl.dispatch(a, b, c, m, n, k).name == twin
+    impl.solve(a, b, c, m, n, k)
+    torch.cuda.synchronize()
+    assert unwritten(c) == 0
+    torch.testing.assert_close(c.double(), a.double() @ b.double(), rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("shape", [(2432, 4960, 2432), (2600, 2000, 2600), (3000, 3000, 3000)])
 def test_defaults_split_twins_run_right(shape):
     """Where an unsplit winner would leave its last wave part empty, `default` runs its SPLIT 1 twin

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from gemmlab import registry
+from gemmlab import launches, registry
 from gemmlab.cuda.compiler import HOPPER_ARCH, CompileError
 from gemmlab.cuda.handoff import SplitPays
 from gemmlab.cuda.needs import Needs
@@ -474,6 +474,34 @@ def test_the_installed_records_unsplit_winners_run_their_split_twin_where_a_wave
             assert chosen.host.split and pays.parts(*shape) > 1, shape
         else:
             assert chosen.name == cls and chosen.kernel == winner.kernel, shape
+
+
+#: Odd shapes, each with the twin of its class's b-padded winner that `default` runs there: B in
+#: place where K % 4 == 0 (N alone odd), by 4-byte copies where M ≤ SCALAR_B_ROWS, else the winner.
+PADDED_TWIN_SHAPES = {(367, 2967, 661): "scalar", (116, 6278, 7990): "scalar", (700, 3001, 4001): "scalar",
+                      (300, 3001, 2000): "in-place", (2047, 2047, 2048): "in-place",
+                      (2047, 2047, 2047): None, (8191, 6143, 4095): None}
+
+
+def test_the_installed_records_padded_winners_run_a_twin_without_the_padded_copy_where_they_can():
+    rec = json.loads((Path(default.__file__).parent.parent / "tuned" / "nvidia-h200.json").read_text())
+    impl = _default(rec)
+    for shape, twin in PADDED_TWIN_SHAPES.items():
+        cls = classify(*shape, rec["gpu"]["sm_count"]).key
+        winner = default.rebuild(rec["classes"][cls]["winner"])
+        chosen = _selected(impl, *shape)
+        assert winner.defines["PAD_B"] == 1 and chosen.host.pad_b == (twin is None), (shape, cls)
+        assert chosen.name == (f"{cls} {twin}" if twin else cls), shape
+        if twin == "scalar":
+            assert shape[0] <= launches.SCALAR_B_ROWS and chosen.defines["VEC"] == 1, shape
+            assert "TMA_COPY" not in chosen.defines and chosen.defines["SPLIT"] == 1
+        if twin == "in-place":  # the winner's build, B read where it lies
+            assert chosen.defines == winner.defines | {"PAD_B": 0}, shape
+    # B one float off its 16 bytes: not in place, whatever K
+    off = types.SimpleNamespace(data_ptr=lambda: (1 << 20) + 4)
+    m, n, k = 300, 3001, 2000
+    chosen = next(x for x in impl.launches if x.when is None or x.when(ALIGNED, off, ALIGNED, m, n, k))
+    assert chosen.name.endswith(" scalar")
 
 
 def test_a_record_naming_a_rung_without_a_space_is_refused(tuned):

@@ -153,31 +153,66 @@ def bigtile_derive(d) -> dict:
 
 def bigtile_launch(pad_b: bool, j_outer: int = 2, warps_m: int = 2, warps_n: int = 2, bk: int = 16,
                    stages: int = 4, min_blocks: int = 2, split: bool = False, fetch_ba: bool = False,
-                   tma: bool = False) -> Launch:
+                   tma: bool = False, vec: int = 4) -> Launch:
     """bigtile reading Aᵀ (a pre-pass) and B by 16-byte copies: B as it lies where K % 4 == 0 and
     B and C are aligned ("b-in-place"), else B's padded copy, a second pre-pass, for any shape
-    ("b-padded")."""
+    ("b-padded"); with `vec` 1, B as it lies by 4-byte copies, any shape ("b-scalar")."""
+    if vec == 1 and (pad_b or tma):
+        raise ValueError("bigtile: 4-byte copies of B read it as it lies, by cp.async (no PAD_B, no TMA_COPY)")
     # J_OUTER 2 (the FMAs of one index column by column, down then up) was chosen on the H200
     # (scripts/tune.py, 2026-11-30); `gemmlab tune bigtile` searches the rest.
     defines = {"WARPS_M": warps_m, "WARPS_N": warps_n, "BK": bk, "STAGES": stages,
-               "MIN_BLOCKS": min_blocks, "VEC": 4, "A_T": 1, "J_OUTER": j_outer, "PAD_B": int(pad_b)}
+               "MIN_BLOCKS": min_blocks, "VEC": vec, "A_T": 1, "J_OUTER": j_outer, "PAD_B": int(pad_b)}
     if split:  # only then: SPLIT 0 is the macro's default, and bigtile's launches keep their cubins
         defines["SPLIT"] = 1
     if fetch_ba:  # likewise: B's fragments loaded before A's (16_bigtile.md), a tuned knob
         defines["FETCH_BA"] = 1
     if tma:  # likewise: both tiles by TMA on per-stage mbarriers (16_bigtile_tma.md)
         defines["TMA_COPY"] = 1
+    name = "b-scalar" if vec == 1 else "b-padded" if pad_b else "b-in-place"
     return Launch("16_bigtile.cu", "bigtile", smem=_bigtile_smem, derive=bigtile_derive,
-                  defines=defines, name="b-padded" if pad_b else "b-in-place", **bigtile_derive(defines))
+                  defines=defines, name=name, **bigtile_derive(defines))
 
 
 def split_twin(launch: Launch) -> Launch:
     """A bigtile launch's twin with SPLIT 1 (the `splitk` rung's build of the same knobs), named
     "split-" and the launch's name; the parts per tile are the host's policy (cuda/handoff.py)."""
-    d = launch.defines
-    twin = bigtile_launch(bool(d["PAD_B"]), d["J_OUTER"], d["WARPS_M"], d["WARPS_N"], d["BK"], d["STAGES"],
-                          d["MIN_BLOCKS"], split=True, fetch_ba=bool(d.get("FETCH_BA")), tma=bool(d.get("TMA_COPY")))
+    twin = bigtile_launch(bool(launch.defines["PAD_B"]), **(_bigtile_knobs(launch.defines) | {"split": True}))
     return dataclasses.replace(twin, name=f"split-{launch.name}")
+
+
+#: The most rows of C (M) at which a b-padded winner's 4-byte twin (`scalar_twin`) runs before it.
+#: The padded copy of B is a streaming pass of 8 bytes an element of B (read, write), where the
+#: product spends 2·M FLOPs an element: its share of a call grows as 1/M, about 1 % of the product at
+#: M = 8192 on the H200 (16_bigtile.md), so about 10 % at M ≈ 800. The 4-byte copies cost about 10 %
+#: at any M (four times the copy instructions, at the odd performance shape). Below this M, the pass
+#: costs more than the copies; measured in experiments/scalar-b.
+SCALAR_B_ROWS = 768
+
+
+def scalar_twin(launch: Launch) -> Launch:
+    """A b-padded bigtile launch's twin that reads B as it lies by 4-byte copies (VEC 1; cp.async,
+    so no TMA_COPY), split-K as `split_twin`, under M ≤ SCALAR_B_ROWS: no padded copy of B, which
+    at few rows of C costs more than the product's extra copy instructions. Named "scalar-" and
+    the launch's name."""
+    twin = bigtile_launch(False, **(_bigtile_knobs(launch.defines) | {"split": True, "tma": False}), vec=1)
+    return dataclasses.replace(twin, name=f"scalar-{launch.name}", when=Requires(rows=SCALAR_B_ROWS))
+
+
+def in_place_twin(launch: Launch) -> Launch:
+    """A b-padded bigtile launch's twin that reads B as it lies (b-in-place: the same kernel and
+    knobs, no padded copy), under its own precondition (K % 4 == 0, B and C aligned): an odd
+    class holds shapes whose N alone is odd, where B's rows are already whole float4s. Named
+    "in-place-" and the launch's name."""
+    twin = bigtile_launch(False, **_bigtile_knobs(launch.defines))
+    return dataclasses.replace(twin, name=f"in-place-{launch.name}")
+
+
+def _bigtile_knobs(d) -> dict:
+    """The arguments of `bigtile_launch` that rebuild a launch of defines `d`, but `pad_b` and `vec`."""
+    return {"j_outer": d["J_OUTER"], "warps_m": d["WARPS_M"], "warps_n": d["WARPS_N"], "bk": d["BK"],
+            "stages": d["STAGES"], "min_blocks": d["MIN_BLOCKS"], "split": bool(d.get("SPLIT")),
+            "fetch_ba": bool(d.get("FETCH_BA")), "tma": bool(d.get("TMA_COPY"))}
 
 
 #: Blocks of one warp an SM for `tma-warp`: its stages (64×64 tiles, BK 16, 3 stages) take 24,728 bytes

@@ -152,10 +152,22 @@ def _bigtile_refine(launch: Launch, layout: str, sms: int) -> tuple[Launch, ...]
     before calibration gave that class to tma-warp). Where the tiles fill the GPU, the winner runs
     as it was timed."""
     if launch.defines.get("SPLIT"):
-        return ()
+        return _padded_refine(launch, layout, sms)
     twin = builders.split_twin(launch)
     pays = SplitPays(twin.tile, twin.step, int(twin.defines["MIN_BLOCKS"]), sms)
-    return (dataclasses.replace(twin, when=all_of(twin.when, pays)),)
+    return (*_padded_refine(launch, layout, sms), dataclasses.replace(twin, when=all_of(twin.when, pays)))
+
+
+def _padded_refine(launch: Launch, layout: str, sms: int) -> tuple[Launch, ...]:
+    """Before a b-padded winner, two twins that skip the padded copy of B: the same build reading B
+    in place (`launches.in_place_twin`) where B's rows are whole float4s (an odd class's shapes
+    whose N alone is odd), then one reading it by 4-byte copies (`launches.scalar_twin`) where C
+    has few rows. The copy is one streaming pass over B whatever M, where the product's work
+    grows with M, so at few rows the pass is most of the call (116×6278×7990 on the H200,
+    2026-12-02: 0.65× cuBLAS, the random record's worst)."""
+    if not launch.defines.get("PAD_B"):
+        return ()
+    return builders.in_place_twin(launch), builders.scalar_twin(launch)
 
 
 #: Shared memory of an sm_90 SM, and what the system keeps of it per block (CUDA programming guide,
@@ -184,7 +196,7 @@ SPACES: dict[str, Space] = {
     # splitk: bigtile with SPLIT 1 (J_OUTER 2, 2×2 warps: the winners above); its parts per tile
     # are the host's policy (cuda/handoff.py), not a knob.
     "splitk": Space("splitk", (("BK", (8, 16, 32)), ("STAGES", (3, 4, 2)), ("FETCH_BA", (0, 1)), ("TMA_COPY", (0, 1))),
-                    _splitk, _BIGTILE, _step_fits, absent=_ABSENT),
+                    _splitk, _BIGTILE, _step_fits, absent=_ABSENT, refine=_padded_refine),
     # small: vec4 16-byte copies, any 4-byte copies (any shape); tile, step, stages, chains and
     # the blocks per SM the split policy counts on (18_small.md). The first search (2026-12-01,
     # register prefetch, one chain) chose 32×64 tiles with BK 16 at every micro and tiny class.
@@ -194,11 +206,11 @@ SPACES: dict[str, Space] = {
     # tma: splitk's space, around the tma rung's own launches (BK 16, 3 stages, FETCH_BA, TMA_COPY):
     # calibration (tune/calibrate.py) names that rung's launch where a random sweep found it fastest.
     "tma": Space("tma", (("BK", (16, 32)), ("STAGES", (3, 4, 2)), ("FETCH_BA", (1, 0)), ("TMA_COPY", (1,))),
-                 _splitk, _BIGTILE, _step_fits, absent=_ABSENT),
+                 _splitk, _BIGTILE, _step_fits, absent=_ABSENT, refine=_padded_refine),
     # tma-warp: tma's kernel in blocks of one warp (64×64 tiles, eight blocks an SM): step, stages
     # and the fragment order; the warps and the blocks an SM are what make the rung (16_bigtile_warp.md).
     "tma-warp": Space("tma-warp", (("BK", (16, 32)), ("STAGES", (3, 2, 4)), ("FETCH_BA", (1, 0))),
-                      _tma_warp, _BIGTILE, _tma_warp_fits, absent={"FETCH_BA": 0}),
+                      _tma_warp, _BIGTILE, _tma_warp_fits, absent={"FETCH_BA": 0}, refine=_padded_refine),
     # warptile: whole tiles, float4 bounds-checked (vec4), the same on padded copies.
     "warptile": Space("warptile", (("BK", (16, 8)), ("MIN_BLOCKS", (2, 1))), _warptile,
                       ("whole-tiles", "vec4", "padded")),
