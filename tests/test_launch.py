@@ -387,18 +387,24 @@ def test_default_turns_smalls_tile_where_the_output_is_narrow():
 
 
 def test_thins_savers_are_the_kernels_slot_threads():
-    """The host sizes each part's slot by `THIN_SAVERS`; the kernel lays the slots out by its
-    SLOT_ROWS and SLOT_COLS (20_thin.cu): one number, written twice, checked here."""
+    """The host sizes each part's slot by `THIN_SAVERS` (threads, sums each); the kernel lays the
+    slots out by its SLOT_ROWS and SLOT_COLS and the sums it hands the tree (20_thin.cu): numbers
+    written twice, checked here, with the launches' COLS and ROWS."""
     import re
     from pathlib import Path
 
     text = (Path(launches.__file__).parent / "kernels" / "cuda" / "20_thin.cu").read_text()
-    macros = dict(re.findall(r"^#define (\w+) (\w+)", text, flags=re.M))
-    value = {name: int(macros[macros[name]] if not macros[name].isdigit() else macros[name])
-             for name in ("SLOT_ROWS", "SLOT_COLS")}
-    assert value == {"SLOT_ROWS": launches.THIN_SAVERS["rows"], "SLOT_COLS": launches.THIN_SAVERS["cols"]}
+    macros = dict(re.findall(r"^#define (\w+) (.+?)\s*$", text, flags=re.M))
+    rows, cols = launches.thin_launch("rows"), launches.thin_launch("cols")
+    env = {"WARPS": int(macros["WARPS"]), "ROWS": cols.defines["ROWS"], "COLS": rows.defines["COLS"],
+           "THIN": launches.THIN}
+    slot = {name: eval(macros[name], {}, env) for name in ("SLOT_ROWS", "SLOT_COLS")}  # noqa: S307
+    assert (slot["SLOT_ROWS"], env["THIN"] * env["COLS"]) == launches.THIN_SAVERS["rows"]
+    assert (slot["SLOT_COLS"], env["THIN"]) == launches.THIN_SAVERS["cols"]
+    assert "combine<THIN * COLS, SLOT_ROWS," in text and "combine<THIN, SLOT_COLS," in text
     assert int(re.search(r"#define THIN (\d+)", text).group(1)) == launches.THIN
-    assert int(macros["WARPS"]) == launches.THIN_WARPS
+    assert env["WARPS"] == launches.THIN_WARPS
+    assert rows.tile == (launches.THIN, 32 * env["COLS"]) and cols.tile == (env["WARPS"] * env["ROWS"], launches.THIN)
 
 
 @pytest.mark.parametrize("impl", [i for i in registry.IMPLEMENTATIONS if i.launches], ids=lambda i: i.name)

@@ -273,25 +273,35 @@ def narrow(launch: Launch) -> Launch:
 #: The most rows or columns of C the `thin` kernels take (20_thin.cu's THIN): a thread keeps one
 #: sum per row (or column).
 THIN = 8
-#: The threads whose sums a `thin` block saves for the split-K tree (20_thin.cu's SLOT_ROWS and
-#: SLOT_COLS): warp 0 (rows), a thread for each of the block's 8 rows (cols).
-THIN_SAVERS = {"rows": 32, "cols": 8}
-
-
 THIN_WARPS = 8  # a `thin` block's warps (20_thin.cu's WARPS)
+#: What one load of the short operand serves (20_thin.cu's COLS and ROWS): thin_rows' lane owns
+#: THIN_COLS columns of C, thin_cols' warp THIN_ROWS rows (version 3, 20_thin.md).
+THIN_COLS = 4
+THIN_ROWS = 4
+#: Blocks an SM each kernel is built for (its registers: 80 for thin_rows with 4 columns a lane,
+#: 62 for thin_cols with 4 rows a warp, no spills; 4 blocks would spill thin_rows, NVRTC 13.5).
+THIN_BLOCKS = {"rows": 3, "cols": 4}
+#: The threads whose sums a `thin` block saves for the split-K tree (20_thin.cu's SLOT_ROWS and
+#: SLOT_COLS), and how many each: warp 0, THIN·THIN_COLS (rows); a thread for each of the block's
+#: rows, THIN (cols).
+THIN_SAVERS = {"rows": (32, THIN * THIN_COLS), "cols": (THIN_WARPS * THIN_ROWS, THIN)}
 
 
 def thin_launch(which: str) -> Launch:
-    """A `thin` kernel (20_thin.cu), named "thin-" and which: "rows" where M ≤ THIN (a block on 32 columns of C, its 8 warps
-    splitting the reduction), "cols" where K ≤ THIN (a warp on a row of C); both split the
-    reduction across blocks too (cuda/splitgrid.py). Plain loads and the split-K tree's acquire-
-    release atomics (sm_70, below every target CUDA 13 builds for): any GPU."""
+    """A `thin` kernel (20_thin.cu), named "thin-" and which: "rows" where M ≤ THIN (a block on
+    32·THIN_COLS columns of C, its 8 warps splitting the reduction), "cols" where K ≤ THIN (a warp
+    on THIN_ROWS rows of C); both split the reduction across blocks too (cuda/splitgrid.py). Plain
+    loads and the split-K tree's acquire-release atomics (sm_70, below every target CUDA 13 builds
+    for): any GPU."""
     rows = which == "rows"
-    return Launch("20_thin.cu", f"thin_{which}", (32 * THIN_WARPS, 1), (THIN, 32) if rows else (THIN_WARPS, THIN),
-                  {"THIN": THIN, "MIN_BLOCKS": 4}, when=Requires(rows=THIN) if rows else Requires(cols=THIN),
-                  host=SplitGrid(accumulators=THIN, savers=THIN_SAVERS[which]), step=THIN_WARPS if rows else 32,
-                  # no tiles in shared memory, only the warps' sums: THIN a lane (rows), a warp (cols)
-                  scratch=THIN_WARPS * THIN * (32 if rows else 1) * 4, name=f"thin-{which}")
+    savers, sums = THIN_SAVERS[which]
+    defines = {"THIN": THIN, "MIN_BLOCKS": THIN_BLOCKS[which]} | ({"COLS": THIN_COLS} if rows else {"ROWS": THIN_ROWS})
+    return Launch("20_thin.cu", f"thin_{which}", (32 * THIN_WARPS, 1),
+                  (THIN, 32 * THIN_COLS) if rows else (THIN_WARPS * THIN_ROWS, THIN),
+                  defines, when=Requires(rows=THIN) if rows else Requires(cols=THIN),
+                  host=SplitGrid(accumulators=sums, savers=savers), step=THIN_WARPS if rows else 32,
+                  # no tiles in shared memory, only the sums: every warp's (rows), a warp's rows' (cols)
+                  scratch=(THIN_WARPS * sums * 32 if rows else savers * THIN) * 4, name=f"thin-{which}")
 
 
 #: The `thin` kernels: what the rung runs first, and what `default` runs before `small`'s winners.
