@@ -383,11 +383,10 @@ def test_two_calls_in_one_callers_capture_leave_other_tensors_alone():
 
 
 @pytest.mark.parametrize("shape,offset,twin", [
-    ((367, 2967, 661), 0, "tiny-odd scalar"), ((116, 6278, 7990), 0, "small-odd scalar"),
-    ((700, 3001, 4001), 0, "medium-odd scalar"), ((300, 3001, 2000), 0, "small-odd in-place"),
-    ((2047, 2047, 2048), 0, "medium-odd in-place"),
-    # K % 4 == 0 but B one float off its 16 bytes: not in place; M > SCALAR_B_ROWS: the padded winner
-    ((1000, 2047, 2048), 1, "medium-odd")])
+    ((64, 2967, 8001), 0, "tiny-odd scalar"), ((116, 6278, 7990), 0, "small-odd scalar"),
+    ((300, 3001, 2000), 0, "small-odd in-place"), ((2047, 2047, 2048), 0, "medium-odd in-place"),
+    # K % 4 == 0 but B one float off its 16 bytes: not in place; then by M (SCALAR_B_ROWS)
+    ((100, 3001, 6000), 1, "small-odd scalar"), ((1000, 2047, 2048), 1, "small-odd")])
 def test_defaults_padded_twins_run_right(shape, offset, twin):
     """Before an odd class's b-padded winner `default` runs its twin reading B in place where B's
     rows allow it, then its 4-byte twin where C has few rows (tests/test_tune.py checks the choice
@@ -399,9 +398,7 @@ def test_defaults_padded_twins_run_right(shape, offset, twin):
     c = poison_(torch.empty(m, k, device=GPU))
     assert impl.dispatch(a, b, c, m, n, k).name == twin
     impl.solve(a, b, c, m, n, k)
-    torch.cuda.synchronize()
-    assert unwritten(c) == 0
-    torch.testing.assert_close(c.double(), a.double() @ b.double(), rtol=1e-4, atol=1e-4)
+    _assert_strict_fp32_right(c, a, b)
 
 
 @pytest.mark.parametrize("shape", [(2432, 4960, 2432), (2600, 2000, 2600), (3000, 3000, 3000)])
@@ -414,6 +411,17 @@ def test_defaults_split_twins_run_right(shape):
     c = poison_(torch.empty(m, k, device=GPU))
     assert impl.dispatch(a, b, c, m, n, k).name.endswith(" split")
     impl.solve(a, b, c, m, n, k)
+    _assert_strict_fp32_right(c, a, b)
+
+
+def _assert_strict_fp32_right(c, a, b):
+    """The judge's verdict on C at the strict-FP32 gate: every element written, finite, and the
+    normalised max error against the float64 product within it. A fixed rtol and atol of 1e-4 is
+    not a gate at reductions of thousands: elements near zero of a correct FP32 product fall
+    outside it (7 of 5.9 million at 2432×4960×2432 on the H200, 2026-12-02)."""
+    from gemmlab.reference import error_figures, references, verdict
+
     torch.cuda.synchronize()
-    assert unwritten(c) == 0
-    torch.testing.assert_close(c.double(), a.double() @ b.double(), rtol=1e-4, atol=1e-4)
+    ref64, _, floor = references(a, b)
+    ok, why = verdict(error_figures(c, ref64, floor=floor), Precision.FP32)
+    assert ok, why

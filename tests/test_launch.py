@@ -387,7 +387,7 @@ def test_default_turns_smalls_tile_where_the_output_is_narrow():
 
 
 def test_thins_savers_are_the_kernels_slot_threads():
-    """The host sizes each part's slot by `THIN_SAVERS` (threads, sums each); the kernel lays the
+    """The host sizes each part's slot by `thin_savers` (threads, sums each); the kernel lays the
     slots out by its SLOT_ROWS and SLOT_COLS and the sums it hands the tree (20_thin.cu): numbers
     written twice, checked here, with the launches' COLS and ROWS."""
     import re
@@ -395,16 +395,19 @@ def test_thins_savers_are_the_kernels_slot_threads():
 
     text = (Path(launches.__file__).parent / "kernels" / "cuda" / "20_thin.cu").read_text()
     macros = dict(re.findall(r"^#define (\w+) (.+?)\s*$", text, flags=re.M))
-    rows, cols = launches.thin_launch("rows"), launches.thin_launch("cols")
-    env = {"WARPS": int(macros["WARPS"]), "ROWS": cols.defines["ROWS"], "COLS": rows.defines["COLS"],
-           "THIN": launches.THIN}
-    slot = {name: eval(macros[name], {}, env) for name in ("SLOT_ROWS", "SLOT_COLS")}  # noqa: S307
-    assert (slot["SLOT_ROWS"], env["THIN"] * env["COLS"]) == launches.THIN_SAVERS["rows"]
-    assert (slot["SLOT_COLS"], env["THIN"]) == launches.THIN_SAVERS["cols"]
     assert "combine<THIN * COLS, SLOT_ROWS," in text and "combine<THIN, SLOT_COLS," in text
     assert int(re.search(r"#define THIN (\d+)", text).group(1)) == launches.THIN
-    assert env["WARPS"] == launches.THIN_WARPS
-    assert rows.tile == (launches.THIN, 32 * env["COLS"]) and cols.tile == (env["WARPS"] * env["ROWS"], launches.THIN)
+    assert int(macros["WARPS"]) == launches.THIN_WARPS
+    for width in (1, 2, 4):
+        rows, cols = launches.thin_launch("rows", width), launches.thin_launch("cols", width)
+        env = {"WARPS": launches.THIN_WARPS, "ROWS": cols.defines["ROWS"], "COLS": rows.defines["COLS"],
+               "THIN": launches.THIN}
+        slot = {name: eval(macros[name], {}, env) for name in ("SLOT_ROWS", "SLOT_COLS")}  # noqa: S307
+        assert (slot["SLOT_ROWS"], env["THIN"] * width) == launches.thin_savers("rows", width)
+        assert (slot["SLOT_COLS"], env["THIN"]) == launches.thin_savers("cols", width)
+        assert (rows.host.savers, rows.host.accumulators) == launches.thin_savers("rows", width)
+        assert (cols.host.savers, cols.host.accumulators) == launches.thin_savers("cols", width)
+        assert rows.tile == (launches.THIN, 32 * width) and cols.tile == (launches.THIN_WARPS * width, launches.THIN)
 
 
 @pytest.mark.parametrize("impl", [i for i in registry.IMPLEMENTATIONS if i.launches], ids=lambda i: i.name)

@@ -183,11 +183,12 @@ def split_twin(launch: Launch) -> Launch:
 
 #: The most rows of C (M) at which a b-padded winner's 4-byte twin (`scalar_twin`) runs before it.
 #: The padded copy of B is a streaming pass of 8 bytes an element of B (read, write), where the
-#: product spends 2·M FLOPs an element: its share of a call grows as 1/M, about 1 % of the product at
-#: M = 8192 on the H200 (16_bigtile.md), so about 10 % at M ≈ 800. The 4-byte copies cost about 10 %
-#: at any M (four times the copy instructions, at the odd performance shape). Below this M, the pass
-#: costs more than the copies; measured in experiments/scalar-b.
-SCALAR_B_ROWS = 768
+#: product spends 2·M FLOPs an element: its share of a call grows as 1/M. The 4-byte copies cost
+#: the product's loop issue slots at any M. Measured on the H200 (experiments/scalar-b, 2026-12-02),
+#: the twin ran 13–16 % faster at M = 64, 116 and 128, and 8 % slower at M = 256, 25 % at 367 and
+#: up to 67 % at 512 (the tma-warp winner's one-warp blocks copy 32 floats a thread a step): one row
+#: of 128-row tiles.
+SCALAR_B_ROWS = 128
 
 
 def scalar_twin(launch: Launch) -> Launch:
@@ -281,23 +282,27 @@ THIN_ROWS = 4
 #: Blocks an SM each kernel is built for (its registers: 80 for thin_rows with 4 columns a lane,
 #: 62 for thin_cols with 4 rows a warp, no spills; 4 blocks would spill thin_rows, NVRTC 13.5).
 THIN_BLOCKS = {"rows": 3, "cols": 4}
-#: The threads whose sums a `thin` block saves for the split-K tree (20_thin.cu's SLOT_ROWS and
-#: SLOT_COLS), and how many each: warp 0, THIN·THIN_COLS (rows); a thread for each of the block's
-#: rows, THIN (cols).
-THIN_SAVERS = {"rows": (32, THIN * THIN_COLS), "cols": (THIN_WARPS * THIN_ROWS, THIN)}
 
 
-def thin_launch(which: str) -> Launch:
+def thin_savers(which: str, width: int) -> tuple[int, int]:
+    """The threads whose sums a `thin` block saves for the split-K tree (20_thin.cu's SLOT_ROWS and
+    SLOT_COLS), and how many each: warp 0, THIN·width (rows); a thread for each of the block's
+    THIN_WARPS·width rows, THIN (cols)."""
+    return (32, THIN * width) if which == "rows" else (THIN_WARPS * width, THIN)
+
+
+def thin_launch(which: str, width: int | None = None, blocks: int | None = None) -> Launch:
     """A `thin` kernel (20_thin.cu), named "thin-" and which: "rows" where M ≤ THIN (a block on
-    32·THIN_COLS columns of C, its 8 warps splitting the reduction), "cols" where K ≤ THIN (a warp
-    on THIN_ROWS rows of C); both split the reduction across blocks too (cuda/splitgrid.py). Plain
-    loads and the split-K tree's acquire-release atomics (sm_70, below every target CUDA 13 builds
-    for): any GPU."""
+    32·width columns of C, its 8 warps splitting the reduction), "cols" where K ≤ THIN (a warp
+    on `width` rows of C); both split the reduction across blocks too (cuda/splitgrid.py). The
+    width is THIN_COLS or THIN_ROWS and the blocks an SM THIN_BLOCKS unless given. Plain loads and
+    the split-K tree's acquire-release atomics (sm_70, below every target CUDA 13 builds for): any GPU."""
     rows = which == "rows"
-    savers, sums = THIN_SAVERS[which]
-    defines = {"THIN": THIN, "MIN_BLOCKS": THIN_BLOCKS[which]} | ({"COLS": THIN_COLS} if rows else {"ROWS": THIN_ROWS})
+    width = width or (THIN_COLS if rows else THIN_ROWS)
+    savers, sums = thin_savers(which, width)
+    defines = {"THIN": THIN, "MIN_BLOCKS": blocks or THIN_BLOCKS[which], ("COLS" if rows else "ROWS"): width}
     return Launch("20_thin.cu", f"thin_{which}", (32 * THIN_WARPS, 1),
-                  (THIN, 32 * THIN_COLS) if rows else (THIN_WARPS * THIN_ROWS, THIN),
+                  (THIN, 32 * width) if rows else (THIN_WARPS * width, THIN),
                   defines, when=Requires(rows=THIN) if rows else Requires(cols=THIN),
                   host=SplitGrid(accumulators=sums, savers=savers), step=THIN_WARPS if rows else 32,
                   # no tiles in shared memory, only the sums: every warp's (rows), a warp's rows' (cols)

@@ -104,6 +104,15 @@ def _size_bounds(size: str, sms: int) -> tuple[int, int | None]:
     raise KeyError(size)
 
 
+def fewest_rows(cls: ShapeClass, sms: int) -> int:
+    """The least M of a legal shape (K ≤ problem.MAX_DIM) in `cls`: above micro, its outputs' floor
+    over the widest K."""
+    if cls.size == "micro":
+        return problem.MIN_DIM
+    lower, _ = _size_bounds(cls.size, sms)
+    return lower // problem.MAX_DIM + 1
+
+
 @dataclass(frozen=True)
 class InClass:
     """The call's shape is in `cls` on a GPU of `sms` SMs (see the module's docstring)."""

@@ -68,7 +68,7 @@ def launches_from(record: dict | None, builtin: Sequence[Launch]) -> tuple[Launc
                 continue
             launch = rebuild(winner)
             cond = InClass(cls, sms)
-            for x in (*SPACES[winner["rung"]].refine(launch, cls.layout, sms), launch):
+            for x in (*SPACES[winner["rung"]].refine(launch, cls, sms), launch):
                 name = cls.key if x is launch else f"{cls.key} {x.name.removesuffix('-' + launch.name)}"
                 out.append(dataclasses.replace(x, when=all_of(cond, x.when), name=name))
     return (*out, *builtin)

@@ -26,6 +26,7 @@ from .. import launches as builders
 from ..cuda.dispatch import Launch
 from ..cuda.handoff import SplitPays
 from ..cuda.requires import all_of
+from .classes import ShapeClass, fewest_rows
 
 Knobs = dict[str, int]
 
@@ -45,10 +46,10 @@ class Space:
     # class's layout), each where its own precondition holds as well as the class's: kernels or
     # builds for the shapes of a class they suit better (before `small`'s winner, `thin`'s kernels
     # and the winner's knobs on a narrow tile; before an unsplit bigtile winner, its split-K twin
-    # where splitting pays). Given the winner, its class's layout and the record's SM count.
-    # Not searched: made from the winner or fixed.
-    refine: Callable[[Launch, str, int], tuple[Launch, ...]] = field(default=lambda launch, layout, sms: (),
-                                                                     repr=False)
+    # where splitting pays; before a b-padded winner, its twins that skip the padded copy of B).
+    # Given the winner, its class and the record's SM count. Not searched: made from the winner or fixed.
+    refine: Callable[[Launch, ShapeClass, int], tuple[Launch, ...]] = field(default=lambda launch, cls, sms: (),
+                                                                            repr=False)
     refined_by: tuple[str, ...] = ()  # the other rungs whose launches `refine` adds (their sources are default's)
 
     def current(self, launch: str) -> Knobs:
@@ -135,16 +136,16 @@ def _small_valid(knobs: Mapping[str, int]) -> bool:
     return whole and launch.static_smem <= STATIC_SMEM
 
 
-def _small_refine(launch: Launch, layout: str, sms: int) -> tuple[Launch, ...]:
+def _small_refine(launch: Launch, cls: ShapeClass, sms: int) -> tuple[Launch, ...]:
     """Where the class's layout lets a side of C be thin or narrow (a tiled class's M and K are
     multiples of 128): `thin`'s kernels where M or K ≤ THIN, then the winner's narrow twin
     (`launches.narrow`)."""
-    if layout == "tiled":
+    if cls.layout == "tiled":
         return ()
     return (*builders.THIN_LAUNCHES, builders.narrow(launch))
 
 
-def _bigtile_refine(launch: Launch, layout: str, sms: int) -> tuple[Launch, ...]:
+def _bigtile_refine(launch: Launch, cls: ShapeClass, sms: int) -> tuple[Launch, ...]:
     """The winner's split-K twin (`launches.split_twin`) where `handoff.parts` splits the shape:
     a class is tuned at one shape, often one whose tiles fill whole waves (2048³: 256 tiles on
     264 slots), and an unsplit winner then runs its other shapes' last waves part empty
@@ -152,22 +153,23 @@ def _bigtile_refine(launch: Launch, layout: str, sms: int) -> tuple[Launch, ...]
     before calibration gave that class to tma-warp). Where the tiles fill the GPU, the winner runs
     as it was timed."""
     if launch.defines.get("SPLIT"):
-        return _padded_refine(launch, layout, sms)
+        return _padded_refine(launch, cls, sms)
     twin = builders.split_twin(launch)
     pays = SplitPays(twin.tile, twin.step, int(twin.defines["MIN_BLOCKS"]), sms)
-    return (*_padded_refine(launch, layout, sms), dataclasses.replace(twin, when=all_of(twin.when, pays)))
+    return (*_padded_refine(launch, cls, sms), dataclasses.replace(twin, when=all_of(twin.when, pays)))
 
 
-def _padded_refine(launch: Launch, layout: str, sms: int) -> tuple[Launch, ...]:
+def _padded_refine(launch: Launch, cls: ShapeClass, sms: int) -> tuple[Launch, ...]:
     """Before a b-padded winner, two twins that skip the padded copy of B: the same build reading B
     in place (`launches.in_place_twin`) where B's rows are whole float4s (an odd class's shapes
     whose N alone is odd), then one reading it by 4-byte copies (`launches.scalar_twin`) where C
-    has few rows. The copy is one streaming pass over B whatever M, where the product's work
-    grows with M, so at few rows the pass is most of the call (116×6278×7990 on the H200,
-    2026-12-02: 0.65× cuBLAS, the random record's worst)."""
+    has few rows, in the classes that hold such shapes. The copy is one streaming pass over B
+    whatever M, where the product's work grows with M, so at few rows the pass is most of the
+    call (116×6278×7990 on the H200, 2026-12-02: 0.65× cuBLAS, the random record's worst)."""
     if not launch.defines.get("PAD_B"):
         return ()
-    return builders.in_place_twin(launch), builders.scalar_twin(launch)
+    few_rows = fewest_rows(cls, sms) <= builders.SCALAR_B_ROWS
+    return (builders.in_place_twin(launch), *((builders.scalar_twin(launch),) if few_rows else ()))
 
 
 #: Shared memory of an sm_90 SM, and what the system keeps of it per block (CUDA programming guide,

@@ -74,7 +74,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     int col[COLS];
 #pragma unroll
     for (int x = 0; x < COLS; ++x) col[x] = min(col0 + 32 * x, K - 1);
-#pragma unroll 2
+#pragma unroll(COLS == 1 ? 4 : 2)  // COLS 1: version 2's loop (8 spills at 4 blocks an SM unrolled further)
     for (int n = first + warp; n < last; n += WARPS) {
         float b[COLS];
 #pragma unroll
@@ -134,7 +134,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     const float* a[ROWS];
 #pragma unroll
     for (int r = 0; r < ROWS; ++r) a[r] = A + (size_t)min(row0 + r, M - 1) * N;
-#pragma unroll 2
+#pragma unroll(ROWS == 1 ? 8 : 2)  // ROWS 1: version 2's loop
     for (int n = first + lane; n < last; n += 32) {
         const float* bn = B + (size_t)n * K;
         float b[THIN];
