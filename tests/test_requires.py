@@ -44,7 +44,7 @@ def _operands(m: int, n: int, k: int, offsets) -> tuple[torch.Tensor, ...]:
 def read_text(text: str):
     """An independent reading of the words: `X % d == 0` clauses and `… N-byte aligned` ones."""
     clauses = [c.strip() for c in text.split(",")]
-    mods, aligns, cc, outputs, rows, cols, a_elements = [], [], None, 0, None, None, 0
+    mods, aligns, cc, outputs, rows, cols, a_elements, b_elements = [], [], None, 0, None, None, 0, 0
     for clause in clauses:
         if m := re.fullmatch(r"([MNK]) % (\d+) == 0", clause):
             mods.append(("MNK".index(m.group(1)), int(m.group(2))))
@@ -56,6 +56,8 @@ def read_text(text: str):
             cols = int(m.group(1))
         elif m := re.fullmatch(r"M·N ≥ (\d+)", clause):
             a_elements = int(m.group(1))
+        elif m := re.fullmatch(r"N·K ≥ (\d+)", clause):
+            b_elements = int(m.group(1))
         elif m := re.fullmatch(r"(\d+)-byte aligned pointers", clause):
             aligns.append(((0, 1, 2), int(m.group(1))))
         elif m := re.fullmatch(r"([ABC](?: and [ABC])*) (\d+)-byte aligned", clause):
@@ -68,7 +70,7 @@ def read_text(text: str):
     def holds(tensors, dims) -> bool:
         return (all(dims[i] % d == 0 for i, d in mods) and dims[0] * dims[2] >= outputs
                 and (rows is None or dims[0] <= rows) and (cols is None or dims[2] <= cols)
-                and dims[0] * dims[1] >= a_elements
+                and dims[0] * dims[1] >= a_elements and dims[1] * dims[2] >= b_elements
                 and all(tensors[i].data_ptr() % to == 0 for which, to in aligns for i in which))
 
     return holds, cc
@@ -79,9 +81,11 @@ def test_precondition_text_matches_its_predicate(impl, launch):
     holds, cc = read_text(launch.requires)
     assert cc == (launch.all_needs.min_cc if launch.all_needs is not Needs.ANY else None), launch.requires
     seen = set()
-    # An outputs floor (the tensor-core dispatchers'), or A's (narrow outputs), or a bound on the rows
+    # An outputs floor (the tensor-core dispatchers'), or A's or B's (narrow outputs, thin's wider
+    # kernels), or a bound on the rows
     # past the grid's (a b-padded winner's 4-byte twin), is only crossed by sizes past the grid's.
-    past = launch.when.outputs or launch.when.a_elements or launch.when.rows >= max(SIZES)
+    past = (launch.when.outputs or launch.when.a_elements or launch.when.b_elements
+            or launch.when.rows >= max(SIZES))
     sizes = SIZES + ((1024, 2048) if past else ())
     for dims in itertools.product(sizes, repeat=3):
         for offsets in OFFSETS:
@@ -115,6 +119,10 @@ def test_requires_renders_and_decides():
     big, thin, c = torch.empty(1024, 512), torch.empty(512, 32), torch.empty(1024, 32)
     assert narrow(big, thin, c, 1024, 512, 32) and not narrow(big, torch.empty(512, 33), c, 1024, 512, 33)
     assert not narrow(big[:1023], thin, c[:1023], 1023, 512, 32)  # M·N one row short
+    wide = Requires(rows=8, b_elements=1 << 20)
+    assert str(wide) == "M ≤ 8, N·K ≥ 1048576" and wide.cpp() == "M <= 8 && (long long)N * K >= 1048576LL"
+    assert wide(big[:8], torch.empty(1024, 1024), c[:8], 8, 1024, 1024)
+    assert not wide(big[:8], torch.empty(1024, 1023), c[:8], 8, 1024, 1023)  # N·K one column short
     few = Requires(rows=8)
     assert str(few) == "M ≤ 8" and few.cpp() == "M <= 8"
     assert few(big[:8], thin, c[:8], 8, 512, 32) and not few(big[:9], thin, c[:9], 9, 512, 32)

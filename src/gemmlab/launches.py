@@ -276,13 +276,19 @@ def narrow(launch: Launch) -> Launch:
 THIN = 8
 THIN_WARPS = 8  # a `thin` block's warps (20_thin.cu's WARPS)
 #: What one load of the short operand serves (20_thin.cu's COLS and ROWS): thin_rows' lane owns
-#: THIN_COLS columns of C, thin_cols' warp THIN_ROWS rows (version 3, 20_thin.md).
-THIN_COLS = 4
-THIN_ROWS = 4
-#: Blocks an SM each kernel is built for (its registers: 80 for thin_rows with 4 columns a lane,
-#: 62 for thin_cols with 4 rows a warp, no spills; 4 blocks would spill thin_rows, NVRTC 13.5).
-THIN_BLOCKS = {"rows": 3, "cols": 4}
+#: `width` columns of C, thin_cols' warp `width` rows (version 3, 20_thin.md), by the size of the
+#: long operand: (width, at least this many of its elements). Wider means fewer blocks, which
+#: small shapes pay for in latency. From experiments/thin-v3 (H200, 2026-12-02, widths 1, 2 and 4
+#: at 30 shapes): thin rows ran best at width 1 below about 10⁶ elements of B, 2 up to 4·10⁶, 4
+#: above (6×3645×2740: 0.63×, 0.98×, 1.07× cuBLAS); thin columns at 1 below 10⁶ elements of A and
+#: 4 above (3126×7755×4: 0.58×, 0.93×, 1.11×).
+THIN_WIDTHS = {"rows": ((4, 1 << 22), (2, 1 << 20), (1, 0)), "cols": ((4, 1 << 20), (1, 0))}
 
+
+def thin_blocks(which: str, width: int) -> int:
+    """Blocks an SM a thin kernel is built for: 3 for thin_rows at 4 columns a lane (80 registers;
+    it spills at 4, NVRTC 13.5), else 4."""
+    return 3 if (which, width) == ("rows", 4) else 4
 
 def thin_savers(which: str, width: int) -> tuple[int, int]:
     """The threads whose sums a `thin` block saves for the split-K tree (20_thin.cu's SLOT_ROWS and
@@ -295,22 +301,26 @@ def thin_launch(which: str, width: int | None = None, blocks: int | None = None)
     """A `thin` kernel (20_thin.cu), named "thin-" and which: "rows" where M ≤ THIN (a block on
     32·width columns of C, its 8 warps splitting the reduction), "cols" where K ≤ THIN (a warp
     on `width` rows of C); both split the reduction across blocks too (cuda/splitgrid.py). The
-    width is THIN_COLS or THIN_ROWS and the blocks an SM THIN_BLOCKS unless given. Plain loads and
+    width is THIN_WIDTHS' widest and the blocks an SM `thin_blocks` unless given; it runs where the
+    long operand has THIN_WIDTHS' elements for its width. Plain loads and
     the split-K tree's acquire-release atomics (sm_70, below every target CUDA 13 builds for): any GPU."""
     rows = which == "rows"
-    width = width or (THIN_COLS if rows else THIN_ROWS)
+    width = width or THIN_WIDTHS[which][0][0]
     savers, sums = thin_savers(which, width)
-    defines = {"THIN": THIN, "MIN_BLOCKS": blocks or THIN_BLOCKS[which], ("COLS" if rows else "ROWS"): width}
+    defines = {"THIN": THIN, "MIN_BLOCKS": blocks or thin_blocks(which, width), ("COLS" if rows else "ROWS"): width}
+    least = dict(THIN_WIDTHS[which]).get(width, 0)  # the long operand's elements this width needs
+    when = Requires(rows=THIN, b_elements=least) if rows else Requires(cols=THIN, a_elements=least)
     return Launch("20_thin.cu", f"thin_{which}", (32 * THIN_WARPS, 1),
                   (THIN, 32 * width) if rows else (THIN_WARPS * width, THIN),
-                  defines, when=Requires(rows=THIN) if rows else Requires(cols=THIN),
+                  defines, when=when,
                   host=SplitGrid(accumulators=sums, savers=savers), step=THIN_WARPS if rows else 32,
                   # no tiles in shared memory, only the sums: every warp's (rows), a warp's rows' (cols)
-                  scratch=(THIN_WARPS * sums * 32 if rows else savers * THIN) * 4, name=f"thin-{which}")
+                  scratch=(THIN_WARPS * sums * 32 if rows else savers * THIN) * 4,
+                  name=f"thin-{which}" if width == 1 else f"thin-{which}-x{width}")
 
 
 #: The `thin` kernels: what the rung runs first, and what `default` runs before `small`'s winners.
-THIN_LAUNCHES = (thin_launch("cols"), thin_launch("rows"))
+THIN_LAUNCHES = tuple(thin_launch(which, width) for which in ("cols", "rows") for width, _ in THIN_WIDTHS[which])
 
 
 def _mma_split_derive(d) -> dict:

@@ -160,8 +160,10 @@ class Implementation:
         """(rows, cols, reduction step) of C per block/program on the fast path, from its launch or config.
 
         The fast path is the first launch that is not a twin for a corner of the shapes: a
-        launch with a floor on A's elements (`small`'s narrow twin, `launches.narrow`) is not."""
-        main = next((x for x in self.launches if not getattr(x.when, "a_elements", 0)), None)
+        launch with a floor on A's or B's elements (`small`'s narrow twin, `launches.narrow`; `thin`'s
+        wider kernels) is not."""
+        main = next((x for x in self.launches
+                     if not getattr(x.when, "a_elements", 0) and not getattr(x.when, "b_elements", 0)), None)
         if main is not None and main.step:
             return (*main.tile, main.step)
         return getattr(self.factory, "tile", None)
