@@ -74,7 +74,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     int col[COLS];
 #pragma unroll
     for (int x = 0; x < COLS; ++x) col[x] = min(col0 + 32 * x, K - 1);
-#pragma unroll(COLS == 1 ? 4 : 2)  // COLS 1: version 2's loop (8 spills at 4 blocks an SM unrolled further)
+    // COLS 1: version 2's loop (8 spills at 4 blocks an SM unrolled further). A constant, not the
+    // expression: nvcc does not expand macros in a pragma's argument (NVRTC does).
+    constexpr int unroll = COLS == 1 ? 4 : 2;
+#pragma unroll unroll
     for (int n = first + warp; n < last; n += WARPS) {
         float b[COLS];
 #pragma unroll
@@ -134,7 +137,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     const float* a[ROWS];
 #pragma unroll
     for (int r = 0; r < ROWS; ++r) a[r] = A + (size_t)min(row0 + r, M - 1) * N;
-#pragma unroll(ROWS == 1 ? 8 : 2)  // ROWS 1: version 2's loop
+    constexpr int unroll = ROWS == 1 ? 8 : 2;  // ROWS 1: version 2's loop
+#pragma unroll unroll
     for (int n = first + lane; n < last; n += 32) {
         const float* bn = B + (size_t)n * K;
         float b[THIN];
