@@ -200,15 +200,6 @@ def scalar_twin(launch: Launch) -> Launch:
     return dataclasses.replace(twin, name=f"scalar-{launch.name}", when=Requires(rows=SCALAR_B_ROWS))
 
 
-def in_place_twin(launch: Launch) -> Launch:
-    """A b-padded bigtile launch's twin that reads B as it lies (b-in-place: the same kernel and
-    knobs, no padded copy), under its own precondition (K % 4 == 0, B and C aligned): an odd
-    class holds shapes whose N alone is odd, where B's rows are already whole float4s. Named
-    "in-place-" and the launch's name."""
-    twin = bigtile_launch(False, **_bigtile_knobs(launch.defines))
-    return dataclasses.replace(twin, name=f"in-place-{launch.name}")
-
-
 def _bigtile_knobs(d) -> dict:
     """The arguments of `bigtile_launch` that rebuild a launch of defines `d`, but `pad_b` and `vec`."""
     return {"j_outer": d["J_OUTER"], "warps_m": d["WARPS_M"], "warps_n": d["WARPS_N"], "bk": d["BK"],

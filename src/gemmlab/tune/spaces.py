@@ -46,7 +46,7 @@ class Space:
     # class's layout), each where its own precondition holds as well as the class's: kernels or
     # builds for the shapes of a class they suit better (before `small`'s winner, `thin`'s kernels
     # and the winner's knobs on a narrow tile; before an unsplit bigtile winner, its split-K twin
-    # where splitting pays; before a b-padded winner, its twins that skip the padded copy of B).
+    # where splitting pays; before a b-padded winner, its 4-byte twin where C has few rows).
     # Given the winner, its class and the record's SM count. Not searched: made from the winner or fixed.
     refine: Callable[[Launch, ShapeClass, int], tuple[Launch, ...]] = field(default=lambda launch, cls, sms: (),
                                                                             repr=False)
@@ -160,16 +160,20 @@ def _bigtile_refine(launch: Launch, cls: ShapeClass, sms: int) -> tuple[Launch, 
 
 
 def _padded_refine(launch: Launch, cls: ShapeClass, sms: int) -> tuple[Launch, ...]:
-    """Before a b-padded winner, two twins that skip the padded copy of B: the same build reading B
-    in place (`launches.in_place_twin`) where B's rows are whole float4s (an odd class's shapes
-    whose N alone is odd), then one reading it by 4-byte copies (`launches.scalar_twin`) where C
-    has few rows, in the classes that hold such shapes. The copy is one streaming pass over B
-    whatever M, where the product's work grows with M, so at few rows the pass is most of the
-    call (116×6278×7990 on the H200, 2026-12-02: 0.65× cuBLAS, the random record's worst)."""
-    if not launch.defines.get("PAD_B"):
+    """Before a b-padded winner, its twin that reads B as it lies by 4-byte copies
+    (`launches.scalar_twin`) where C has few rows, in the classes that hold such shapes. The padded
+    copy is one streaming pass over B whatever M, where the product's work grows with M, so at few
+    rows the pass is most of the call (116×6278×7990 on the H200, 2026-12-02: 0.65× cuBLAS, the
+    random record's worst).
+
+    Not the same build reading B in place where K % 4 == 0 (an odd class's shapes whose N alone is
+    odd): tried at 2a55aa1, it ran 0.88–0.93× cuBLAS at the four such large shapes of seed 2031,
+    where the padded winner had run 1.04–1.11× at such shapes of seeds 2027–2029: the build without
+    PAD_B is another ptxas allocation of the loop, and the slower (the `tma` rung's own in-place
+    launch ran 0.89–0.95× there too)."""
+    if not launch.defines.get("PAD_B") or fewest_rows(cls, sms) > builders.SCALAR_B_ROWS:
         return ()
-    few_rows = fewest_rows(cls, sms) <= builders.SCALAR_B_ROWS
-    return (builders.in_place_twin(launch), *((builders.scalar_twin(launch),) if few_rows else ()))
+    return (builders.scalar_twin(launch),)
 
 
 #: Shared memory of an sm_90 SM, and what the system keeps of it per block (CUDA programming guide,
