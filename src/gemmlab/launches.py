@@ -281,6 +281,7 @@ def thin_blocks(which: str, width: int) -> int:
     it spills at 4, NVRTC 13.5), else 4."""
     return 3 if (which, width) == ("rows", 4) else 4
 
+
 def thin_savers(which: str, width: int) -> tuple[int, int]:
     """The threads whose sums a `thin` block saves for the split-K tree (20_thin.cu's SLOT_ROWS and
     SLOT_COLS), and how many each: warp 0, THIN·width (rows); a thread for each of the block's

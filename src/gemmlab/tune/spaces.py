@@ -43,7 +43,7 @@ class Space:
     # they were, and records made before it still name whole launches.
     absent: Mapping[str, int] = field(default_factory=dict)
     # Launches that run before a winner of this space in `default` (given the winner and its
-    # class's layout), each where its own precondition holds as well as the class's: kernels or
+    # class), each where its own precondition holds as well as the class's: kernels or
     # builds for the shapes of a class they suit better (before `small`'s winner, `thin`'s kernels
     # and the winner's knobs on a narrow tile; before an unsplit bigtile winner, its split-K twin
     # where splitting pays; before a b-padded winner, its 4-byte twin where C has few rows).
