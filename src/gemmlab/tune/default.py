@@ -4,7 +4,9 @@ Its launches are, in order: for each shape class the record has a winner for,
 the winner's launch (rung, launch name, knobs, rebuilt by the rung's `Space`)
 under ``InClass(class) ∧ its own precondition``, after the space's refinements
 of it (`Space.refine`: before `small`'s winner, `thin`'s kernels and the
-winner's narrow twin), each under the class and its own precondition; then the
+winner's narrow twin; before a bigtile winner, its split-K twin where
+splitting pays; before a b-padded winner, its 4-byte twin where C has few
+rows), each under the class and its own precondition; then the
 built-in chain,
 `warptile`'s launches as they are, ending in its unconditional fallback. So a
 call whose class has no winner, or whose shape misses the winner's own

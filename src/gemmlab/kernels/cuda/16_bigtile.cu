@@ -18,8 +18,9 @@
 //
 // Measured and kept as knobs, not run by any launch (16_bigtile.md): A_T 0, A
 // as it lies (As[m][n]) read as one float4 of 4 reduction indices per row, its
-// 16-byte chunks XOR-swizzled by the row's place in its 128-byte line; VEC 1,
-// 4-byte copies; UNROLL_K; J_OUTER 3.
+// 16-byte chunks XOR-swizzled by the row's place in its 128-byte line;
+// UNROLL_K; J_OUTER 3. VEC 1 (4-byte copies of B as it lies) runs in
+// `default` only, where C has at most 128 rows (launches.scalar_twin).
 //
 // A warp owns a 64×64 block of C (lanes 8 down × 4 across); the block has
 // WARPS_M × WARPS_N warps. Knobs: WARPS_M, WARPS_N, BK, STAGES, MIN_BLOCKS,
