@@ -63,6 +63,17 @@ for step in "$@"; do
            cp "$(ls -t "$LOGS"/results/*/sweep-*.json | head -1)" "$OUT/sweep.json" ;;
     # Every exported CUDA rung built with each grader's flags (export/builds.py) and run here.
     export-builds) run export-builds 560 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_export.py ;;
+    # The exported rung (EXPORT_RUNG, default `default`) judged as graders build it, once per flag set
+    # (JUDGE_FLAGS, ';'-separated; an empty one is nvcc's defaults), SM clock and power sampled beside.
+    export-judge) gemmlab export "${EXPORT_RUNG:-default}" -o "$LOGS/export.cu" --force >/dev/null
+          nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw --format=csv -lms 500 >"$LOGS/export-judge-smi.csv" 2>&1 &
+          smi=$!
+          IFS=';' read -ra sets <<<"${JUDGE_FLAGS--arch=sm_90a;-arch=sm_90;-arch=native;;-arch=sm_80}"
+          for f in "${sets[@]}"; do slug=${f//[^a-z0-9_]/}; run "judge-${slug:-none}" 300 gemmlab judge "$LOGS/export.cu" \
+                                     --nvcc-flags "$f" --seed 5 --json; done
+          kill $smi ;;
+    # default with split-K raised to at least P parts (PARTS), at large shapes (experiments/accuracy).
+    accuracy-parts) for p in ${PARTS:-1 4 8}; do run "parts-$p" 300 python3 experiments/accuracy/parts.py "$OUT/parts.jsonl" "$p"; done ;;
     # RANDOM_N shapes drawn with RANDOM_SEED (bench/randomshapes.py), each timed beside cuBLAS.
     random) run random 590 gemmlab sweep ${RANDOM_RUNGS:-} --random "${RANDOM_N:-64}" --seed "${RANDOM_SEED:-1}" --out "$LOGS/results"
             cp "$(ls -t "$LOGS"/results/*/random-*.json | head -1)" "$OUT/random.json" ;;

@@ -22,6 +22,7 @@ done
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
   $platforms -d .whl/all \
   "nvidia-cutlass-dsl==4.8.1" "nvidia-cutlass-dsl-libs-base==4.8.1" "nvidia-cutlass-dsl-libs-cu12==4.8.1" \
+  "nvidia-cutlass-dsl-libs-core==4.8.1" "protobuf>=4.21.12" \
   "mojo-compiler==0.25.6.1" \
   "tilelang==0.1.15" "apache-tvm-ffi>=0.1.11,<0.1.13" "torch-c-dlpack-ext" "z3-solver>=4.13.0,<4.15.5"
 (cd .whl/all && sha256sum ./*.whl > SHA256SUMS)
