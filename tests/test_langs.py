@@ -214,6 +214,21 @@ def test_a_cute_file_s_mistakes_are_the_dsl_s_own_words(tmp_path, edit, reason):
     assert v.exit_code == (1 if "failed" in reason else 3)
 
 
+@needs("cute")
+@pytest.mark.parametrize("shape", [(1, 1), (3, 1), (1, 3), (16, 16)])
+def test_every_cute_view_is_row_major_as_solve_was_compiled_for(shape):
+    """A 1×1 C (LeetGPU's second example) and a K = 1 operand have stride 1 in both dimensions:
+    the view names its leading dimension instead of deducing it (the DSL refuses the first and
+    takes the second as column-major: seen on the H200). Its row stride is dynamic, its last is 1."""
+    import torch
+
+    from gemmlab.langs import cute
+
+    view = cute._view(torch.zeros(*shape))
+    assert tuple(view.dynamic_strides_mask) == (1, 0)
+    assert str(view).endswith(":(?{i64},1)>"), str(view)
+
+
 CUTE_SASS = """
 import importlib.util, os, sys, torch
 from gemmlab.langs import cute
@@ -310,6 +325,29 @@ def test_a_mojo_compile_error_is_a_rejection_with_the_compiler_s_words(tmp_path)
 
 
 @needs("mojo")
+@pytest.mark.skipif(HAS_GPU, reason="without a GPU only: the call fails at DeviceContext, as it should")
+def test_a_built_mojo_solve_is_called_through_its_entry_and_its_error_comes_back(tmp_path):
+    """An exported Mojo ``def`` takes a hidden result slot first: called as C's solve it crashed
+    (SIGSEGV on the H200, and here). Through gemmlab's entry, the error DeviceContext raises
+    without a GPU comes back as a MojoError, in a process that lives on."""
+    script = f"""
+import ctypes, sys
+from gemmlab.langs import mojo
+call = mojo.entry(ctypes.CDLL(str(mojo.build(sys.argv[1], "sm_90a", {str(tmp_path)!r}))))
+try:
+    call(0, 0, 0, 1, 1, 1)
+except mojo.MojoError as exc:
+    print("MojoError:", exc)
+print("alive")
+"""
+    proc = subprocess.run([sys.executable, "-c", script, str(TEMPLATES / "solution.mojo")],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "MojoError: solve raised an error" in proc.stdout and "alive" in proc.stdout, proc.stdout
+    assert "solve raised:" in proc.stderr, proc.stderr[-2000:]
+
+
+@needs("mojo")
 def test_mojo_tiled_builds_to_what_its_notes_claim(tmp_path):
     """Both instantiations: 512 fma.rn.f32, 64 ld.shared.v4, vector global loads and stores, no
     local memory (tiled.md); the library carries PTX for sm_90a and exports solve."""
@@ -323,7 +361,7 @@ def test_mojo_tiled_builds_to_what_its_notes_claim(tmp_path):
     assert count(r"ld\.global\.v4") == 2 and count(r"st\.global\.v4") >= 1
     assert count(r"\.local") == 0
     nm = subprocess.run(["nm", "-D", str(lib)], capture_output=True, text=True).stdout
-    assert re.search(r" T solve$", nm, re.M), nm
+    assert re.search(r" T solve$", nm, re.M) and re.search(r" T gemmlab_solve$", nm, re.M), nm
 
 
 # -- TileLang, where installed ---------------------------------------------------------------

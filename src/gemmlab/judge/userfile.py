@@ -170,8 +170,14 @@ def build_cuda(path: Path, arch: str, out_dir: Path, user_flags: list[str] | Non
 
 
 def load_library(lib_path: str | Path):
-    """A built solution library as a solve on tensors (device pointers passed through)."""
+    """A built solution library as a solve on tensors (device pointers passed through): a Mojo
+    build's through its entry (`langs.mojo.entry`: an exported Mojo ``def`` is not C's ``solve``)."""
+    from ..langs import mojo
+
     lib = ctypes.CDLL(str(lib_path))
+    call = mojo.entry(lib)
+    if call is not None:
+        return lambda a, b, c, m, n, k: call(a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k)
     try:
         fn = lib.solve
     except AttributeError:

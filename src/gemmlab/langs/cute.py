@@ -53,9 +53,16 @@ def static_dims(fn) -> tuple[int, ...]:
 
 
 def _view(t):
+    """A row-major torch tensor as a `cute.Tensor` of the layout `solve` was compiled for: dynamic
+    shape and row stride, unit stride along the last dimension.
+
+    The leading dimension is named, not deduced: the DSL deduces it from the strides, and a 1×1 C
+    (LeetGPU's second example) has stride 1 in both, which it refuses, while a K = 1 operand (3×1,
+    strides (1, 1)) it takes as column-major, a layout the compiled function was not built for.
+    """
     from cutlass.cute.runtime import from_dlpack
 
-    return from_dlpack(t, assumed_align=16).mark_layout_dynamic()
+    return from_dlpack(t, assumed_align=16).mark_layout_dynamic(leading_dim=t.dim() - 1)
 
 
 def compile_solve(fn, device) -> Callable:

@@ -6,6 +6,15 @@ library is built for one GPU target (``--target-accelerator``), so it also build
 without a GPU, and `userfile.load_library` calls its ``solve`` with the tensors' device pointers.
 The build runs before anything is timed, in its own process; the library is cached by the
 source, the compiler's version and the target.
+
+The library is called through an entry of gemmlab's (`ENTRY`), not through ``solve`` itself: an
+exported Mojo ``def`` may raise, and its machine code takes a hidden first argument, the address
+its result or error is written to (seen in `objdump` of Mojo 0.25.6's build: ``solve`` writes 32
+bytes through ``%rdi`` before returning). Called as C's ``solve(A, B, C, M, N, K)``, it took A's
+device address for that slot and the other arguments one place off: on the H200 the call died of
+SIGSEGV. A non-raising ``fn solve`` has no such slot. So the user's file is built as a module
+beside `ENTRY_SOURCE`, a plain ``fn`` with C's arguments that calls ``solve`` inside ``try`` and
+returns 0, or prints the error to stderr and returns 1: one entry whatever ``solve`` is.
 """
 
 from __future__ import annotations
@@ -15,6 +24,8 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
@@ -24,6 +35,25 @@ from pathlib import Path
 RELEASE = "0.25.6"
 #: How long one `mojo build` may take (the first build of a process also loads the standard library).
 BUILD_TIMEOUT_S = 600.0
+#: The C entry the library is called through, and the module name the user's file is built as.
+ENTRY = "gemmlab_solve"
+MODULE = "gemmlab_solution"
+ENTRY_SOURCE = f"""\
+from memory import UnsafePointer
+from sys import stderr
+from {MODULE} import solve
+
+
+@export
+fn {ENTRY}(A: UnsafePointer[Float32], B: UnsafePointer[Float32], C: UnsafePointer[Float32],
+           M: Int32, N: Int32, K: Int32) -> Int32:
+    try:
+        solve(A, B, C, M, N, K)
+    except e:
+        print("solve raised:", e, file=stderr)
+        return 1
+    return 0
+"""
 
 
 class MojoError(RuntimeError):
@@ -62,22 +92,29 @@ def build(source: Path, arch: str, out_dir: Path) -> Path:
     found = binary()
     if found is None:
         raise FileNotFoundError("mojo not found")
-    source = Path(source)
-    digest = hashlib.sha256(source.read_bytes() + f"\0{version()}\0{arch}".encode()).hexdigest()[:16]
-    lib = out_dir / f"{source.stem}-{digest}.so"
+    source, out_dir = Path(source), Path(out_dir)
+    key = source.read_bytes() + f"\0{version()}\0{arch}\0{ENTRY_SOURCE}".encode()
+    lib = out_dir / f"{source.stem}-{hashlib.sha256(key).hexdigest()[:16]}.so"
     if lib.exists():
         return lib
     out_dir.mkdir(parents=True, exist_ok=True)
     partial = lib.with_name(f"{lib.stem}.{os.getpid()}.part.so")  # a half-written library is never cached
-    cmd = [found, "build", "--emit", "shared-lib", "--target-accelerator", arch, "-o", str(partial), str(source)]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=BUILD_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        partial.unlink(missing_ok=True)
-        raise MojoError(f"mojo build of {source.name} did not finish within {BUILD_TIMEOUT_S:g} s") from None
+    with tempfile.TemporaryDirectory(prefix="gemmlab-mojo-") as tmp:
+        module = Path(tmp) / f"{MODULE}.mojo"
+        shutil.copyfile(source, module)
+        (Path(tmp) / "entry.mojo").write_text(ENTRY_SOURCE)
+        cmd = [found, "build", "--emit", "shared-lib", "--target-accelerator", arch, "-I", tmp,
+               "-o", str(partial), str(Path(tmp) / "entry.mojo")]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=BUILD_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            partial.unlink(missing_ok=True)
+            raise MojoError(f"mojo build of {source.name} did not finish within {BUILD_TIMEOUT_S:g} s") from None
     if proc.returncode != 0 or not partial.exists():
         partial.unlink(missing_ok=True)
-        log = _compiler_lines(proc.stdout + proc.stderr) or f"exit code {proc.returncode}"
+        # The compiler names the copy it built: say the user's file instead.
+        log = _compiler_lines(proc.stdout + proc.stderr).replace(str(module), str(source)) \
+            or f"exit code {proc.returncode}"
         if f"Mojo {RELEASE}" not in version():
             log += (f"\n(this compiler is {version()}; LeetGPU's Mojo format builds with Mojo {RELEASE}: "
                     f"pip install 'gemmlab[mojo]')")
@@ -86,15 +123,34 @@ def build(source: Path, arch: str, out_dir: Path) -> Path:
     return lib
 
 
-def load(lib_path: Path):
-    """A built library's ``solve`` on torch tensors: their device pointers and the sizes as int32."""
+def entry(lib) -> Callable[..., None] | None:
+    """A loaded library's `ENTRY` as a solve on raw arguments that raises MojoError where the
+    user's ``solve`` raised (its message is on stderr); None where the library has no such entry."""
     import ctypes
 
-    fn = ctypes.CDLL(str(lib_path)).solve
+    try:
+        fn = getattr(lib, ENTRY)
+    except AttributeError:
+        return None
     fn.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int32] * 3
-    fn.restype = None
+    fn.restype = ctypes.c_int32
+
+    def call(a: int, b: int, c: int, m: int, n: int, k: int) -> None:
+        if fn(a, b, c, m, n, k):
+            raise MojoError("solve raised an error (its message is on stderr)")
+
+    return call
+
+
+def load(lib_path: Path):
+    """A built library's solve on torch tensors: their device pointers and the sizes as int32."""
+    import ctypes
+
+    call = entry(ctypes.CDLL(str(lib_path)))
+    if call is None:
+        raise MojoError(f"{Path(lib_path).name} has no {ENTRY}: it was not built by gemmlab.langs.mojo.build")
 
     def solve(a, b, c, m, n, k):
-        fn(a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k)
+        call(a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k)
 
     return solve
