@@ -180,13 +180,19 @@ def test_the_exported_split_k_policy_is_the_python_one(tmp_path):
     from gemmlab.cuda import handoff
     from gemmlab.export.transposed import split_lines
 
-    cases = [(t, s, slots, step) for t in (1, 3, 64, 100, 131, 132, 264, 300, 2048, 70000)
-             for s in (1, 15, 16, 64, 128, 256, 1024) for slots in (132, 264, 1056) for step in (8, 16, 32)]
-    calls = "".join("    {\n" f"        const int tiles = {t}, steps = {s};\n"
-                    f"        {split_lines(step, str(slots))[0]}\n"
-                    '        std::printf("%d\\n", parts);\n    }\n' for t, s, slots, step in cases)
+    # N and K set the least parts at odd shapes (handoff.fewest); steps is N's in steps of `step`.
+    cases = [(t, n, k, slots, step, chain) for t in (1, 3, 64, 100, 131, 132, 264, 300, 2048, 70000)
+             for n in (1, 15, 128, 255, 1024, 4958, 7609) for k in (4, 7) for slots in (132, 264)
+             for step in (8, 16, 32) for chain in (handoff.LONGEST_CHAIN, 0)]
+    calls = "".join("    {\n" f"        const int tiles = {t}, N = {n}, K = {k}, steps = {-(-n // step)};\n"
+                    f"        {split_lines(step, str(slots), chain)[0]}\n"
+                    '        std::printf("%d\\n", parts);\n    }\n' for t, n, k, slots, step, chain in cases)
     got = _run_host_program(f"int main() {{\n{calls}    return 0;\n}}\n", tmp_path)
-    assert [int(x) for x in got] == [handoff.parts(*case) for case in cases]
+    want = [handoff.parts(t, -(-n // step), slots, step, handoff.fewest(n, k, chain))
+            for t, n, k, slots, step, chain in cases]
+    assert [int(x) for x in got] == want
+    assert any(w > handoff.parts(t, -(-n // step), slots, step)
+               for w, (t, n, k, slots, step, _) in zip(want, cases, strict=True)), "no case is split for accuracy"
 
 
 def test_the_split_twins_condition_in_cpp_decides_as_split_pays_does(tmp_path):

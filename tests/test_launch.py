@@ -245,6 +245,25 @@ def test_bigtile_macros_decide_host_and_precondition():
     assert fast.with_defines({"WARPS_M": 4}).block == (256, 1) and fast.with_defines({"WARPS_M": 4}).tile == (256, 128)
 
 
+def test_at_odd_shapes_no_part_sums_a_chain_longer_than_the_bound():
+    """handoff.fewest: where N or K is not a multiple of 4, parts of at most LONGEST_CHAIN elements
+    of the reduction (accuracy against cuBLAS, experiments/accuracy); elsewhere the time model alone,
+    so the performance shape stays one chain (the same bits as cuBLAS); a host with no bound (0)
+    splits for time alone."""
+    from gemmlab.cuda import handoff
+
+    chain = handoff.LONGEST_CHAIN
+    assert handoff.fewest(6144, 4096) == 1 and handoff.fewest(4958, 7592) == -(-4958 // chain)
+    assert handoff.fewest(4096, 4095) == -(-4096 // chain) and handoff.fewest(4958, 7592, 0) == 1
+    assert handoff.fewest(chain, 3) == 1 and handoff.fewest(chain + 1, 3) == 2
+    # 5075×4958×7592: 40 × 60 tiles of 128×128 on 264 slots, BK 16.
+    steps = -(-4958 // 16)
+    split = handoff.parts(2400, steps, 264, 16, handoff.fewest(4958, 7592))
+    assert split >= handoff.fewest(4958, 7592) and -(-4958 // split) <= chain
+    # The bound never asks past SPLIT_MIN_N or the counters: the policy's limits still hold.
+    assert handoff.parts(70000, 4, 264, 16, 50) == 1 and handoff.parts(1, 10, 264, 16, 50) == 1
+
+
 def test_split_k_policy_splits_where_tiles_leave_slots_idle_long_reductions_too():
     """handoff.parts: parts that fill idle slots (also a mostly empty last wave), none under
     SPLIT_MIN_N elements of the reduction, however long the reduction; the perf shape's 7.8

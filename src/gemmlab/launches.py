@@ -326,7 +326,7 @@ def mma_split_launch(vec: int, bk: int = 16, stages: int = 4, min_blocks: int = 
     """The `mma-split` kernel (19_mma_split.cu): TF32 mma.sync on 64×64 tiles, A and B in place,
     split-K over grid z; VEC 4 "vec4", VEC 1 "any"."""
     defines = {"BK": bk, "STAGES": stages, "VEC": vec, "MIN_BLOCKS": min_blocks}
-    return Launch("19_mma_split.cu", "mma_split", defines=defines, host=SplitGrid(accumulators=32),
+    return Launch("19_mma_split.cu", "mma_split", defines=defines, host=SplitGrid(accumulators=32, chain=0),
                   derive=_mma_split_derive, name="vec4" if vec == 4 else "any", **_mma_split_derive(defines))
 
 

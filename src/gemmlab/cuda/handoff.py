@@ -10,12 +10,23 @@ once, and the adds come in a fixed order, so a call gives the same bits every ti
 Splitting does not cost accuracy: a long reduction summed in parts, then in pairs, is closer to
 the exact product than one chain of N adds (LADDER §7: at a long-reduction shape with inputs
 in [-10, 10), one chain left 119 elements outside LeetGPU's tolerance against the float64
-product, cuBLAS FP32 32). So the policy splits long reductions too; it only weighs time.
+product, cuBLAS FP32 32). So the policy splits long reductions too.
+
+Where N or K is not a multiple of 4 it also splits for accuracy: no part's chain is longer than
+`LONGEST_CHAIN` elements (`fewest`). There cuBLAS FP32 runs kernels of another order than ours,
+and one chain left 12–35 % more elements outside LeetGPU's tolerance against the float64 product
+than cuBLAS (H200, experiments/accuracy/2-parts.jsonl: 152,616 against 136,705 at
+5075×4958×7592, 135,469 against 100,205 at 3761×7609×7146); 4 parts were not always enough (at
+3228×4929×2937, 30,236 against 27,639), 8 parts were below cuBLAS at all three, for 2–4 % of
+the time. Where N and K are multiples of 4 it does not: there the unsplit bigtile winners and
+cuBLAS gave the same bits (8192×6144×4096 and 2048³: equal counts, no element apart), and 4
+parts put 165,755 elements outside LeetGPU's check against cuBLAS at the performance shape.
 
 `parts` models a call's time in reduction steps of one block: the waves of blocks the grid
 takes, each as long as a part's steps plus a fixed cost (filling the pipeline, writing its
-sums), plus one level of the tree per halving. It takes the fewest parts within MARGIN of the
-best. The exported file's `split_parts` is the same rule in C++ (a test runs both).
+sums), plus one level of the tree per halving. It takes the fewest parts, from the least it is
+given, within MARGIN of the best. The exported file's `split_parts` and `split_least` are the
+same rules in C++ (tests run both).
 """
 
 from __future__ import annotations
@@ -37,6 +48,9 @@ LEVEL_N = 16
 MARGIN = 0.05
 #: Counters per buffer: at least tiles × parts of any split grid (`parts` never asks for more).
 COUNTERS = 1 << 17
+#: The longest FFMA chain a part sums where N or K is not a multiple of 4, in elements of N: 8
+#: parts of a reduction of about 5,000 (the module's note). 0 where a host does not bound it.
+LONGEST_CHAIN = 640
 
 
 def min_steps(step: int) -> int:
@@ -51,22 +65,33 @@ def modeled_time(tiles: int, steps: int, slots: int, step: int, p: int) -> float
     return waves * per_part + (LEVEL_N / step) * (p - 1).bit_length()  # levels: ceil(log2 p)
 
 
-def parts(tiles: int, steps: int, slots: int, step: int) -> int:
+def fewest(n: int, k: int, chain: int = LONGEST_CHAIN) -> int:
+    """The least parts a reduction of `n` is split into for accuracy: none past `chain` elements
+    where N or K is not a multiple of 4 (the module's note), 1 elsewhere or where `chain` is 0."""
+    if not chain or not (n % 4 or k % 4):
+        return 1
+    return -(-n // chain)
+
+
+def parts(tiles: int, steps: int, slots: int, step: int, least: int = 1) -> int:
     """How many parts each tile's `steps` reduction steps of `step` elements are split into, for
-    `slots` resident blocks: the fewest whose modeled time is within MARGIN of the best."""
+    `slots` resident blocks: from `least` (`fewest`) up, as far as SPLIT_MIN_N, MAX_PARTS and the
+    counters allow, the fewest whose modeled time is within MARGIN of the best."""
     if tiles < 1 or slots < 1:
         return 1
     limit = max(1, min(MAX_PARTS, steps // min_steps(step), COUNTERS // tiles))
-    times = [modeled_time(tiles, steps, slots, step, p) for p in range(1, limit + 1)]
+    low = max(1, min(least, limit))
+    times = [modeled_time(tiles, steps, slots, step, p) for p in range(low, limit + 1)]
     best = min(times)
-    return next(p for p, t in enumerate(times, start=1) if t <= best * (1 + MARGIN))
+    return next(p for p, t in enumerate(times, start=low) if t <= best * (1 + MARGIN))
 
 
-def split_call(tiles: str, steps: str, slots: str, step: int) -> str:
-    """`parts` as a C++ expression of the exported file's `split_parts` (export/host_runtime.cuh),
-    for `tiles` over `steps` steps of `step` elements on `slots` (C++ expressions, all three)."""
+def split_call(tiles: str, steps: str, slots: str, step: int, chain: int = LONGEST_CHAIN) -> str:
+    """`parts(..., fewest(N, K, chain))` as a C++ expression of the exported file's `split_parts`
+    and `split_least` (export/host_runtime.cuh), for `tiles` over `steps` steps of `step` elements
+    on `slots` (C++ expressions, all three; N and K are the solve's)."""
     return (f"split_parts({tiles}, {steps}, {slots}, {min_steps(step)}, {MAX_PARTS}, "
-            f"{COUNTERS}, {FIXED_N / step!r}, {LEVEL_N / step!r}, {MARGIN!r})")
+            f"{COUNTERS}, {FIXED_N / step!r}, {LEVEL_N / step!r}, {MARGIN!r}, split_least(N, K, {chain}))")
 
 
 def slot_floats(threads: int, per_thread: int) -> int:
@@ -120,20 +145,22 @@ class SplitPays:
     step: int
     blocks: int
     sms: int
+    chain: int = LONGEST_CHAIN  # the host's bound (`fewest`)
 
     def parts(self, m: int, n: int, k: int) -> int:
         rows, cols = self.tile
-        return parts(-(-m // rows) * -(-k // cols), -(-n // self.step), self.sms * self.blocks, self.step)
+        return parts(-(-m // rows) * -(-k // cols), -(-n // self.step), self.sms * self.blocks, self.step,
+                     fewest(n, k, self.chain))
 
     def __call__(self, a, b, c, m: int, n: int, k: int) -> bool:
         return self.parts(m, n, k) > 1
 
     def __str__(self) -> str:
         rows, cols = self.tile
-        return (f"split-K pays: {rows}×{cols} tiles on {self.sms} SMs × {self.blocks} blocks leave slots idle "
-                f"(cuda/handoff.parts > 1)")
+        return (f"split-K pays: {rows}×{cols} tiles on {self.sms} SMs × {self.blocks} blocks leave slots idle, "
+                f"or N or K is odd and N > {self.chain} (cuda/handoff.parts > 1)")
 
     def cpp(self) -> str:
         rows, cols = self.tile
         return split_call(f"ceil_div(K, {cols}) * ceil_div(M, {rows})", f"ceil_div(N, {self.step})",
-                          str(self.sms * self.blocks), self.step) + " > 1"
+                          str(self.sms * self.blocks), self.step, self.chain) + " > 1"

@@ -30,19 +30,21 @@ class SplitGrid:
     accumulators: int = ACCUMULATORS
     #: The threads whose sums a part saves, the block's first (`thin`'s sums sit in a few); 0: all.
     savers: int = 0
+    #: The longest chain a part sums where N or K is odd (`handoff.fewest`); 0: unbounded (TF32).
+    chain: int = handoff.LONGEST_CHAIN
     label = "split-K where the tiles leave SMs idle"
 
     def slot_floats(self, launch: Launch) -> int:
         """Floats of one part's saved sums (its slot in the scratch)."""
         return handoff.slot_floats(self.savers or launch.threads, self.accumulators)
 
-    @staticmethod
-    def parts(launch: Launch, m: int, n: int, k: int) -> int:
+    def parts(self, launch: Launch, m: int, n: int, k: int) -> int:
         import torch
 
         slots = cl.sm_count(torch.cuda.current_device()) * int(launch.defines["MIN_BLOCKS"])
         across, down = launch.tiles(m, k)
-        return handoff.parts(across * down, -(-n // launch.step), slots, launch.step)
+        return handoff.parts(across * down, -(-n // launch.step), slots, launch.step,
+                             handoff.fewest(n, k, self.chain))
 
     def kernels(self, launch: Launch) -> tuple[Kernel, ...]:
         return ()

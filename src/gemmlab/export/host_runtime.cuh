@@ -91,17 +91,25 @@ namespace gemmlab_host {
     return (double)waves * ((double)((steps + p - 1) / p) + fixed) + level * levels;
 }
 [[maybe_unused]] static int split_parts(int tiles, int steps, int slots, int min_steps, int max_parts,
-                                        int counters, double fixed, double level, double margin) {
+                                        int counters, double fixed, double level, double margin, int least) {
     if (tiles < 1 || slots < 1) return 1;
     int limit = steps / min_steps;
     if (limit > max_parts) limit = max_parts;
     if (limit > counters / tiles) limit = counters / tiles;
     if (limit < 1) limit = 1;
-    double best = split_time(tiles, steps, slots, fixed, level, 1);
-    for (int p = 2; p <= limit; ++p) best = std::min(best, split_time(tiles, steps, slots, fixed, level, p));
-    for (int p = 1; p <= limit; ++p)
+    const int low = least < 1 ? 1 : least > limit ? limit : least;
+    double best = split_time(tiles, steps, slots, fixed, level, low);
+    for (int p = low + 1; p <= limit; ++p) best = std::min(best, split_time(tiles, steps, slots, fixed, level, p));
+    for (int p = low; p <= limit; ++p)
         if (split_time(tiles, steps, slots, fixed, level, p) <= best * (1 + margin)) return p;
-    return 1;
+    return low;
+}
+
+// The least parts for accuracy (cuda/handoff.py's fewest): where N or K is not a multiple of 4,
+// no part sums a chain longer than `chain` elements; 0 bounds nothing.
+[[maybe_unused]] static int split_least(int N, int K, int chain) {
+    if (chain < 1 || (N % 4 == 0 && K % 4 == 0)) return 1;
+    return (N + chain - 1) / chain;
 }
 
 // The split-K counters (cuda/handoff.py, kernels/cuda/splitk.cuh): zeroed once, and zero again

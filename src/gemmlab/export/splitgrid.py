@@ -18,7 +18,7 @@ def body(launch: Launch, variants: Variants) -> list[str]:
     slots = f"sm_count() * {int(launch.defines['MIN_BLOCKS'])}"
     lines = [f"// SplitGrid: parts per tile where the tiles leave the {slots} slots idle (handoff.parts)",
              f"const int tiles = ceil_div(K, {cols}) * ceil_div(M, {rows}), steps = ceil_div(N, {launch.step});",
-             *split_lines(launch.step, slots),
+             *split_lines(launch.step, slots, launch.host.chain),
              "const int saved = parts > 1 ? tiles * parts : 0;  // a slot per part; unsplit none",
              f"float* work = saved ? (float*)workspace((size_t)saved * "
              f"{launch.host.slot_floats(launch) * 4}) : nullptr;",

@@ -11,9 +11,10 @@ from .host import kernel_launch, main_launch
 from .source import Variants
 
 
-def split_lines(step: int, slots: str) -> list[str]:
-    """C++ that sets ``parts`` from ``tiles`` and ``steps`` as `handoff.parts` does."""
-    return [f"const int parts = {handoff.split_call('tiles', 'steps', slots, step)};"]
+def split_lines(step: int, slots: str, chain: int = handoff.LONGEST_CHAIN) -> list[str]:
+    """C++ that sets ``parts`` from ``tiles``, ``steps``, N and K as `handoff.parts` does, from
+    `handoff.fewest` with `chain`."""
+    return [f"const int parts = {handoff.split_call('tiles', 'steps', slots, step, chain)};"]
 
 
 def body(launch: Launch, variants: Variants) -> list[str]:
