@@ -99,6 +99,10 @@ for step in "$@"; do
     # Each language's starter, rung, exported file and cheats, judged (tests/test_langs_gpu.py).
     langs-cute|langs-mojo|langs-tilelang)
           run "$step" 560 python3 -m pytest -q -p no:cacheprovider tests/test_langs_gpu.py tests/test_langs.py -k "${step#langs-}" ;;
+    # What each second-stream fixture does at a call: waits, is ordered with the caller's stream, or races.
+    race-probe) run race-probe 300 python3 experiments/langs-gpu/race_probe.py tests/fixtures/solutions/second_stream.cu \
+                  tests/fixtures/solutions/second_stream_cute.py tests/fixtures/solutions/second_stream.mojo \
+                  tests/fixtures/solutions/second_stream_tilelang.py ;;
     langs-bench) run langs-bench 400 gemmlab bench cute-tiled mojo-tiled tilelang-gemm torch-tf32 --seed 7 --iters 20 \
                    --out "$LOGS/results" --latest "$OUT/langs-bench.json" ;;
     *) echo "unknown step $step" ;;
