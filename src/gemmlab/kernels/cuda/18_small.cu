@@ -9,10 +9,14 @@
 // stages, as bigtile does), and splits each tile's reduction into gridDim.z parts that meet in
 // splitk.cuh's tree (no block waits on another; a fixed order of adds).
 //
-// Strict FP32: every product is an FMA. Within a part, step t's FMAs go to accumulator chain
-// t % CHAINS, and the chains are added in pairs at the end: the same FMAs in a fixed order, but
-// CHAINS shorter chains of adds, closer to the exact product than one (the registers are
-// there: a thread holds 16 outputs).
+// Strict FP32: every product is an FMA. A thread holds CHAINS sets of 16 accumulators. With two
+// or more, the sum is blocked: each step's BK FMAs are summed from zero in set 0, and that step
+// sum is added to a running sum, set 1 + (t % (CHAINS − 1)); the running sums are added in pairs
+// at the end. The rounding errors of a sum of n terms grow with the partial sums they are made
+// on: blocked, the long chain adds n / BK step sums, not n products, and each step sum is short,
+// which leaves about a third of the elements outside LeetGPU's tolerance against the float64
+// product that CHAINS interleaved chains did (experiments/accuracy/orders.py, emulated; cuBLAS
+// FP32 lies between the two). It costs one FADD per BK FMAs and no register. One set: one chain.
 //
 // VEC 4: 16-byte copies (the host's precondition: N % 4 == 0, K % 4 == 0, A and B 16-byte
 // aligned); VEC 1: 4-byte copies, any shape and alignment. A's tile lies as A does (As[m][k]):
@@ -61,6 +65,8 @@ static_assert((BM * BK) % (VEC * THREADS) == 0 && (BK * BN) % (VEC * THREADS) ==
                   B_COPIES >= 1, "each thread must copy whole VEC-wide pieces of both tiles");
 static_assert(BK % VEC == 0 && BN % VEC == 0, "a piece lies within one row of its tile");
 static_assert(STAGES >= 2 && CHAINS >= 1 && (CHAINS & (CHAINS - 1)) == 0, "STAGES ≥ 2, CHAINS a power of 2");
+// The running sums: every set but the step sum's, or the one chain.
+#define RUNS (CHAINS > 1 ? CHAINS - 1 : 1)
 
 #include "splitk.cuh"
 
@@ -95,23 +101,23 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     const int all = (N + BK - 1) / BK;
     const int first = all * blockIdx.z / gridDim.z, last = all * (blockIdx.z + 1) / gridDim.z;
 
-    float acc[CHAINS][TM * TN];
+    float acc[RUNS][TM * TN];
 #pragma unroll
-    for (int c = 0; c < CHAINS; ++c)
+    for (int r = 0; r < RUNS; ++r)
 #pragma unroll
-        for (int i = 0; i < TM * TN; ++i) acc[c][i] = 0.0f;
+        for (int i = 0; i < TM * TN; ++i) acc[r][i] = 0.0f;
 
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
         if (first + s < last) copy_step(As[s], Bs[s], A, B, M, N, K, row0, col0, first + s);
         cp_async_commit();
     }
-    // Steps come CHAINS at a time, so that step t's chain (t − first) % CHAINS is known when
+    // Steps come RUNS at a time, so that step t's running sum (t − first) % RUNS is known when
     // compiling: an accumulator indexed at run time would live in local memory.
-    for (int t0 = first; t0 < last; t0 += CHAINS) {
+    for (int t0 = first; t0 < last; t0 += RUNS) {
 #pragma unroll
-        for (int c = 0; c < CHAINS; ++c) {
-            const int t = t0 + c;
+        for (int r = 0; r < RUNS; ++r) {
+            const int t = t0 + r;
             if (t >= last) break;
             cp_async_wait<STAGES - 2>();  // step t's group has landed (for this thread) ...
             __syncthreads();              // ... and for every thread; step t − 1's stage is free
@@ -123,6 +129,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
             cp_async_commit();  // an empty group near the end keeps the wait count right
             const float* as = &As[read][trow * LDA];
             const float* bs = &Bs[read][tcol];
+#if CHAINS > 1
+            float sum[TM * TN];  // this step's sum, from zero
+#else
+            float (&sum)[TM * TN] = acc[0];
+#endif
 #pragma unroll
             for (int k = 0; k < BK; ++k) {
                 const float4 b = *reinterpret_cast<const float4*>(&bs[k * LDB]);
@@ -131,19 +142,27 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
                 for (int i = 0; i < TM; ++i) {
                     const float a = as[i * LDA + k];
 #pragma unroll
-                    for (int j = 0; j < TN; ++j) acc[c][i * TN + j] = fmaf(a, bv[j], acc[c][i * TN + j]);
+                    for (int j = 0; j < TN; ++j)
+                        // The step's first product is rounded alone (__fmul_rn: never fused with
+                        // anything), as an FMA onto zero would round it.
+                        sum[i * TN + j] = CHAINS > 1 && k == 0 ? __fmul_rn(a, bv[j])
+                                                               : fmaf(a, bv[j], sum[i * TN + j]);
                 }
             }
+#if CHAINS > 1
+#pragma unroll
+            for (int i = 0; i < TM * TN; ++i) acc[r][i] += sum[i];
+#endif
         }
     }
     cp_async_wait<0>();  // nothing may still be writing shared memory when the block exits
-    // The chains added in pairs: (c0 + c1) + (c2 + c3) …, a fixed order.
+    // The running sums added in pairs: (r0 + r1) + (r2 + r3) …, a fixed order.
 #pragma unroll
-    for (int w = 1; w < CHAINS; w *= 2)
+    for (int w = 1; w < RUNS; w *= 2)
 #pragma unroll
-        for (int c = 0; c + w < CHAINS; c += 2 * w)
+        for (int r = 0; r + w < RUNS; r += 2 * w)
 #pragma unroll
-            for (int i = 0; i < TM * TN; ++i) acc[c][i] += acc[c + w][i];
+            for (int i = 0; i < TM * TN; ++i) acc[r][i] += acc[r + w][i];
 
     if (gridDim.z > 1 &&
         !splitk::combine<TM * TN, THREADS, FAN>(acc[0], work, counters, blockIdx.y * gridDim.x + blockIdx.x,
