@@ -45,6 +45,7 @@ def read_text(text: str):
     """An independent reading of the words: `X % d == 0` clauses and `… N-byte aligned` ones."""
     clauses = [c.strip() for c in text.split(",")]
     mods, aligns, cc, outputs, rows, cols, a_elements, b_elements = [], [], None, 0, None, None, 0, 0
+    reduction = None
     for clause in clauses:
         if m := re.fullmatch(r"([MNK]) % (\d+) == 0", clause):
             mods.append(("MNK".index(m.group(1)), int(m.group(2))))
@@ -54,6 +55,8 @@ def read_text(text: str):
             rows = int(m.group(1))
         elif m := re.fullmatch(r"K ≤ (\d+)", clause):
             cols = int(m.group(1))
+        elif m := re.fullmatch(r"N ≤ (\d+)", clause):
+            reduction = int(m.group(1))
         elif m := re.fullmatch(r"M·N ≥ (\d+)", clause):
             a_elements = int(m.group(1))
         elif m := re.fullmatch(r"N·K ≥ (\d+)", clause):
@@ -70,6 +73,7 @@ def read_text(text: str):
     def holds(tensors, dims) -> bool:
         return (all(dims[i] % d == 0 for i, d in mods) and dims[0] * dims[2] >= outputs
                 and (rows is None or dims[0] <= rows) and (cols is None or dims[2] <= cols)
+                and (reduction is None or dims[1] <= reduction)
                 and dims[0] * dims[1] >= a_elements and dims[1] * dims[2] >= b_elements
                 and all(tensors[i].data_ptr() % to == 0 for which, to in aligns for i in which))
 
@@ -125,6 +129,9 @@ def test_requires_renders_and_decides():
     assert not wide(big[:8], torch.empty(1024, 1023), c[:8], 8, 1024, 1023)  # N·K one column short
     few = Requires(rows=8)
     assert str(few) == "M ≤ 8" and few.cpp() == "M <= 8"
+    short = Requires(reduction=32)
+    assert str(short) == "N ≤ 32" and short.cpp() == "N <= 32"
+    assert short(big, thin[:32], c, 1024, 32, 32) and not short(big, thin[:33], c, 1024, 33, 32)
     assert few(big[:8], thin, c[:8], 8, 512, 32) and not few(big[:9], thin, c[:9], 9, 512, 32)
     a, b, c = _operands(16, 16, 16, (0, 1, 0))
     assert Requires(n=4, align=16, operands="A")(a, b, c, 16, 16, 16)

@@ -315,6 +315,22 @@ def thin_launch(which: str, width: int | None = None, blocks: int | None = None)
 THIN_LAUNCHES = tuple(thin_launch(which, width) for which in ("cols", "rows") for width, _ in THIN_WIDTHS[which])
 
 
+#: The longest reduction the `short` kernel takes (21_short.cu's SHORT_N): A's rows and B's columns
+#: of a 64×128 tile of C at once in shared memory (25 KB at 32).
+SHORT_N = 32
+
+
+def short_launch(min_blocks: int = 3) -> Launch:
+    """The `short` kernel (21_short.cu), where N ≤ SHORT_N: a 64×128 tile of C a block of 256
+    threads, A's rows and B's columns loaded whole, one FMA chain an output. Plain loads and
+    stores: any GPU."""
+    defines = {"SHORT_N": SHORT_N, "MIN_BLOCKS": min_blocks}
+    return Launch("21_short.cu", "short_n", (256, 1), (64, 128), defines, when=Requires(reduction=SHORT_N),
+                  # A's tile n-major (SHORT_N rows of 64 + 4 floats) and B's (SHORT_N rows of 128),
+                  # not the step-by-step buffers `static_smem` counts
+                  scratch=SHORT_N * (64 + 4 + 128) * 4, name="short")
+
+
 def _mma_split_derive(d) -> dict:
     """Four warps on a 64×64 tile in STAGES shared stages (A's rows padded by 4 floats, B's by 8:
     conflict-free fragment reads); VEC 4 needs SMALL_VEC4, VEC 1 any shape. mma.sync: sm_80's."""
@@ -393,6 +409,7 @@ RUNGS: dict[str, tuple[Launch, ...]] = {
     "mma-split": (mma_split_launch(4), mma_split_launch(1)),
     "tma-warp": tma_warp_launches(),
     "thin": THIN_LAUNCHES,
+    "short": (short_launch(),),
 }
 # The dispatchers: the Hopper kernel where the output fills the GPU, a small-tile split-K kernel
 # below it (and at every shape on a GPU before Hopper, where the Hopper launches do not run).
@@ -400,8 +417,9 @@ RUNGS: dict[str, tuple[Launch, ...]] = {
 # products (19_mma_split.md) and more accurate.
 RUNGS["tf32"] = from_outputs(RUNGS["wgmma-swap"], HOPPER_TF32_OUTPUTS) + RUNGS["mma-split"]
 RUNGS["3xtf32"] = from_outputs(RUNGS["wgmma-3xtf32"], HOPPER_3X_OUTPUTS) + RUNGS["small"]
-# Where neither side of C is thin, `small`'s launches.
+# Where neither side of C is thin, `small`'s launches; where the reduction is not short, too.
 RUNGS["thin"] += RUNGS["small"]
+RUNGS["short"] += RUNGS["small"]
 
 
 def named(rung: str, name: str) -> Launch:

@@ -560,7 +560,7 @@ IMPLEMENTATIONS += (Implementation(
     "shape-aware: per shape class the fastest verified strict-FP32 configuration of the "
     "GPU's tune record (gemmlab tune), else warptile",
     "tune/default.md", Lazy(_default_sources), launches=Lazy(tuned_default.launches),
-    chapter=PAST_CUBLAS, step=8,
+    chapter=PAST_CUBLAS, step=9,
 ),)
 
 # After `default`, whose rung number the records hold: tensor cores at every shape.
@@ -631,6 +631,14 @@ IMPLEMENTATIONS += (
         _md("20_thin"), ("kernels/cuda/20_thin.cu", "kernels/cuda/splitk.cuh", "kernels/cuda/18_small.cu"),
         launches=RUNGS["thin"],
         chapter=PAST_CUBLAS, step=7,
+    ),
+    Implementation(
+        "short", CUDA, 34, FP32, _SM80,  # its own kernel runs anywhere; where N > 32, small's need sm_80
+        "strict FP32 where the reduction is at most 32 long: a 64×128 tile of C a block, A's rows and B's "
+        "columns loaded whole, one FMA chain an output; the stores are the work; small's launches elsewhere",
+        _md("21_short"), ("kernels/cuda/21_short.cu", "kernels/cuda/18_small.cu", "kernels/cuda/splitk.cuh"),
+        launches=RUNGS["short"],
+        chapter=PAST_CUBLAS, step=8,
     ),
 )
 

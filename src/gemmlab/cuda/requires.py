@@ -26,7 +26,8 @@ class Requires:
     """M % m == 0, N % n == 0, K % k == 0, the named operands `align`-byte aligned, at least
     `outputs` elements of C (M·K): where a kernel's tiles only pay once the output fills the GPU;
     and, where set, at most `rows` rows of C (M) or `cols` columns (K), and at least `a_elements`
-    of A (M·N) or `b_elements` of B (N·K): thin or narrow outputs."""
+    of A (M·N) or `b_elements` of B (N·K): thin or narrow outputs; at most `reduction` (N): a
+    reduction short enough for one tile of A and B."""
 
     m: int = 1
     n: int = 1
@@ -38,17 +39,20 @@ class Requires:
     cols: int = 0  # 0: any K
     a_elements: int = 0
     b_elements: int = 0
+    reduction: int = 0  # 0: any N
 
     def __call__(self, a, b, c, m: int, n: int, k: int) -> bool:
         tensors = {"A": a, "B": b, "C": c}
         return (m % self.m == 0 and n % self.n == 0 and k % self.k == 0 and m * k >= self.outputs
                 and (not self.rows or m <= self.rows) and (not self.cols or k <= self.cols)
+                and (not self.reduction or n <= self.reduction)
                 and m * n >= self.a_elements and n * k >= self.b_elements
                 and (not self.align or aligned(*(tensors[x] for x in self.operands), to=self.align)))
 
     #: The bounds on the shape's size, each a field (0: unset), in words and in C++, in order.
     _BOUNDS = (("outputs", "M·K ≥ {}", "(long long)M * K >= {}LL"), ("rows", "M ≤ {}", "M <= {}"),
-               ("cols", "K ≤ {}", "K <= {}"), ("a_elements", "M·N ≥ {}", "(long long)M * N >= {}LL"),
+               ("cols", "K ≤ {}", "K <= {}"), ("reduction", "N ≤ {}", "N <= {}"),
+               ("a_elements", "M·N ≥ {}", "(long long)M * N >= {}LL"),
                ("b_elements", "N·K ≥ {}", "(long long)N * K >= {}LL"))
 
     def _parts(self, words: bool) -> list[str]:
