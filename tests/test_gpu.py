@@ -443,3 +443,20 @@ def test_default_is_as_exact_as_cublas_where_small_runs(shape):
         cublas = error_figures(ref32, ref64)
         assert ours.unwritten == 0 and ours.exact_violations <= cublas.exact_violations, (
             seed, ours.exact_violations, cublas.exact_violations)
+
+
+@pytest.mark.parametrize("shape,offset", [
+    ((8192, 1, 4096), 0), ((5675, 22, 5060), 0), ((1000, 32, 1000), 0), ((1000, 33, 1000), 0),
+    ((63, 31, 129), 0), ((65, 7, 127), 1), ((3, 2, 5), 0), ((129, 16, 300), 1)])
+def test_short_at_its_bound_past_it_and_at_every_edge(shape, offset):
+    """`short`'s own kernel where N ≤ 32 (partial tiles at both edges, K odd, C one float off its
+    16 bytes: the 4-byte stores), small's launch at N = 33; every element written and right."""
+    impl = registry.get("short")
+    m, n, k = shape
+    a, b = uniform((m, n), 7, GPU), uniform((n, k), 8, GPU)
+    c = (torch.empty(m * k + offset, device=GPU)[offset:].view(m, k) if offset
+         else torch.empty(m, k, device=GPU))
+    poison_(c)
+    assert (impl.dispatch(a, b, c, m, n, k).name == "short") == (n <= launches.SHORT_N)
+    impl.solve(a, b, c, m, n, k)
+    _assert_strict_fp32_right(c, a, b)
