@@ -99,6 +99,13 @@ for step in "$@"; do
     # Each language's starter, rung, exported file and cheats, judged (tests/test_langs_gpu.py).
     langs-cute|langs-mojo|langs-tilelang)
           run "$step" 560 python3 -m pytest -q -p no:cacheprovider tests/test_langs_gpu.py tests/test_langs.py -k "${step#langs-}" ;;
+    # `short` beside small, thin, default and cuBLAS where N ≤ 32, from 2^14 outputs to 2^26: where its
+    # kernel pays, the output floor `default` would run it above (21_short.md).
+    short-floor) run short-floor 400 gemmlab sweep short small thin default \
+                   $(for s in 128x8x128 256x16x256 512x24x512 1024x4x1024 1024x32x1024 700x30x3000 3000x5x700 \
+                              2048x22x2048 4096x12x4096 3237x1x5791 5675x22x5060 8192x32x8192; do echo --shape $s; done) \
+                   --out "$LOGS/results"
+                 cp "$(ls -t "$LOGS"/results/*/sweep-*.json | head -1)" "$OUT/short-floor.json" ;;
     # What each second-stream fixture does at a call: waits, is ordered with the caller's stream, or races.
     race-probe) run race-probe 300 python3 experiments/langs-gpu/race_probe.py tests/fixtures/solutions/second_stream.cu \
                   tests/fixtures/solutions/second_stream_cute.py tests/fixtures/solutions/second_stream.mojo \
