@@ -102,3 +102,8 @@ def test_the_fast_path_accepts_only_what_the_full_checks_accept(monkeypatch):
         monkeypatch.setattr(problem, "_conforms", fast)
         assert full or not took_shortcut, [getattr(x, "shape", x) for x in args]
     assert all(fast(*args) for args in cases[::8])  # the first of each shape: plain and valid
+    # A size-1 dimension's stride is no layout: both paths take a row of A whose row stride is odd.
+    row = base[:7].as_strided((1, 7), (99, 1))
+    odd = (row, base[1000:1021].view(7, 3), base[3000:3003].view(1, 3), 1, 7, 3)
+    problem.validate(*odd)
+    assert fast(*odd)

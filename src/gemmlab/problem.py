@@ -93,8 +93,10 @@ def _overlaps(x: torch.Tensor, y: torch.Tensor) -> bool:
 
 def _conforms(A, B, C, M, N, K) -> bool:
     """The common case in a few microseconds: plain float32 tensors of the right shapes, on one
-    device, with row-major strides, C apart from A and B. False means "look closer": `validate`
-    then checks each rule in turn (a size-1 dimension may have any stride, say, and still pass)."""
+    device, row-major, C apart from A and B. False means "look closer": `validate` then checks each
+    rule in turn. Row-major is `is_contiguous()`, the rule `validate` applies (a size-1 dimension
+    may have any stride): one call a tensor, where comparing `stride()` tuples built one each
+    (2.2 against 2.9–3.3 µs for the whole check, CPU tensors, 2026-12-03)."""
     import torch
 
     f32, tensor = torch.float32, torch.Tensor
@@ -108,7 +110,7 @@ def _conforms(A, B, C, M, N, K) -> bool:
     if not (B.device == device and C.device == device):
         return False
     if not (A.shape == (M, N) and B.shape == (N, K) and C.shape == (M, K)
-            and A.stride() == (N, 1) and B.stride() == (K, 1) and C.stride() == (K, 1)):
+            and A.is_contiguous() and B.is_contiguous() and C.is_contiguous()):
         return False
     c0, a0, b0 = C.data_ptr(), A.data_ptr(), B.data_ptr()
     c1 = c0 + 4 * M * K
