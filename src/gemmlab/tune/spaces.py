@@ -204,10 +204,11 @@ SPACES: dict[str, Space] = {
     "splitk": Space("splitk", (("BK", (8, 16, 32)), ("STAGES", (3, 4, 2)), ("FETCH_BA", (0, 1)), ("TMA_COPY", (0, 1))),
                     _splitk, _BIGTILE, _step_fits, absent=_ABSENT, refine=_padded_refine),
     # small: vec4 16-byte copies, any 4-byte copies (any shape); tile, step, stages, chains and
-    # the blocks per SM the split policy counts on (18_small.md). The first search (2026-12-01,
+    # the blocks per SM the split policy counts on (18_small.md; 4 since 2026-12-03: at 101–117
+    # registers an SM holds 4 blocks of the 32×64 tile, and the policy counted 3). The first search (2026-12-01,
     # register prefetch, one chain) chose 32×64 tiles with BK 16 at every micro and tiny class.
     "small": Space("small", (("BM", (32, 64)), ("BN", (64,)), ("BK", (16, 32)), ("STAGES", (4, 6)),
-                             ("CHAINS", (2, 4)), ("MIN_BLOCKS", (3, 2))),
+                             ("CHAINS", (2, 4)), ("MIN_BLOCKS", (3, 2, 4))),
                    _small, ("vec4", "any"), _small_valid, refine=_small_refine, refined_by=("thin",)),
     # tma: splitk's space, around the tma rung's own launches (BK 16, 3 stages, FETCH_BA, TMA_COPY):
     # calibration (tune/calibrate.py) names that rung's launch where a random sweep found it fastest.
