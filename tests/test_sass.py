@@ -251,3 +251,29 @@ def test_bigtile_schedule_figures_are_read_from_its_sass():
     assert figures["loop instructions"] > 128 * launch.step
     assert figures["loop stall cycles"] >= figures["loop instructions"]
     assert 0 <= figures["loop LDS stalled 4+"] <= 6 * launch.step
+
+
+def _opcodes(name: str, which: int = 0) -> list[str]:
+    launch = registry.get(name).launches[which]
+    return disassemble(launch.compile(HOPPER_ARCH).cubin)[launch.entry]
+
+
+def test_small_sums_each_step_from_zero_then_adds_it_to_its_running_sum():
+    """Blocked sums (18_small.md, fourth hypothesis): per step of BK 16, each of a thread's 16
+    outputs takes one FMUL (the step's first product, rounded alone), 15 FFMAs and one FADD onto
+    the running sum; no other multiply in the kernel."""
+    launch = next(x for x in registry.get("small").launches if x.name == "vec4")
+    assert launch.defines["BK"] == 16 and launch.defines["CHAINS"] == 2
+    ops = _opcodes("small", registry.get("small").launches.index(launch))
+    fmul = sum(op.startswith("FMUL") for op in ops)
+    ffma = sum(op.startswith("FFMA") for op in ops)
+    fadd = sum(op.startswith("FADD") for op in ops)
+    assert fmul == 16 and ffma == 15 * 16 and fadd >= 16, (fmul, ffma, fadd)
+
+
+def test_short_reads_its_tiles_once_behind_one_barrier_and_stores_16_bytes():
+    """21_short.md: plain loads (no cp.async: any GPU), one barrier, per n two 16-byte reads of A
+    and one of B for 32 FMAs, 16-byte stores."""
+    m = mix("short")
+    assert m["BAR"] == 1 and m["LDGSTS"] == 0 and m["HMMA"] == 0 and m["STG.128"] > 0
+    assert m["FFMA"] * 3 == m["LDS.128"] * 32, m
