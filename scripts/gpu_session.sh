@@ -80,7 +80,7 @@ for step in "$@"; do
     # default recalibrated on the last `random` step's sweep (CALIBRATE_RUNGS), installed here, the
     # record brought back: run `random` again after it with another RANDOM_SEED to judge it on shapes
     # it was not calibrated on. The first sweep of a session also compiles every kernel: allow for it.
-    calibrate) run calibrate 120 gemmlab tune ${CALIBRATE_RUNGS:-small splitk tma tma-warp} --calibrate "$OUT/random.json" \
+    calibrate) run calibrate 120 gemmlab tune ${CALIBRATE_RUNGS:-small splitk tma tma-warp short} --calibrate "$OUT/random.json" \
                  --install --out "$LOGS/results"
                cp "$OUT/random.json" "$OUT/random-calibrated-on.json"; cp src/gemmlab/tuned/*.json "$OUT/" ;;
     # Each kernel of default's calls and of cuBLAS's, timed one by one by ncu (STEP_SHAPES: MxNxK ...):

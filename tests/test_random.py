@@ -196,3 +196,55 @@ def test_calibration_refuses_a_sweep_that_is_not_random_or_not_this_gpus(tmp_pat
     other = tmp_path / "other.json"
     other.write_text(json.dumps(_sweep([]) | {"device": {"name": "NVIDIA A100"}}))
     assert_one_line(invoke("tune", "tma", "--calibrate", other), 2, "measured on NVIDIA A100")
+
+
+def test_a_prelude_earns_a_floor_on_the_shapes_it_applies_to_and_default_runs_it_first():
+    """`short` (N ≤ 32) timed in a sweep: behind default at small outputs, ahead by 30 % and more
+    from 2²⁰ outputs; its floor is the fewest outputs from which it led at every shape it applies
+    to (shapes with N > 32 do not count), and `default` then runs it first, where N ≤ 32 and C has
+    that many elements. A sweep where it lost at its largest shape leaves no floor."""
+    import dataclasses
+
+    from gemmlab.cuda.requires import Requires
+    from gemmlab.tune import calibrate, preludes
+    from gemmlab.tune import default as tuned_default
+
+    record = _tune_record()
+    rows = [((64, 8, 64), 0.010, 0.012), ((300, 20, 300), 0.012, 0.0119), ((1024, 4, 1024), 0.020, 0.014),
+            ((3000, 22, 3000), 0.060, 0.030), ((5675, 22, 5060), 0.085, 0.040), ((8192, 32, 8192), 0.2, 0.12)]
+    points = [_point(f"s{i}", s, {"torch": 1.0, "default": d, "short": t}) for i, (s, d, t) in enumerate(rows)]
+    points.append(_point("long", (1024, 33, 1024), {"torch": 1.0, "default": 0.02, "short": 0.04}))
+    out = calibrate.calibrate(record, [_sweep(points)], ["short"])
+    entry = out["preludes"]["short"]
+    assert entry["outputs"] == 1024 * 1024 and entry["points"] == 4 and entry["launch"] == "short"
+    assert entry["slowest"] == pytest.approx(0.020 / 0.014)
+    assert [b["label"] for b in entry["below"]] == ["s0", "s1"]  # 64² lost, 300² led by less than the margin
+    assert out["calibration"]["preludes"]["short"] == entry
+    first = tuned_default.launches_from(out, ())[0]
+    assert first.name == "prelude short" and first.entry == "short_n"
+    assert first.when == dataclasses.replace(Requires(reduction=32), outputs=1024 * 1024)
+    assert str(first.when) == "M·K ≥ 1048576, N ≤ 32"
+    assert tuned_default.launches_from(record, ())[0].name != "prelude short"  # none without a floor
+    # One loss at the largest shape: no floor, and a prelude the record had is dropped.
+    worse = points[:-2] + [_point("big", (8192, 32, 8192), {"torch": 1.0, "default": 0.1, "short": 0.12})]
+    again = calibrate.calibrate(out, [_sweep(worse)], ["short"])
+    assert "preludes" not in again and again["calibration"]["preludes"]["short"] is None
+    # A prelude wrong at any shape it ran is never one.
+    wrong = [dict(p) for p in points]
+    wrong[3] = _point("s3", rows[3][0], {"torch": 1.0, "default": 0.06, "short": None})
+    assert "preludes" not in calibrate.calibrate(record, [_sweep(wrong)], ["short"])
+    assert preludes.applies(preludes.own("short"), 10, 32, 10) and not preludes.applies(preludes.own("short"), 10, 33, 10)
+
+
+def test_a_record_s_preludes_are_validated():
+    from gemmlab.tune import record as rec
+
+    good = dict(_tune_record(), preludes={"short": {"launch": "short", "outputs": 1 << 20}})
+    assert rec.validate(good) is good
+    for bad, words in (({"nope": {"outputs": 5}}, "unknown prelude"), ({"short": {"outputs": 0}}, "positive")):
+        with pytest.raises(rec.RecordError, match=words):
+            rec.validate(dict(_tune_record(), preludes=bad))
+
+
+def test_calibrate_takes_a_prelude_name_and_tune_does_not():
+    assert_one_line(invoke("tune", "short"), 2, "no search space")

@@ -24,12 +24,15 @@ from . import common
 from .common import _SMALL_RULE, AsJson, Seed, _ui, app, side
 
 
-def searched(names: list[str]) -> list[str]:
-    """The rungs named, each known and with a search space; in the order given, once each."""
+def searched(names: list[str], preludes_too: bool = False) -> list[str]:
+    """The rungs named, each known and with a search space (or, where `preludes_too`, for
+    calibration, a prelude: tune/preludes.py); in the order given, once each."""
+    from ..tune.preludes import PRELUDES
+
     out = []
     for name in names:
         impl = usage.names([name])[0]
-        if impl.name not in SPACES:
+        if impl.name not in SPACES and not (preludes_too and impl.name in PRELUDES):
             raise UsageError(f"{impl.name} has no search space to tune; rungs with one: "
                              f"{', '.join(SPACES)} (gemmlab.tune.spaces)")
         if impl.name not in out:
@@ -110,9 +113,9 @@ def tune_cmd(
     install: Annotated[bool, typer.Option("--install", help="also install the record as the one "
         "`default` dispatches by on this GPU (src/gemmlab/tuned/GPU.json, a tracked file)")] = False,
     calibrate: Annotated[list[Path] | None, typer.Option("--calibrate", metavar="SWEEP",
-        help="no GPU time: recalibrate the installed record's classes on random-sweep records "
-             "(gemmlab sweep --random): where one of the NAMEs' own launches beat default over "
-             "a class's shapes, it becomes the class's winner (tune/calibrate.py)")] = None,
+        help="no GPU time: recalibrate the installed record on random sweeps (gemmlab sweep --random): a NAME's "
+             "launch that beat default over a class's shapes wins it; a prelude NAME (short) runs first, from "
+             "the outputs where it beat default at every shape it applies to (tune/calibrate.py)")] = None,
     as_json: AsJson = False,
 ) -> None:
     """Search rungs' compile-time configurations per shape class on this GPU; write the record.
@@ -126,7 +129,7 @@ def tune_cmd(
     from ..tune import record, search
 
     given = shapes.many(shape)
-    rungs = searched(_tunable(names))
+    rungs = searched(_tunable(names), preludes_too=bool(calibrate))
     output_file(output, force)
     usage.out_folder(out)
     if calibrate:

@@ -10,7 +10,10 @@ mean of each one's ratio to cuBLAS FP32 there; where a rung with a search space 
 by more than MARGIN, its own launch for that class's layout becomes the class's winner. So
 sweeps that timed different rungs (a rung added after an earlier draw) still pool their shapes:
 each rung is judged on the shapes it ran, against `default` on the same ones. A rung wrong at
-any shape it ran is never chosen. No GPU time: the figures are the sweep's. The record keeps,
+any shape it ran is never chosen. A prelude rung (tune/preludes.py: no space, a kernel for a kind
+of shape across the classes) is judged instead on every sweep shape its launch applies to: the
+record keeps the fewest outputs from which it beat `default` at each of them (`preludes.floor`),
+or drops it. No GPU time: the figures are the sweep's. The record keeps,
 per class, what was compared and what was chosen (``calibration``), so the choice can be
 re-read and re-made.
 """
@@ -21,6 +24,7 @@ import math
 import statistics
 from datetime import UTC, datetime
 
+from . import preludes
 from .classes import BY_KEY, CLASSES, classify, representatives
 from .spaces import SPACES
 
@@ -103,9 +107,23 @@ def calibrate(record: dict, sweeps: list[dict], rungs: list[str], digest=None) -
     faster than `default` over the class's shapes. `digest(launch)` names the cubin a new winner
     builds into (the tuner's `cubin` field), where the caller can compile for the record's GPU."""
     sms = record["gpu"]["sm_count"]
+    leading = [r for r in rungs if r in preludes.PRELUDES]
+    rungs = [r for r in rungs if r not in preludes.PRELUDES]
     names = [INCUMBENT, *rungs]
     entries = {}
     out = dict(record, classes={k: dict(v) for k, v in record["classes"].items()})
+    found = dict(record.get("preludes") or {})
+    every = [p for s in sweeps for p in s["points"]]
+    for rung in leading:
+        entry = preludes.floor(every, rung, MARGIN, MIN_POINTS, INCUMBENT)
+        if entry is None:
+            found.pop(rung, None)
+        else:
+            found[rung] = entry
+    if found:
+        out["preludes"] = found
+    else:
+        out.pop("preludes", None)
     for cls in CLASSES:
         points = [p for s in sweeps for p in s["points"] if classify(*p["shape"], sms) == cls]
         entry = {"points": len(points), "scores": {}, "chosen": None}
@@ -132,6 +150,7 @@ def calibrate(record: dict, sweeps: list[dict], rungs: list[str], digest=None) -
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "sweeps": [{"date": s["date"], "seed": s.get("random", {}).get("seed"), "n": len(s["points"])}
                    for s in sweeps],
-        "min_points": MIN_POINTS, "margin": MARGIN, "rungs": rungs, "classes": entries,
+        "min_points": MIN_POINTS, "margin": MARGIN, "rungs": [*rungs, *leading], "classes": entries,
+        "preludes": {r: found.get(r) for r in leading},
     }
     return out

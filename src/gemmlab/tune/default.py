@@ -1,6 +1,9 @@
 """`default`: the registry's shape-aware implementation, built from the installed tune record.
 
-Its launches are, in order: for each shape class the record has a winner for,
+Its launches are, in order: the record's preludes (tune/preludes.py: kernels for
+a kind of shape across the classes, `short` where N ≤ 32, each where its own
+precondition holds and C has at least the outputs a random sweep calibrated);
+then for each shape class the record has a winner for,
 the winner's launch (rung, launch name, knobs, rebuilt by the rung's `Space`)
 under ``InClass(class) ∧ its own precondition``, after the space's refinements
 of it (`Space.refine`: before `small`'s winner, `thin`'s kernels and the
@@ -32,6 +35,7 @@ from functools import cache
 from .. import launches as builders
 from ..cuda.dispatch import Launch
 from ..cuda.requires import all_of
+from . import preludes
 from . import record as rec
 from .classes import CLASSES, InClass
 from .spaces import SPACES
@@ -59,9 +63,9 @@ def rebuild(winner: dict) -> Launch:
 
 
 def launches_from(record: dict | None, builtin: Sequence[Launch]) -> tuple[Launch, ...]:
-    """Each class's winner under its class condition, named by its class, then `builtin` (which
-    ends in a fallback)."""
-    out: list[Launch] = []
+    """The record's preludes, each class's winner under its class condition, named by its class,
+    then `builtin` (which ends in a fallback)."""
+    out: list[Launch] = list(preludes.launches(record))
     if record is not None:
         sms = record["gpu"]["sm_count"]
         for cls in CLASSES:
@@ -105,8 +109,10 @@ def launches() -> tuple[Launch, ...]:
 def rungs() -> list[str]:
     """The rungs whose launches `default` runs here: `BUILTIN`, each winner's, and those its space
     refines it with (their sources are `default`'s)."""
-    winners = [w["rung"] for w in _winners(plan()[0])]
-    return list(dict.fromkeys([BUILTIN] + [r for w in winners for r in (w, *SPACES[w].refined_by)]))
+    record = plan()[0]
+    winners = [w["rung"] for w in _winners(record)]
+    return list(dict.fromkeys([BUILTIN] + [r for w in winners for r in (w, *SPACES[w].refined_by)]
+                              + list((record or {}).get("preludes") or {})))
 
 
 def _winners(record: dict | None) -> list[dict]:

@@ -104,6 +104,14 @@ def validate(record: object, where: str = "tune record") -> dict:
                   and _is_launch(winner.get("launch")) and isinstance(winner.get("knobs"), dict)
                   and all(isinstance(v, int) for v in winner["knobs"].values()), where,
                   f"class {key}: the winner needs rung, launch (a name) and knobs (integers)")
+    from .preludes import PRELUDES
+
+    leading = record.get("preludes", {})
+    _need(isinstance(leading, dict), where, "preludes must be an object")
+    for rung, entry in leading.items():
+        _need(rung in PRELUDES, where, f"unknown prelude {rung!r}; known: {', '.join(PRELUDES)}")
+        _need(isinstance(entry, dict) and isinstance(entry.get("outputs"), int) and entry["outputs"] > 0,
+              where, f"prelude {rung} needs outputs, a positive integer (the floor on M·K)")
     return record
 
 

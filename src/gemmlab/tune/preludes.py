@@ -1,0 +1,84 @@
+"""Preludes: launches `default` runs before every class's winner, where their own precondition
+holds and C has at least a calibrated number of elements.
+
+A class (tune/classes.py) groups shapes by their work and their layout; some kernels are for a
+kind of shape that cuts across the classes: `short` (N ≤ 32, where writing C is the work) takes
+shapes of the micro classes and of the large ones alike. Such a kernel has no search space and
+no class to win. It earns its place on random sweeps instead (`calibrate`): over the sweep's
+shapes its own launch applies to, the fewest outputs (M·K) from which it beat `default` at every
+one of them, by the calibration's margin; below that floor, or with too few shapes above it, it
+does not run. Nothing is assumed: a prelude no sweep has timed is not in the record, and
+`default` runs what it ran.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable
+
+from .. import launches as builders
+from ..cuda.dispatch import Launch
+from ..cuda.requires import Requires
+
+#: The rungs whose first launch can be a prelude, by name: how to build that launch.
+PRELUDES: dict[str, Callable[[], Launch]] = {"short": builders.short_launch}
+
+
+def own(rung: str) -> Launch:
+    return PRELUDES[rung]()
+
+
+def applies(launch: Launch, m: int, n: int, k: int) -> bool:
+    """Whether `launch`'s own precondition holds at the shape (a prelude's is about the shape alone:
+    no alignment, so no tensors are needed)."""
+    when = launch.when
+    if when is None:
+        return True
+    if not isinstance(when, Requires) or when.align:
+        raise ValueError(f"a prelude's precondition must be a Requires on the shape alone, not {when}")
+    return when(None, None, None, m, n, k)
+
+
+def floor(points: list[dict], rung: str, margin: float, min_points: int, incumbent: str = "default") -> dict | None:
+    """The fewest outputs (M·K) from which `rung` ran faster than `incumbent` by more than `margin`
+    at every sweep point its launch applies to, with at least `min_points` such points from there
+    up, and the evidence; None where no floor holds, or where `rung` failed at any point it ran."""
+    launch = own(rung)
+    rows = []
+    for p in points:
+        m, n, k = p["shape"]
+        if not applies(launch, m, n, k):
+            continue
+        results = {r["name"]: r for r in p["results"]}
+        mine, other = results.get(rung), results.get(incumbent)
+        if mine is None or other is None:
+            continue
+        if not (mine.get("passed") and mine.get("median_ms")):
+            return None
+        if other.get("passed") and other.get("median_ms"):
+            rows.append((m * k, other["median_ms"] / mine["median_ms"], p.get("label", str(p["shape"]))))
+    rows.sort(key=lambda r: r[0])
+    first = len(rows)
+    while first > 0 and rows[first - 1][1] > 1 + margin:
+        first -= 1
+    above = rows[first:]
+    if len(above) < min_points:
+        return None
+    return {"launch": launch.name, "outputs": above[0][0], "points": len(above),
+            "speedup_geomean": math.exp(statistics.fmean(math.log(s) for _, s, _ in above)),
+            "slowest": min(s for _, s, _ in above),
+            "below": [{"label": label, "outputs": o, "speedup": s} for o, s, label in rows[:first]]}
+
+
+def launches(record: dict | None) -> tuple[Launch, ...]:
+    """The record's preludes as launches, each under its own precondition and its floor, named
+    "prelude " and its rung."""
+    import dataclasses
+
+    out = []
+    for rung, entry in ((record or {}).get("preludes") or {}).items():
+        launch = own(rung)
+        when = dataclasses.replace(launch.when or Requires(), outputs=int(entry["outputs"]))
+        out.append(dataclasses.replace(launch, when=when, name=f"prelude {rung}"))
+    return tuple(out)
