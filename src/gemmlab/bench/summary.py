@@ -9,9 +9,9 @@ Computed from the record's own rows, never stored by hand: `gemmlab report` prin
 from __future__ import annotations
 
 import math
-import statistics
 
 from .. import registry
+from ..measure.stats import geomean
 
 #: Outputs (M·K) from which a shape counts as "outputs ≥ 256×256".
 LARGE_OUTPUTS = 256 * 256
@@ -94,8 +94,8 @@ def summarize(record: dict) -> dict[str, dict]:
         out[name] = {
             "against": against,
             "points": len(ratios),
-            "geomean": _geomean(ratios),
-            "tflop_per_j": {"points": len(energy_ratios), "geomean": _geomean(energy_ratios),
+            "geomean": geomean(ratios),
+            "tflop_per_j": {"points": len(energy_ratios), "geomean": geomean(energy_ratios),
                             "min": min(energy_ratios)} if energy_ratios else None,
             "min": min(ratios),
             "p10": _percentile(ratios, 0.1),
@@ -115,10 +115,6 @@ def summarize(record: dict) -> dict[str, dict]:
         out[base] = {"host_overhead_us": [{"shape": e["shape"], "us": e[base]["overhead_ms"] * 1e3}
                                           for e in record.get("host_overhead", []) if base in e]}
     return out
-
-
-def _geomean(values: list[float]) -> float:
-    return math.exp(statistics.fmean(math.log(v) for v in values))
 
 
 def _against_best(record: dict, name: str) -> dict:

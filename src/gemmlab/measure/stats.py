@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 
 
@@ -14,6 +15,11 @@ def summarize(times_ms: list[float]) -> dict[str, float]:
         "min_ms": min(times_ms),
         "max_ms": max(times_ms),
     }
+
+
+def geomean(values) -> float:
+    """The geometric mean of positive figures (ratios to a yardstick)."""
+    return math.exp(statistics.fmean(math.log(v) for v in values))
 
 
 def tflops(flop: int, ms: float) -> float:

@@ -20,10 +20,9 @@ re-read and re-made.
 
 from __future__ import annotations
 
-import math
-import statistics
 from datetime import UTC, datetime
 
+from ..measure.stats import geomean
 from . import preludes
 from .classes import BY_KEY, CLASSES, classify, representatives
 from .spaces import SPACES
@@ -47,17 +46,13 @@ def _ratios(points: list[dict], name: str) -> list[float] | None:
     return out
 
 
-def _geomean(values: list[float]) -> float:
-    return math.exp(statistics.fmean(math.log(v) for v in values))
-
-
 def scores(points: list[dict], names: list[str]) -> dict[str, float]:
     """Each name's geometric-mean ratio to cuBLAS over `points` (names that failed anywhere left out)."""
     out = {}
     for name in names:
         ratios = _ratios(points, name)
         if ratios:
-            out[name] = _geomean(ratios)
+            out[name] = geomean(ratios)
     return out
 
 
@@ -84,8 +79,8 @@ def compared(points: list[dict], names: list[str]) -> dict[str, dict]:
     for name in names:
         pairs = _pairs(points, name)
         if pairs and len(pairs) >= MIN_POINTS:
-            out[name] = {"points": len(pairs), "geomean": _geomean([b for _, b in pairs]),
-                         "default": _geomean([a for a, _ in pairs])}
+            out[name] = {"points": len(pairs), "geomean": geomean([b for _, b in pairs]),
+                         "default": geomean([a for a, _ in pairs])}
     return out
 
 

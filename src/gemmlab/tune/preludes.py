@@ -13,13 +13,13 @@ does not run. Nothing is assumed: a prelude no sweep has timed is not in the rec
 
 from __future__ import annotations
 
-import math
-import statistics
+import dataclasses
 from collections.abc import Callable
 
 from .. import launches as builders
 from ..cuda.dispatch import Launch
 from ..cuda.requires import Requires
+from ..measure.stats import geomean
 
 #: The rungs whose first launch can be a prelude, by name: how to build that launch.
 PRELUDES: dict[str, Callable[[], Launch]] = {"short": builders.short_launch}
@@ -66,7 +66,7 @@ def floor(points: list[dict], rung: str, margin: float, min_points: int, incumbe
     if len(above) < min_points:
         return None
     return {"launch": launch.name, "outputs": above[0][0], "points": len(above),
-            "speedup_geomean": math.exp(statistics.fmean(math.log(s) for _, s, _ in above)),
+            "speedup_geomean": geomean(s for _, s, _ in above),
             "slowest": min(s for _, s, _ in above),
             "below": [{"label": label, "outputs": o, "speedup": s} for o, s, label in rows[:first]]}
 
@@ -74,8 +74,6 @@ def floor(points: list[dict], rung: str, margin: float, min_points: int, incumbe
 def launches(record: dict | None) -> tuple[Launch, ...]:
     """The record's preludes as launches, each under its own precondition and its floor, named
     "prelude " and its rung."""
-    import dataclasses
-
     out = []
     for rung, entry in ((record or {}).get("preludes") or {}).items():
         launch = own(rung)

@@ -15,7 +15,7 @@
 // at the end. The rounding errors of a sum of n terms grow with the partial sums they are made
 // on: blocked, the long chain adds n / BK step sums, not n products, and each step sum is short,
 // which leaves about a third of the elements outside LeetGPU's tolerance against the float64
-// product that CHAINS interleaved chains did (experiments/accuracy/orders.py, emulated; cuBLAS
+// product that CHAINS interleaved chains did (experiments/accuracy/tile_orders.py, emulated; cuBLAS
 // FP32 lies between the two). It costs one FADD per BK FMAs and no register. One set: one chain.
 //
 // VEC 4: 16-byte copies (the host's precondition: N % 4 == 0, K % 4 == 0, A and B 16-byte
