@@ -80,9 +80,13 @@ for step in "$@"; do
     # default recalibrated on the last `random` step's sweep (CALIBRATE_RUNGS), installed here, the
     # record brought back: run `random` again after it with another RANDOM_SEED to judge it on shapes
     # it was not calibrated on. The first sweep of a session also compiles every kernel: allow for it.
-    calibrate) run calibrate 120 gemmlab tune ${CALIBRATE_RUNGS:-small splitk tma tma-warp short} --calibrate "$OUT/random.json" \
+    # CALIBRATE_SWEEPS: the sweeps it reads (default: this session's `random`; designed ones such as
+    # short-floor's count for the preludes only).
+    calibrate) run calibrate 120 gemmlab tune ${CALIBRATE_RUNGS:-small splitk tma tma-warp short} \
+                 $(for s in ${CALIBRATE_SWEEPS:-$OUT/random.json}; do echo --calibrate "$s"; done) \
                  --install --out "$LOGS/results"
-               cp "$OUT/random.json" "$OUT/random-calibrated-on.json"; cp src/gemmlab/tuned/*.json "$OUT/" ;;
+               [ -n "${CALIBRATE_SWEEPS:-}" ] || cp "$OUT/random.json" "$OUT/random-calibrated-on.json"
+               cp src/gemmlab/tuned/*.json "$OUT/" ;;
     # Each kernel of default's calls and of cuBLAS's, timed one by one by ncu (STEP_SHAPES: MxNxK ...):
     # what the pre-passes cost next to the product (experiments/small-odd).
     steps) run steps 300 "$(python3 -m gemmlab.cuda.tools find ncu)" --clock-control none \

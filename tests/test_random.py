@@ -187,22 +187,41 @@ def test_calibration_pools_sweeps_that_timed_different_rungs_each_rung_on_its_ow
     assert alone["calibration"]["classes"]["large-odd"]["chosen"] is None
 
 
-def test_calibration_refuses_a_sweep_that_is_not_random_or_not_this_gpus(tmp_path):
+def test_calibration_refuses_a_record_that_is_not_a_sweep_or_not_this_gpus(tmp_path):
     import json
 
-    fixed = tmp_path / "fixed.json"
-    fixed.write_text(json.dumps(_sweep([]) | {"random": None}))
-    assert_one_line(invoke("tune", "tma", "--calibrate", fixed), 2, "not a random-shape sweep")
+    bench = tmp_path / "bench.json"
+    bench.write_text(json.dumps(_sweep([]) | {"study": None}))
+    assert_one_line(invoke("tune", "tma", "--calibrate", bench), 2, "is not a")
     other = tmp_path / "other.json"
     other.write_text(json.dumps(_sweep([]) | {"device": {"name": "NVIDIA A100"}}))
     assert_one_line(invoke("tune", "tma", "--calibrate", other), 2, "measured on NVIDIA A100")
+
+
+def test_a_designed_sweep_counts_for_preludes_never_for_the_classes():
+    """Shapes somebody chose (gemmlab sweep --shape) say where a prelude pays, but a class's winner
+    is weighed only on drawn ones: the same rows as a designed sweep change no class."""
+    from gemmlab.tune import calibrate
+
+    record = _tune_record()
+    large = [(8191, 6143, 4095), (7001, 5001, 3001), (6001, 4001, 5001)]
+    rows = [_point(f"e{i}", s, {"torch": 1.0, "default": 0.95, "tma": 0.80}) for i, s in enumerate(large)]
+    drawn = calibrate.calibrate(record, [_sweep(rows)], ["tma"])
+    assert drawn["calibration"]["classes"]["large-odd"]["chosen"] == "tma"
+    designed = calibrate.calibrate(record, [_sweep(rows) | {"random": None}], ["tma"])
+    assert designed["calibration"]["classes"]["large-odd"] == {"points": 0, "scores": {}, "chosen": None}
+    assert designed["calibration"]["sweeps"][0]["random"] is False
+    short = [_point(f"s{i}", (2000 + i, 20, 2000), {"torch": 1.0, "default": 0.03, "short": 0.02})
+             for i in range(3)]
+    assert calibrate.calibrate(record, [_sweep(short) | {"random": None}], ["short"])["preludes"]["short"]
 
 
 def test_a_prelude_earns_a_floor_on_the_shapes_it_applies_to_and_default_runs_it_first():
     """`short` (N ≤ 32) timed in a sweep: behind default at small outputs, ahead by 30 % and more
     from 2²⁰ outputs; its floor is the fewest outputs from which it led at every shape it applies
     to (shapes with N > 32 do not count), and `default` then runs it first, where N ≤ 32 and C has
-    that many elements. A sweep where it lost at its largest shape leaves no floor."""
+    that many elements. A loss at its own bound (N = 32) keeps it to the shorter reductions where it
+    led; a loss at the largest shape of every reduction it ran leaves no floor."""
     import dataclasses
 
     from gemmlab.cuda.requires import Requires
@@ -223,11 +242,18 @@ def test_a_prelude_earns_a_floor_on_the_shapes_it_applies_to_and_default_runs_it
     first = tuned_default.launches_from(out, ())[0]
     assert first.name == "prelude short" and first.entry == "short_n"
     assert first.when == dataclasses.replace(Requires(reduction=32), outputs=1024 * 1024)
-    assert str(first.when) == "M·K ≥ 1048576, N ≤ 32"
+    assert str(first.when) == "M·K ≥ 1048576, N ≤ 32" and entry["reduction"] == 32 and entry["longer"] == []
     assert tuned_default.launches_from(record, ())[0].name != "prelude short"  # none without a floor
-    # One loss at the largest shape: no floor, and a prelude the record had is dropped.
+    # A loss at its own bound, at the largest shape: the reductions up to the next N it led at.
     worse = points[:-2] + [_point("big", (8192, 32, 8192), {"torch": 1.0, "default": 0.1, "short": 0.12})]
-    again = calibrate.calibrate(out, [_sweep(worse)], ["short"])
+    kept = calibrate.calibrate(out, [_sweep(worse)], ["short"])["preludes"]["short"]
+    assert kept["reduction"] == 22 and kept["outputs"] == 1024 * 1024 and kept["points"] == 3
+    assert [x["label"] for x in kept["longer"]] == ["big"]
+    assert str(preludes.launches(dict(record, preludes={"short": kept}))[0].when) == "M·K ≥ 1048576, N ≤ 22"
+    # A loss at the largest outputs of the shortest reduction too: no floor, and a prelude the
+    # record had is dropped.
+    worst = worse + [_point("wide", (8192, 4, 8192), {"torch": 1.0, "default": 0.05, "short": 0.06})]
+    again = calibrate.calibrate(out, [_sweep(worst)], ["short"])
     assert "preludes" not in again and again["calibration"]["preludes"]["short"] is None
     # A prelude wrong at any shape it ran is never one.
     wrong = [dict(p) for p in points]
@@ -241,7 +267,8 @@ def test_a_record_s_preludes_are_validated():
 
     good = dict(_tune_record(), preludes={"short": {"launch": "short", "outputs": 1 << 20}})
     assert rec.validate(good) is good
-    for bad, words in (({"nope": {"outputs": 5}}, "unknown prelude"), ({"short": {"outputs": 0}}, "positive")):
+    for bad, words in (({"nope": {"outputs": 5}}, "unknown prelude"), ({"short": {"outputs": 0}}, "positive"),
+                       ({"short": {"outputs": 5, "reduction": 0}}, "longest N")):
         with pytest.raises(rec.RecordError, match=words):
             rec.validate(dict(_tune_record(), preludes=bad))
 

@@ -115,7 +115,8 @@ def tune_cmd(
     calibrate: Annotated[list[Path] | None, typer.Option("--calibrate", metavar="SWEEP",
         help="no GPU time: recalibrate the installed record on random sweeps (gemmlab sweep --random): a NAME's "
              "launch that beat default over a class's shapes wins it; a prelude NAME (short) runs first, from "
-             "the outputs where it beat default at every shape it applies to (tune/calibrate.py)")] = None,
+             "the outputs where it beat default at every shape it applies to, designed sweeps counted "
+             "(tune/calibrate.py)")] = None,
     as_json: AsJson = False,
 ) -> None:
     """Search rungs' compile-time configurations per shape class on this GPU; write the record.
@@ -192,11 +193,11 @@ def _calibrate(rungs: list[str], sweeps: list[Path], output: Path | None, out: P
     for path in sweeps:
         data = usage.json_file(path)
         try:
-            random_sweep = bool(data.get("random")) and results.kind(data) == "sweep"
+            a_sweep = results.kind(data) == "sweep"
         except results.SchemaError as exc:
             raise UsageError(f"{path} is not a results record: {exc}") from None
-        if not random_sweep:
-            raise UsageError(f"{path} is not a random-shape sweep (gemmlab sweep --random)")
+        if not a_sweep:
+            raise UsageError(f"{path} is not a sweep (gemmlab sweep --random, or --shape for preludes)")
         if results.slug(data["device"]["name"]) != current["gpu"]["slug"]:
             raise UsageError(f"{path} was measured on {data['device']['name']}, the record is "
                              f"{current['gpu']['name']}'s")

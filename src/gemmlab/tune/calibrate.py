@@ -13,7 +13,8 @@ each rung is judged on the shapes it ran, against `default` on the same ones. A 
 any shape it ran is never chosen. A prelude rung (tune/preludes.py: no space, a kernel for a kind
 of shape across the classes) is judged instead on every sweep shape its launch applies to: the
 record keeps the fewest outputs from which it beat `default` at each of them (`preludes.floor`),
-or drops it. No GPU time: the figures are the sweep's. The record keeps,
+or drops it; designed sweeps (`gemmlab sweep --shape …`, such as gpu_session's short-floor) count
+for preludes too, whose kind of shape a draw seldom holds at size, never for the classes. No GPU time: the figures are the sweep's. The record keeps,
 per class, what was compared and what was chosen (``calibration``), so the choice can be
 re-read and re-made.
 """
@@ -108,7 +109,8 @@ def calibrate(record: dict, sweeps: list[dict], rungs: list[str], digest=None) -
     entries = {}
     out = dict(record, classes={k: dict(v) for k, v in record["classes"].items()})
     found = dict(record.get("preludes") or {})
-    every = [p for s in sweeps for p in s["points"]]
+    every = [p for s in sweeps for p in s["points"]]  # preludes: designed sweeps (short-floor) too
+    drawn = [s for s in sweeps if s.get("random")]  # classes: only shapes nobody chose
     for rung in leading:
         entry = preludes.floor(every, rung, MARGIN, MIN_POINTS, INCUMBENT)
         if entry is None:
@@ -120,7 +122,7 @@ def calibrate(record: dict, sweeps: list[dict], rungs: list[str], digest=None) -
     else:
         out.pop("preludes", None)
     for cls in CLASSES:
-        points = [p for s in sweeps for p in s["points"] if classify(*p["shape"], sms) == cls]
+        points = [p for s in drawn for p in s["points"] if classify(*p["shape"], sms) == cls]
         entry = {"points": len(points), "scores": {}, "chosen": None}
         entries[cls.key] = entry
         current = out["classes"].get(cls.key)
@@ -143,8 +145,8 @@ def calibrate(record: dict, sweeps: list[dict], rungs: list[str], digest=None) -
             entry["chosen"] = best
     out["calibration"] = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "sweeps": [{"date": s["date"], "seed": s.get("random", {}).get("seed"), "n": len(s["points"])}
-                   for s in sweeps],
+        "sweeps": [{"date": s["date"], "seed": (s.get("random") or {}).get("seed"), "n": len(s["points"]),
+                    "random": bool(s.get("random"))} for s in sweeps],
         "min_points": MIN_POINTS, "margin": MARGIN, "rungs": [*rungs, *leading], "classes": entries,
         "preludes": {r: found.get(r) for r in leading},
     }

@@ -4,10 +4,11 @@ holds and C has at least a calibrated number of elements.
 A class (tune/classes.py) groups shapes by their work and their layout; some kernels are for a
 kind of shape that cuts across the classes: `short` (N ≤ 32, where writing C is the work) takes
 shapes of the micro classes and of the large ones alike. Such a kernel has no search space and
-no class to win. It earns its place on random sweeps instead (`calibrate`): over the sweep's
-shapes its own launch applies to, the fewest outputs (M·K) from which it beat `default` at every
-one of them, by the calibration's margin; below that floor, or with too few shapes above it, it
-does not run. Nothing is assumed: a prelude no sweep has timed is not in the record, and
+no class to win. It earns its place on sweeps instead (`calibrate`): over the sweep's shapes its
+own launch applies to, the fewest outputs (M·K) from which it beat `default` at every one of
+them, by the calibration's margin, under the longest reduction (N) where such a floor exists;
+below that floor, past that reduction, or with too few shapes above it, it does not run (21_short.md
+says where `short` earned one). Nothing is assumed: a prelude no sweep has timed is not in the record, and
 `default` runs what it ran.
 """
 
@@ -40,10 +41,28 @@ def applies(launch: Launch, m: int, n: int, k: int) -> bool:
     return when(None, None, None, m, n, k)
 
 
+def _floor_rows(rows: list[tuple[int, int, float, str]], margin: float, min_points: int) -> dict | None:
+    """The floor over `rows` (outputs, reduction, speedup, label), sorted by outputs: where the
+    prelude led by more than `margin` from there up, with at least `min_points` rows."""
+    first = len(rows)
+    while first > 0 and rows[first - 1][2] > 1 + margin:
+        first -= 1
+    above = rows[first:]
+    if len(above) < min_points:
+        return None
+    return {"outputs": above[0][0], "points": len(above),
+            "speedup_geomean": geomean(s for _, _, s, _ in above),
+            "slowest": min(s for _, _, s, _ in above),
+            "below": [{"label": label, "outputs": o, "speedup": s} for o, _, s, label in rows[:first]]}
+
+
 def floor(points: list[dict], rung: str, margin: float, min_points: int, incumbent: str = "default") -> dict | None:
-    """The fewest outputs (M·K) from which `rung` ran faster than `incumbent` by more than `margin`
-    at every sweep point its launch applies to, with at least `min_points` such points from there
-    up, and the evidence; None where no floor holds, or where `rung` failed at any point it ran."""
+    """Where `rung` ran faster than `incumbent` by more than `margin` at every sweep point its
+    launch applies to: the fewest outputs (M·K) from there up, with at least `min_points` such
+    points, under the longest reduction (N) for which such a floor exists (the launch's own bound
+    first, then each shorter N the points have: a kernel that loses to `default` at its own bound
+    keeps the reductions where it leads); and the evidence. None where no floor holds under any,
+    or where `rung` failed at any point it ran."""
     launch = own(rung)
     rows = []
     for p in points:
@@ -57,26 +76,25 @@ def floor(points: list[dict], rung: str, margin: float, min_points: int, incumbe
         if not (mine.get("passed") and mine.get("median_ms")):
             return None
         if other.get("passed") and other.get("median_ms"):
-            rows.append((m * k, other["median_ms"] / mine["median_ms"], p.get("label", str(p["shape"]))))
+            rows.append((m * k, n, other["median_ms"] / mine["median_ms"], p.get("label", str(p["shape"]))))
     rows.sort(key=lambda r: r[0])
-    first = len(rows)
-    while first > 0 and rows[first - 1][1] > 1 + margin:
-        first -= 1
-    above = rows[first:]
-    if len(above) < min_points:
-        return None
-    return {"launch": launch.name, "outputs": above[0][0], "points": len(above),
-            "speedup_geomean": geomean(s for _, s, _ in above),
-            "slowest": min(s for _, s, _ in above),
-            "below": [{"label": label, "outputs": o, "speedup": s} for o, s, label in rows[:first]]}
+    for longest in sorted({n for _, n, _, _ in rows}, reverse=True):
+        found = _floor_rows([r for r in rows if r[1] <= longest], margin, min_points)
+        if found is not None:
+            return {"launch": launch.name, "reduction": longest, **found,
+                    "longer": [{"label": label, "reduction": n, "speedup": s}
+                               for _, n, s, label in rows if n > longest]}
+    return None
 
 
 def launches(record: dict | None) -> tuple[Launch, ...]:
-    """The record's preludes as launches, each under its own precondition and its floor, named
-    "prelude " and its rung."""
+    """The record's preludes as launches, each under its own precondition, its floor and its longest
+    reduction (where the record has one), named "prelude " and its rung."""
     out = []
     for rung, entry in ((record or {}).get("preludes") or {}).items():
         launch = own(rung)
-        when = dataclasses.replace(launch.when or Requires(), outputs=int(entry["outputs"]))
+        when = launch.when or Requires()
+        bounds = [x for x in (when.reduction, entry.get("reduction", 0)) if x]  # 0: any N
+        when = dataclasses.replace(when, outputs=int(entry["outputs"]), reduction=min(bounds, default=0))
         out.append(dataclasses.replace(launch, when=when, name=f"prelude {rung}"))
     return tuple(out)

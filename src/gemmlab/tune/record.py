@@ -112,6 +112,8 @@ def validate(record: object, where: str = "tune record") -> dict:
         _need(rung in PRELUDES, where, f"unknown prelude {rung!r}; known: {', '.join(PRELUDES)}")
         _need(isinstance(entry, dict) and isinstance(entry.get("outputs"), int) and entry["outputs"] > 0,
               where, f"prelude {rung} needs outputs, a positive integer (the floor on M·K)")
+        _need(isinstance(entry.get("reduction", 1), int) and entry.get("reduction", 1) > 0, where,
+              f"prelude {rung}: reduction, where given, is a positive integer (the longest N)")
     return record
 
 
