@@ -110,6 +110,13 @@ for step in "$@"; do
                               2048x22x2048 4096x12x4096 3237x1x5791 5675x22x5060 8192x32x8192; do echo --shape $s; done) \
                    --out "$LOGS/results"
                  cp "$(ls -t "$LOGS"/results/*/sweep-*.json | head -1)" "$OUT/short-floor.json" ;;
+    # `gemv` beside thin, default and cuBLAS where K = 1, from 2^10 elements of A to 2^26, few rows and
+    # many, N aligned and odd: where its kernel pays, and the rows `default` would run it from (22_gemv.md).
+    gemv-floor) run gemv-floor 400 gemmlab sweep gemv thin default \
+                  $(for s in 64x16x1 2x4663x1 13x2667x1 296x473x1 80x1057x1 1024x1024x1 7086x638x1 \
+                             4096x4096x1 3000x7001x1 8045x7676x1 8192x8192x1 16x8192x1; do echo --shape $s; done) \
+                  --out "$LOGS/results"
+                cp "$(ls -t "$LOGS"/results/*/sweep-*.json | head -1)" "$OUT/gemv-floor.json" ;;
     # What each second-stream fixture does at a call: waits, is ordered with the caller's stream, or races.
     race-probe) run race-probe 300 python3 experiments/langs-gpu/race_probe.py tests/fixtures/solutions/second_stream.cu \
                   tests/fixtures/solutions/second_stream_cute.py tests/fixtures/solutions/second_stream.mojo \

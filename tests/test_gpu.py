@@ -460,3 +460,29 @@ def test_short_at_its_bound_past_it_and_at_every_edge(shape, offset):
     assert (impl.dispatch(a, b, c, m, n, k).name == "short") == (n <= launches.SHORT_N)
     impl.solve(a, b, c, m, n, k)
     _assert_strict_fp32_right(c, a, b)
+
+
+@pytest.mark.parametrize("shape,offsets", [
+    ((8045, 7676, 1), (0, 0)), ((7086, 638, 1), (0, 0)), ((2, 4663, 1), (0, 0)), ((17, 3, 1), (0, 0)),
+    ((1, 1, 1), (0, 0)), ((33, 129, 1), (1, 3)), ((300, 1024, 1), (2, 0)), ((16, 130, 1), (0, 1)),
+    ((40, 500, 2), (0, 0))])
+def test_gemv_at_one_column_at_every_alignment_and_past_it(shape, offsets):
+    """`gemv`'s kernel where K = 1: rows of A that start anywhere in 16 bytes (N odd, or A or B one
+    to three floats off), a part of the reduction shorter than a row's head, rows past a block's
+    last warp, the reduction split across blocks (few rows, long N); thin's launch at K = 2. Every
+    element written, and no more elements outside LeetGPU's tolerance against the float64 product
+    than cuBLAS FP32."""
+    from gemmlab.reference import error_figures, references
+
+    impl = registry.get("gemv")
+    m, n, k = shape
+    off_a, off_b = offsets
+    a = uniform((m * n + off_a,), 7, GPU, -10.0, 10.0)[off_a:].view(m, n)
+    b = uniform((n * k + off_b,), 8, GPU, -10.0, 10.0)[off_b:].view(n, k)
+    c = poison_(torch.empty(m, k, device=GPU))
+    assert (impl.dispatch(a, b, c, m, n, k).name == "gemv") == (k == 1)
+    impl.solve(a, b, c, m, n, k)
+    _assert_strict_fp32_right(c, a, b)
+    ref64, ref32, floor = references(a, b)
+    ours, cublas = error_figures(c, ref64, ref32, floor), error_figures(ref32, ref64)
+    assert ours.unwritten == 0 and ours.exact_violations <= cublas.exact_violations

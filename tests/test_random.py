@@ -228,7 +228,7 @@ def test_a_prelude_earns_a_floor_on_the_shapes_it_applies_to_and_default_runs_it
     from gemmlab.tune import calibrate, preludes
     from gemmlab.tune import default as tuned_default
 
-    record = _tune_record()
+    record = {key: value for key, value in _tune_record().items() if key != "preludes"}  # none yet
     rows = [((64, 8, 64), 0.010, 0.012), ((300, 20, 300), 0.012, 0.0119), ((1024, 4, 1024), 0.020, 0.014),
             ((3000, 22, 3000), 0.060, 0.030), ((5675, 22, 5060), 0.085, 0.040), ((8192, 32, 8192), 0.2, 0.12)]
     points = [_point(f"s{i}", s, {"torch": 1.0, "default": d, "short": t}) for i, (s, d, t) in enumerate(rows)]

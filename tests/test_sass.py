@@ -277,3 +277,13 @@ def test_short_reads_its_tiles_once_behind_one_barrier_and_stores_16_bytes():
     m = mix("short")
     assert m["BAR"] == 1 and m["LDGSTS"] == 0 and m["HMMA"] == 0 and m["STG.128"] > 0
     assert m["FFMA"] * 3 == m["LDS.128"] * 32, m
+
+
+def test_gemv_streams_a_by_16_byte_loads_without_shared_tiles():
+    """22_gemv.md: A read 16 bytes a lane (LDG.128 in both paths, 4 FFMA each), no cp.async, no
+    shared tiles (one float a row of the block for the butterfly's results), no local memory."""
+    m = mix("gemv")
+    launch = registry.get("gemv").launches[0]
+    assert launch.entry == "gemv" and launch.when.cols == 1
+    assert m["LDGSTS"] == 0 and m["HMMA"] == 0 and m["LDL/STL"] == 0
+    assert m["LDG.128"] >= 12 and m["FFMA"] >= 4 * 12, m

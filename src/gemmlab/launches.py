@@ -331,6 +331,18 @@ def short_launch(min_blocks: int = 3) -> Launch:
                   scratch=SHORT_N * (64 + 4 + 128) * 4, name="short")
 
 
+def gemv_launch(rows: int = 2, min_blocks: int = 4) -> Launch:
+    """The `gemv` kernel (22_gemv.cu), where K = 1: 8 warps over 8·`rows` rows of C, A read 16 bytes
+    a lane, the reduction split across blocks in passes of 128 (cuda/splitgrid.py). A lane's FMA
+    chain is at most N / 32 long, below `handoff.LONGEST_CHAIN` at every N: no split for accuracy
+    (chain 0). Plain loads and the split-K tree's atomics: any GPU."""
+    defines = {"ROWS": rows, "MIN_BLOCKS": min_blocks}
+    return Launch("22_gemv.cu", "gemv", (256, 1), (8 * rows, 1), defines, when=Requires(cols=1),
+                  host=SplitGrid(accumulators=4, savers=8 * rows // 4, chain=0), step=128,
+                  scratch=8 * rows * 4,  # one sum a row of the block
+                  name="gemv")
+
+
 def _mma_split_derive(d) -> dict:
     """Four warps on a 64×64 tile in STAGES shared stages (A's rows padded by 4 floats, B's by 8:
     conflict-free fragment reads); VEC 4 needs SMALL_VEC4, VEC 1 any shape. mma.sync: sm_80's."""
@@ -410,6 +422,7 @@ RUNGS: dict[str, tuple[Launch, ...]] = {
     "tma-warp": tma_warp_launches(),
     "thin": THIN_LAUNCHES,
     "short": (short_launch(),),
+    "gemv": (gemv_launch(),),
 }
 # The dispatchers: the Hopper kernel where the output fills the GPU, a small-tile split-K kernel
 # below it (and at every shape on a GPU before Hopper, where the Hopper launches do not run).
@@ -420,6 +433,7 @@ RUNGS["3xtf32"] = from_outputs(RUNGS["wgmma-3xtf32"], HOPPER_3X_OUTPUTS) + RUNGS
 # Where neither side of C is thin, `small`'s launches; where the reduction is not short, too.
 RUNGS["thin"] += RUNGS["small"]
 RUNGS["short"] += RUNGS["small"]
+RUNGS["gemv"] += RUNGS["thin"]  # where K > 1: thin's kernels, then small's
 
 
 def named(rung: str, name: str) -> Launch:

@@ -560,7 +560,7 @@ IMPLEMENTATIONS += (Implementation(
     "shape-aware: per shape class the fastest verified strict-FP32 configuration of the "
     "GPU's tune record (gemmlab tune), else warptile",
     "tune/default.md", Lazy(_default_sources), launches=Lazy(tuned_default.launches),
-    chapter=PAST_CUBLAS, step=9,
+    chapter=PAST_CUBLAS, step=10,
 ),)
 
 # After `default`, whose rung number the records hold: tensor cores at every shape.
@@ -639,6 +639,15 @@ IMPLEMENTATIONS += (
         _md("21_short"), ("kernels/cuda/21_short.cu", "kernels/cuda/18_small.cu", "kernels/cuda/splitk.cuh"),
         launches=RUNGS["short"],
         chapter=PAST_CUBLAS, step=8,
+    ),
+    Implementation(
+        "gemv", CUDA, 35, FP32, _SM80,  # its own kernel runs anywhere; where K > 1, thin's and small's launches
+        "strict FP32 where C is one column (K = 1): a matrix-vector product, A streamed 16 bytes a lane, "
+        "several loads ahead, one sum a lane a row, split-K in a tree; thin's and small's launches elsewhere",
+        _md("22_gemv"), ("kernels/cuda/22_gemv.cu", "kernels/cuda/20_thin.cu", "kernels/cuda/18_small.cu",
+                         "kernels/cuda/splitk.cuh"),
+        launches=RUNGS["gemv"],
+        chapter=PAST_CUBLAS, step=9,
     ),
 )
 

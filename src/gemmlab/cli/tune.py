@@ -114,9 +114,8 @@ def tune_cmd(
         "`default` dispatches by on this GPU (src/gemmlab/tuned/GPU.json, a tracked file)")] = False,
     calibrate: Annotated[list[Path] | None, typer.Option("--calibrate", metavar="SWEEP",
         help="no GPU time: recalibrate the installed record on random sweeps (gemmlab sweep --random): a NAME's "
-             "launch that beat default over a class's shapes wins it; a prelude NAME (short) runs first, from "
-             "the outputs where it beat default at every shape it applies to, designed sweeps counted "
-             "(tune/calibrate.py)")] = None,
+             "launch that beat default over a class's shapes wins it; a prelude NAME (short, gemv) runs first "
+             "where it beat default at every shape, designed sweeps counted (tune/calibrate.py)")] = None,
     as_json: AsJson = False,
 ) -> None:
     """Search rungs' compile-time configurations per shape class on this GPU; write the record.

@@ -23,7 +23,7 @@ from ..cuda.requires import Requires
 from ..measure.stats import geomean
 
 #: The rungs whose first launch can be a prelude, by name: how to build that launch.
-PRELUDES: dict[str, Callable[[], Launch]] = {"short": builders.short_launch}
+PRELUDES: dict[str, Callable[[], Launch]] = {"short": builders.short_launch, "gemv": builders.gemv_launch}
 
 
 def own(rung: str) -> Launch:
