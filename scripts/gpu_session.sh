@@ -82,7 +82,7 @@ for step in "$@"; do
     # it was not calibrated on. The first sweep of a session also compiles every kernel: allow for it.
     # CALIBRATE_SWEEPS: the sweeps it reads (default: this session's `random`; designed ones such as
     # short-floor's count for the preludes only).
-    calibrate) run calibrate 120 gemmlab tune ${CALIBRATE_RUNGS:-small splitk tma tma-warp short} \
+    calibrate) run calibrate 120 gemmlab tune ${CALIBRATE_RUNGS:-small splitk tma tma-warp short gemv} \
                  $(for s in ${CALIBRATE_SWEEPS:-$OUT/random.json}; do echo --calibrate "$s"; done) \
                  --install --out "$LOGS/results"
                [ -n "${CALIBRATE_SWEEPS:-}" ] || cp "$OUT/random.json" "$OUT/random-calibrated-on.json"

@@ -255,6 +255,9 @@ def test_a_prelude_earns_a_floor_on_the_shapes_it_applies_to_and_default_runs_it
     worst = worse + [_point("wide", (8192, 4, 8192), {"torch": 1.0, "default": 0.05, "short": 0.06})]
     again = calibrate.calibrate(out, [_sweep(worst)], ["short"])
     assert "preludes" not in again and again["calibration"]["preludes"]["short"] is None
+    # Sweeps that never timed the prelude leave the record's entry as it was.
+    untimed = [_point("u", (5000, 20, 5000), {"torch": 1.0, "default": 0.05})]
+    assert calibrate.calibrate(out, [_sweep(untimed)], ["short"])["preludes"]["short"] == entry
     # A prelude wrong at any shape it ran is never one.
     wrong = [dict(p) for p in points]
     wrong[3] = _point("s3", rows[3][0], {"torch": 1.0, "default": 0.06, "short": None})

@@ -112,6 +112,8 @@ def calibrate(record: dict, sweeps: list[dict], rungs: list[str], digest=None) -
     every = [p for s in sweeps for p in s["points"]]  # preludes: designed sweeps (short-floor) too
     drawn = [s for s in sweeps if s.get("random")]  # classes: only shapes nobody chose
     for rung in leading:
+        if not any(r["name"] == rung for p in every for r in p["results"]):
+            continue  # no sweep timed it: the record's entry (or its absence) stands
         entry = preludes.floor(every, rung, MARGIN, MIN_POINTS, INCUMBENT)
         if entry is None:
             found.pop(rung, None)
@@ -148,6 +150,6 @@ def calibrate(record: dict, sweeps: list[dict], rungs: list[str], digest=None) -
         "sweeps": [{"date": s["date"], "seed": (s.get("random") or {}).get("seed"), "n": len(s["points"]),
                     "random": bool(s.get("random"))} for s in sweeps],
         "min_points": MIN_POINTS, "margin": MARGIN, "rungs": [*rungs, *leading], "classes": entries,
-        "preludes": {r: found.get(r) for r in leading},
+        "preludes": {r: found.get(r) for r in leading},  # what the record holds after it
     }
     return out
