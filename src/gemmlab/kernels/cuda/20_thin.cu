@@ -52,20 +52,13 @@ static_assert(THIN % 4 == 0, "the split-K tree moves a thread's sums 16 bytes at
 
 #include "splitk.cuh"
 
-// This part's share [first, last) of the reduction, in whole steps of `step` elements of N.
-__device__ __forceinline__ void part_range(int N, int step, int& first, int& last) {
-    const int steps = (N + step - 1) / step;
-    first = steps * blockIdx.z / gridDim.z * step;
-    last = min(N, steps * (blockIdx.z + 1) / gridDim.z * step);
-}
-
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     thin_rows(GEMM_ARGS, float* __restrict__ work, unsigned* __restrict__ counters) {
     __shared__ float sums[WARPS][THIN * COLS][32];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int col0 = blockIdx.x * 32 * COLS + lane;  // this lane's columns: col0 + 32·x
     int first, last;
-    part_range(N, WARPS, first, last);
+    splitk::part_range(N, WARPS, first, last);
 
     float acc[THIN * COLS];  // acc[i·COLS + x]: row i, column col0 + 32·x
 #pragma unroll
@@ -126,7 +119,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int row0 = (blockIdx.y * WARPS + warp) * ROWS;  // this warp's rows: row0 + r
     int first, last;
-    part_range(N, 32, first, last);
+    splitk::part_range(N, 32, first, last);
 
     float acc[ROWS][THIN];
 #pragma unroll

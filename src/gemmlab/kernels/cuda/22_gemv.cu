@@ -37,13 +37,6 @@ static_assert(WARPS * ROWS % 4 == 0, "the split-K tree moves a thread's sums 16 
 
 #include "splitk.cuh"
 
-// This part's share [first, last) of the reduction, in whole passes of PASS floats.
-__device__ __forceinline__ void gemv_part(int N, int& first, int& last) {
-    const int passes = (N + PASS - 1) / PASS;
-    first = passes * blockIdx.z / gridDim.z * PASS;
-    last = min(N, passes * (blockIdx.z + 1) / gridDim.z * PASS);
-}
-
 __device__ __forceinline__ float4 ldg4(const float* p) { return __ldg(reinterpret_cast<const float4*>(p)); }
 
 __device__ __forceinline__ float dot4(float4 x, float4 b, float acc) {
@@ -93,7 +86,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int row0 = (blockIdx.y * WARPS + warp) * ROWS;  // this warp's rows: row0 + r
     int first, last;
-    gemv_part(N, first, last);
+    splitk::part_range(N, PASS, first, last);  // whole passes
 
     // A row past M reads row M − 1 (in bounds; its sum is never stored): no test in the loops.
     const float* row[ROWS];

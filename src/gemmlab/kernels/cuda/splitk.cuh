@@ -20,6 +20,14 @@
 
 namespace splitk {
 
+// Part blockIdx.z's share [first, last) of a reduction of N, in whole steps of `step` elements
+// (`thin`, `gemv`: kernels that walk N by elements, not by tiles of a pipeline).
+__device__ __forceinline__ void part_range(int N, int step, int& first, int& last) {
+    const int steps = (N + step - 1) / step;
+    first = steps * blockIdx.z / gridDim.z * step;
+    last = min(N, steps * (blockIdx.z + 1) / gridDim.z * step);
+}
+
 [[maybe_unused]] constexpr int kBatch = 8;  // float4 loads of a slot in flight at once, per thread
 
 // L2 only (.cg): the reader runs on another SM, and L1 is not coherent between SMs.
