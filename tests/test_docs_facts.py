@@ -52,15 +52,18 @@ def _phrase(waves: float | None) -> str:
 
 #: How the docs write micro's bound, the work per SM (a new bound needs words here and there).
 MICRO_BOUND = {1 << 22: "2²² per SM"}[classes.MICRO_WORK_PER_SM]
+#: And its bound where the outputs pass tiny's (a quarter of a wave).
+MICRO_WIDE = {(1 << 21, 0.25): "at most 2²¹ per SM where the outputs pass a quarter of a wave"}[
+    classes.MICRO_WIDE_WORK_PER_SM, classes.OUTPUT_SIZES[0][1]]
 
 
 def test_explain_default_names_every_size_class_with_its_bound():
     text = flat(DEFAULT_MD)
-    assert f"*micro* where the work M·N·K is at most {MICRO_BOUND}" in text
+    assert f"*micro* where the work M·N·K is at most {MICRO_BOUND}, and {MICRO_WIDE}" in text
     for name, waves in classes.OUTPUT_SIZES:
         assert f"*{name}* {_phrase(waves)}" in text, name
     shown = flat(invoke("explain", "default").output)
-    assert f"micro where the work M·N·K is at most {MICRO_BOUND}" in shown  # as printed, emphasis gone
+    assert f"micro where the work M·N·K is at most {MICRO_BOUND}, and {MICRO_WIDE}" in shown  # emphasis gone
     for name, waves in classes.OUTPUT_SIZES:
         assert f"{name} {_phrase(waves)}" in shown
     assert classes.SIZES == ("micro", *(name for name, _ in classes.OUTPUT_SIZES))
@@ -81,7 +84,7 @@ def test_readme_states_each_size_bound_as_classes_defines_it():
     expected = ", ".join(f"{name} ≤ {fractions[waves]}" if waves is not None else f"{name} beyond"
                          for name, waves in classes.OUTPUT_SIZES)
     text = flat(README)
-    assert expected in text and f"micro where the work M·N·K is at most {MICRO_BOUND}" in text
+    assert expected in text and f"micro where the work M·N·K is at most {MICRO_BOUND}, and {MICRO_WIDE}" in text
 
 
 def _commands_in(sentence_start: str) -> set[str]:

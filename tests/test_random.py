@@ -156,6 +156,24 @@ def test_calibration_replaces_a_winner_only_where_a_rung_beats_default_over_the_
     assert rebuild(winner).kernel.label in winner["kernel"]
 
 
+def test_calibration_keeps_the_gpus_cubin_where_it_chooses_the_same_build_again():
+    """Recalibrated where this NVRTC cannot name the GPU's cubin (digest None): a class whose
+    winner is chosen again keeps the digest the GPU timed; a newly chosen one has none."""
+    import copy
+
+    from gemmlab.tune import calibrate
+
+    record = copy.deepcopy(_tune_record())
+    record["classes"]["large-odd"]["winner"] |= {"launch": "another", "cubin": "an-older-build"}
+    large = [(8191, 6143, 4095), (7001, 5001, 3001), (6001, 4001, 5001)]
+    points = [_point(f"l{i}", s, {"torch": 1.0, "default": 0.95, "tma": 0.86, "small": 2.0}) for i, s in enumerate(large)]
+    first = calibrate.calibrate(record, [_sweep(points)], ["tma", "small"], digest=lambda launch: None)
+    assert first["classes"]["large-odd"]["winner"]["cubin"] is None
+    first["classes"]["large-odd"]["winner"]["cubin"] = "timed-on-the-gpu"
+    again = calibrate.calibrate(first, [_sweep(points)], ["tma", "small"], digest=lambda launch: None)
+    assert again["classes"]["large-odd"]["winner"]["cubin"] == "timed-on-the-gpu"
+
+
 def test_calibration_pools_sweeps_that_timed_different_rungs_each_rung_on_its_own_shapes():
     """An earlier draw timed tma but not tma-warp; a later one tma-warp but not tma. Each rung is
     judged against default on the shapes it ran: tma-warp, 10 % ahead on its three, wins the class

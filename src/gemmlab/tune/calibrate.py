@@ -98,6 +98,10 @@ def _winner(rung: str, cls_key: str) -> dict:
             "kernel": built.kernel.label + (f" ({host})" if host else "")}
 
 
+def _same_build(winner: dict, current: dict) -> bool:
+    return all(winner.get(k) == current.get(k) for k in ("rung", "launch", "knobs", "kernel"))
+
+
 def calibrate(record: dict, sweeps: list[dict], rungs: list[str], digest=None) -> dict:
     """`record` with the classes' winners replaced where the sweeps say a rung's own launch is
     faster than `default` over the class's shapes. `digest(launch)` names the cubin a new winner
@@ -141,6 +145,8 @@ def calibrate(record: dict, sweeps: list[dict], rungs: list[str], digest=None) -
             winner = _winner(best, cls.key)
             if digest:
                 winner["cubin"] = digest(SPACES[best].build(winner["launch"], winner["knobs"]))
+            if winner.get("cubin") is None and _same_build(winner, current["winner"]):
+                winner["cubin"] = current["winner"].get("cubin")  # chosen again: the GPU's build stands
             current["winner"] = winner | {"calibrated": {"geomean": against[best]["geomean"],
                                                          "replaced": against[best]["default"],
                                                          "points": against[best]["points"]}}

@@ -4,10 +4,16 @@ A class is a size and a layout:
 
 * **size**: ``micro`` where the work is small, M·N·K ≤ 2²² per SM (5.5·10⁸
   on the H200's 132 SMs: 512³, 800³, 100 × 8000 × 100, 5800 × 686 × 131),
-  whatever the outputs: such a call is latency (launches, pre-passes, the
-  chain of reduction steps), and the random-shape sweep of 2026-12-01 found
-  one launch without a pre-pass (`small`) ahead of every 128×128-tile build
-  there, at outputs from 1 to 4 million. Above that, by the outputs M·K
+  unless the outputs pass a quarter of a wave (tiny's bound) while the work is
+  over half that, 2²¹ per SM: such a call is latency (launches, pre-passes,
+  the chain of reduction steps), and the random-shape sweep of 2026-12-01
+  found one launch without a pre-pass (`small`) ahead of every 128×128-tile
+  build there, at outputs from 1 to 4 million. The seeds 2033–2035 (H200,
+  2026-12-03) found the exception: at every drawn micro shape with more than a
+  quarter wave of outputs and over 2²¹ of work per SM (1227×150×1523,
+  2408×99×1345) the 128-tile builds (`tma-warp`, `splitk`) led `small` by
+  10–24 %, and at every such shape of less work (6276×50×233, 2529×2×3047)
+  `small` led by 1.3–2.1×. Above micro, by the outputs M·K
   against what the GPU covers in one wave of 128×128 tiles (SMs × 128²):
   ``tiny`` up to a quarter of a wave (few tiles over a long reduction:
   512 × 4096 × 512), ``small`` up to one wave (1024³), ``medium`` up to four
@@ -35,6 +41,8 @@ from .. import problem
 WAVE_TILE = 128
 #: The work (M·N·K) per SM up to which a call is `micro`.
 MICRO_WORK_PER_SM = 1 << 22
+#: The work per SM above which a `micro` call also needs outputs within tiny's bound (a quarter wave).
+MICRO_WIDE_WORK_PER_SM = 1 << 21
 #: Above micro's work, the sizes by outputs M·K in waves, each but the last with its bound.
 OUTPUT_SIZES: tuple[tuple[str, float | None], ...] = (("tiny", 0.25), ("small", 1), ("medium", 4),
                                                        ("large", None))
@@ -72,8 +80,18 @@ def micro_work(sms: int) -> int:
     return MICRO_WORK_PER_SM * sms
 
 
+def micro_outputs(sms: int) -> int:
+    """The most outputs (M·K) a `micro` call has where its work is over MICRO_WIDE_WORK_PER_SM."""
+    return int(OUTPUT_SIZES[0][1] * wave_outputs(sms))
+
+
+def is_micro(m: int, n: int, k: int, sms: int) -> bool:
+    work = m * n * k
+    return work <= micro_work(sms) and (work <= MICRO_WIDE_WORK_PER_SM * sms or m * k <= micro_outputs(sms))
+
+
 def size_of(m: int, n: int, k: int, sms: int) -> str:
-    if m * n * k <= micro_work(sms):
+    if is_micro(m, n, k, sms):
         return "micro"
     outputs = m * k
     for name, waves in OUTPUT_SIZES:
@@ -124,14 +142,14 @@ class InClass:
         return classify(m, n, k, self.sms) == self.cls
 
     def __str__(self) -> str:
-        work = micro_work(self.sms)
+        work, wide, few = micro_work(self.sms), MICRO_WIDE_WORK_PER_SM * self.sms, micro_outputs(self.sms)
         if self.cls.size == "micro":
-            size = f"M·N·K ≤ {work}"
+            size = f"M·N·K ≤ {work}, and M·N·K ≤ {wide} or M·K ≤ {few}"
         else:
             lower, upper = _size_bounds(self.cls.size, self.sms)
             outputs = (f"M·K > {lower}" if upper is None
                        else f"{lower} < M·K ≤ {upper}" if lower else f"M·K ≤ {upper}")
-            size = f"M·N·K > {work}, {outputs}"
+            size = f"M·N·K > {work}, or M·N·K > {wide} and M·K > {few}; {outputs}"
         tm, tn, tk = TILED
         layout = {"tiled": f"M % {tm} == 0, N % {tn} == 0, K % {tk} == 0",
                   "aligned": f"N % 4 == 0, K % 4 == 0, not (M % {tm}, N % {tn}, K % {tk} all 0)",
@@ -139,14 +157,14 @@ class InClass:
         return f"shape class {self.cls.key} on {self.sms} SMs ({size}; {layout})"
 
     def cpp(self) -> str:
-        mnk = "(long long)M * N * K"
-        work = micro_work(self.sms)
+        mnk, mk = "(long long)M * N * K", "(long long)M * K"
+        work, wide, few = micro_work(self.sms), MICRO_WIDE_WORK_PER_SM * self.sms, micro_outputs(self.sms)
+        micro = f"({mnk} <= {work}LL && ({mnk} <= {wide}LL || {mk} <= {few}LL))"
         if self.cls.size == "micro":
-            parts = [f"{mnk} <= {work}LL"]
+            parts = [micro]
         else:
             lower, upper = _size_bounds(self.cls.size, self.sms)
-            mk = "(long long)M * K"
-            parts = ([f"{mnk} > {work}LL"] + ([f"{mk} > {lower}LL"] if lower else [])
+            parts = ([f"!{micro}"] + ([f"{mk} > {lower}LL"] if lower else [])
                      + ([f"{mk} <= {upper}LL"] if upper is not None else []))
         tm, tn, tk = TILED
         tiled = f"(M % {tm} == 0 && N % {tn} == 0 && K % {tk} == 0)"
