@@ -283,6 +283,25 @@ def test_a_prelude_earns_a_floor_on_the_shapes_it_applies_to_and_default_runs_it
     assert preludes.applies(preludes.own("short"), 10, 32, 10) and not preludes.applies(preludes.own("short"), 10, 33, 10)
 
 
+def test_a_point_where_default_ran_the_preludes_own_kernel_says_nothing_about_its_floor():
+    """A draw made under an earlier floor: at 2529×2×3047 `default` ran `short` itself, 1 % apart
+    from `short`'s own row (noise). That point neither raises the floor nor counts toward it."""
+    from gemmlab.tune import calibrate
+
+    record = {key: value for key, value in _tune_record().items() if key != "preludes"}
+    rows = [((1024, 4, 1024), 0.020, 0.014), ((3000, 22, 3000), 0.060, 0.030), ((5675, 22, 5060), 0.085, 0.040)]
+    points = [_point(f"s{i}", s, {"torch": 1.0, "default": d, "short": t}) for i, (s, d, t) in enumerate(rows)]
+    same = _point("same", (2529, 2, 3047), {"torch": 1.0, "default": 0.0500, "short": 0.0505})
+    for r in same["results"]:
+        r["kernel"] = "short_n[MIN_BLOCKS=3]" if r["name"] != "torch" else None
+    entry = calibrate.calibrate(record, [_sweep([*points, same])], ["short"])["preludes"]["short"]
+    assert entry["outputs"] == 1024 * 1024 and entry["points"] == 3
+    # The same times from a different kernel of default's are evidence: short trailed there.
+    same["results"][1]["kernel"] = "small[BM=32,BN=64]"
+    entry = calibrate.calibrate(record, [_sweep([*points, same])], ["short"])
+    assert (entry.get("preludes") or {}).get("short") is None
+
+
 def test_a_record_s_preludes_are_validated():
     from gemmlab.tune import record as rec
 

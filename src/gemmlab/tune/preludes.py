@@ -62,7 +62,8 @@ def floor(points: list[dict], rung: str, margin: float, min_points: int, incumbe
     points, under the longest reduction (N) for which such a floor exists (the launch's own bound
     first, then each shorter N the points have: a kernel that loses to `default` at its own bound
     keeps the reductions where it leads); and the evidence. None where no floor holds under any,
-    or where `rung` failed at any point it ran."""
+    or where `rung` failed at any point it ran. A point where `incumbent` ran `rung`'s own kernel
+    (a sweep drawn under an earlier floor) says nothing, and is left out."""
     launch = own(rung)
     rows = []
     for p in points:
@@ -75,6 +76,8 @@ def floor(points: list[dict], rung: str, margin: float, min_points: int, incumbe
             continue
         if not (mine.get("passed") and mine.get("median_ms")):
             return None
+        if mine.get("kernel") and other.get("kernel") == mine["kernel"]:
+            continue  # `default` ran this very kernel there (an earlier floor): no evidence either way
         if other.get("passed") and other.get("median_ms"):
             rows.append((m * k, n, other["median_ms"] / mine["median_ms"], p.get("label", str(p["shape"]))))
     rows.sort(key=lambda r: r[0])
