@@ -117,6 +117,9 @@ for step in "$@"; do
                              4096x4096x1 3000x7001x1 8045x7676x1 8192x8192x1 16x8192x1; do echo --shape $s; done) \
                   --out "$LOGS/results"
                 cp "$(ls -t "$LOGS"/results/*/sweep-*.json | head -1)" "$OUT/gemv-floor.json" ;;
+    # `small` with 8×8 outputs a thread beside small, default and cuBLAS at the random records' worst
+    # long reductions onto few outputs (experiments/small-tiles).
+    small-tiles) run small-tiles 400 python3 experiments/small-tiles/tiles.py "$OUT/small-tiles.jsonl" ;;
     # What each second-stream fixture does at a call: waits, is ordered with the caller's stream, or races.
     race-probe) run race-probe 300 python3 experiments/langs-gpu/race_probe.py tests/fixtures/solutions/second_stream.cu \
                   tests/fixtures/solutions/second_stream_cute.py tests/fixtures/solutions/second_stream.mojo \

@@ -228,20 +228,23 @@ SMALL_VEC4 = Requires(n=4, k=4, align=16, operands="AB")
 
 
 def _small_derive(d) -> dict:
-    """4×4 outputs per thread of a BM×BN tile in STAGES shared stages (rows padded by 4 floats);
-    VEC 4 needs SMALL_VEC4, VEC 1 any shape. cp.async: sm_80's."""
-    return {"block": ((d["BM"] // 4) * (d["BN"] // 4), 1), "tile": (d["BM"], d["BN"]), "step": d["BK"],
+    """TM×TN outputs per thread (4×4 unless set) of a BM×BN tile in STAGES shared stages (rows
+    padded by 4 floats); VEC 4 needs SMALL_VEC4, VEC 1 any shape. cp.async: sm_80's."""
+    threads = (d["BM"] // d.get("TM", 4)) * (d["BN"] // d.get("TN", 4))
+    return {"block": (threads, 1), "tile": (d["BM"], d["BN"]), "step": d["BK"],
             "when": SMALL_VEC4 if d["VEC"] == 4 else None, "buffers": d["STAGES"], "pad": 4,
             "needs": Needs.SM80}
 
 
 def small_launch(vec: int, bm: int = 32, bn: int = 64, bk: int = 16, stages: int = 4, chains: int = 2,
-                 min_blocks: int = 3) -> Launch:
+                 min_blocks: int = 3, tm: int = 4, tn: int = 4) -> Launch:
     """The `small` kernel (18_small.cu): A and B in place, split-K over grid z (cuda/splitgrid.py);
-    VEC 4 "vec4", VEC 1 "any"."""
+    VEC 4 "vec4", VEC 1 "any"; `tm`×`tn` outputs a thread (experiments/small-tiles)."""
     defines = {"BM": bm, "BN": bn, "BK": bk, "STAGES": stages, "CHAINS": chains, "VEC": vec,
                "MIN_BLOCKS": min_blocks}
-    return Launch("18_small.cu", "small", defines=defines, host=SplitGrid(), derive=_small_derive,
+    if (tm, tn) != (4, 4):  # only then: 4×4 is the macros' default, and the shipped cubins stay
+        defines |= {"TM": tm, "TN": tn}
+    return Launch("18_small.cu", "small", defines=defines, host=SplitGrid(accumulators=tm * tn), derive=_small_derive,
                   name="vec4" if vec == 4 else "any", **_small_derive(defines))
 
 

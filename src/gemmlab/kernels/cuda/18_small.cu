@@ -4,8 +4,8 @@
 // Where a call's work is small, its time is latency: the launch, the loads of each reduction
 // step waiting on the one before, a pre-pass's own launch (bigtile's Aᵀ), and, where N is long,
 // the one chain of steps each tile walks alone while most SMs idle. So this kernel reads A and
-// B where they lie (no pre-pass), covers C in BM×BN tiles small enough to give many blocks (4×4
-// outputs per thread), keeps STAGES − 1 steps of loads in flight (cp.async into a ring of shared
+// B where they lie (no pre-pass), covers C in BM×BN tiles small enough to give many blocks (TM×TN
+// outputs per thread, 4×4 as the rung ships), keeps STAGES − 1 steps of loads in flight (cp.async into a ring of shared
 // stages, as bigtile does), and splits each tile's reduction into gridDim.z parts that meet in
 // splitk.cuh's tree (no block waits on another; a fixed order of adds).
 //
@@ -48,9 +48,18 @@
 #ifndef FAN
 #define FAN 8  // the split-K tree's fan-in: a slot is 16 floats a thread, cheap to read 8 of
 #endif
+// Outputs a thread holds: TM rows by TN columns. TN 8 is two groups of 4 columns, half a tile
+// apart, so that a quarter warp's 16-byte reads of B's row stay 16 bytes apart (no bank conflict).
+#ifndef TM
 #define TM 4
+#endif
+#ifndef TN
 #define TN 4
+#endif
+#define GROUPS (TN / 4)                // groups of 4 columns a thread holds
+#define GROUP_STRIDE (BN / GROUPS)     // columns from one group to the next
 #define THREADS ((BM / TM) * (BN / TN))
+static_assert(TN % 4 == 0 && BN % TN == 0 && BM % TM == 0, "whole groups of 4 columns, whole thread tiles");
 // Rows of both tiles padded by 4 floats (16-byte copies stay aligned): a warp's two rows of A
 // (4 apart) then fall in different banks, not 64 floats apart in the same one.
 #define PAD 4
@@ -96,7 +105,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     __shared__ __align__(16) float Bs[STAGES][B_STAGE];  // Bs[s][k * LDB + n]
     const int tid = threadIdx.x;
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
-    const int trow = (tid / (BN / TN)) * TM, tcol = (tid % (BN / TN)) * TN;
+    const int trow = (tid / (BN / TN)) * TM, tcol = (tid % (BN / TN)) * 4;  // group g at tcol + g·GROUP_STRIDE
     // This part's steps of BK: [first, last) of ceil(N / BK).
     const int all = (N + BK - 1) / BK;
     const int first = all * blockIdx.z / gridDim.z, last = all * (blockIdx.z + 1) / gridDim.z;
@@ -136,8 +145,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 #endif
 #pragma unroll
             for (int k = 0; k < BK; ++k) {
-                const float4 b = *reinterpret_cast<const float4*>(&bs[k * LDB]);
-                const float bv[4] = {b.x, b.y, b.z, b.w};
+                float bv[TN];
+#pragma unroll
+                for (int g = 0; g < GROUPS; ++g) {
+                    const float4 b = *reinterpret_cast<const float4*>(&bs[k * LDB + g * GROUP_STRIDE]);
+                    bv[4 * g] = b.x, bv[4 * g + 1] = b.y, bv[4 * g + 2] = b.z, bv[4 * g + 3] = b.w;
+                }
 #pragma unroll
                 for (int i = 0; i < TM; ++i) {
                     const float a = as[i * LDA + k];
@@ -174,6 +187,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     for (int i = 0; i < TM; ++i) {
         const int row = row0 + trow + i;
         if (row >= M) continue;
+#if GROUPS == 1  // as the rung ships: the tune record's cubins
         float* out = &C[(size_t)row * K + col0 + tcol];
         if (vec_c && col0 + tcol < K) {  // K % 4 == 0: all four columns are in
             *reinterpret_cast<float4*>(out) =
@@ -183,5 +197,20 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
             for (int j = 0; j < TN; ++j)
                 if (col0 + tcol + j < K) out[j] = acc[0][i * TN + j];
         }
+#else
+#pragma unroll
+        for (int g = 0; g < GROUPS; ++g) {
+            const int col = col0 + tcol + g * GROUP_STRIDE;
+            const float* v = &acc[0][i * TN + 4 * g];
+            float* out = &C[(size_t)row * K + col];
+            if (vec_c && col < K) {  // K % 4 == 0: all four columns are in
+                *reinterpret_cast<float4*>(out) = make_float4(v[0], v[1], v[2], v[3]);
+            } else {
+#pragma unroll
+                for (int j = 0; j < 4; ++j)
+                    if (col + j < K) out[j] = v[j];
+            }
+        }
+#endif
     }
 }
