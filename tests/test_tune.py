@@ -40,7 +40,7 @@ def test_the_sweep_shapes_fall_in_the_classes_the_docs_say_on_the_h200():
     want = {(1024, 1024, 1024): "small-tiled", (2048, 2048, 2048): "medium-tiled",
             (4096, 4096, 4096): "large-tiled", (8192, 8192, 8192): "large-tiled", big: "large-tiled",
             (8191, 6143, 4095): "large-odd", (8191, 6144, 4096): "large-aligned",
-            (8192, 6143, 4096): "large-odd", (8192, 6144, 4095): "large-odd"}
+            (8192, 6143, 4096): "large-odd-n", (8192, 6144, 4095): "large-odd"}
     for shape, key in want.items():
         assert classify(*shape, H200_SMS).key == key, shape
 
@@ -73,13 +73,13 @@ def test_micro_leaves_out_wide_outputs_past_half_its_work(shape, size):
 def test_in_class_says_its_bounds_in_words():
     text = str(InClass(ShapeClass("medium", "odd"), H200_SMS))
     assert text.startswith("shape class medium-odd on 132 SMs")
-    assert f"{H200_SMS * 128 * 128} < M·K ≤ {4 * H200_SMS * 128 * 128}" in text and "N % 4 != 0" in text
+    assert f"{H200_SMS * 128 * 128} < M·K ≤ {4 * H200_SMS * 128 * 128}" in text and text.endswith("; K % 4 != 0)")
 
 
 def _read_class_text(text: str):
     """An independent reading of `InClass`'s words: the bounds on M·N·K and M·K, and the layout's
     clauses."""
-    m = re.fullmatch(r"shape class (\w+)-(\w+) on (\d+) SMs \((.*); (.*)\)", text)
+    m = re.fullmatch(r"shape class (\w+)-([\w-]+) on (\d+) SMs \((.*); (.*)\)", text)
     assert m, text
     bounds, layout = m.group(4), m.group(5)
     micro = re.fullmatch(r"M·N·K ≤ (\d+), and M·N·K ≤ (\d+) or M·K ≤ (\d+)", bounds)
@@ -100,8 +100,10 @@ def _read_class_text(text: str):
         dims = (mm, n, k)
         size = is_micro(mm, n, k) if micro else (
             not is_micro(mm, n, k) and lo < mm * k and (hi is None or mm * k <= hi))
-        if layout.startswith("N % 4 != 0"):
-            return size and (n % 4 != 0 or k % 4 != 0)
+        if layout == "K % 4 != 0":
+            return size and k % 4 != 0
+        if layout.startswith("N % 4 != 0"):  # odd-n: N not a multiple of 4, K one
+            return size and n % 4 != 0 and k % 4 == 0
         if layout.startswith("N % 4 == 0"):  # aligned, and not all of the tiled multiples
             tiled = all(dims[i] % d == 0 for i, d in mods if d != 4)
             return size and n % 4 == 0 and k % 4 == 0 and not tiled
@@ -519,7 +521,7 @@ def test_the_installed_records_padded_winners_run_their_4_byte_twin_where_c_has_
     chosen = next(x for x in impl.launches if x.when is None or x.when(ALIGNED, off, ALIGNED, m, n, k))
     assert chosen.name.endswith(" scalar")
     # no class whose shapes all have more rows gets one
-    assert not any(x.name.endswith(" scalar") for x in impl.launches if x.name.split()[0] in ("medium-odd", "large-odd"))
+    assert not any(x.name.endswith(" scalar") for x in impl.launches if x.name.split()[0] in ("medium-odd", "large-odd", "medium-odd-n", "large-odd-n"))
 
 
 def test_a_record_naming_a_rung_without_a_space_is_refused(tuned):
