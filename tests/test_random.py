@@ -60,8 +60,27 @@ def test_summary_states_geomean_min_p10_worst_gap_and_accuracy():
     assert d["accuracy_worse_than_cublas"] == [{"label": "b", "ours": 3, "cublas": 1}]
     # At b, splitk and small ran 1.0 ms where default ran 2.0: 100 % behind; at c small is 33 % ahead.
     assert d["vs_best_other_strict"]["slowdown"] == pytest.approx(1.0)
-    assert d["vs_best_other_strict"]["label"] == "b"
+    assert d["vs_best_other_strict"]["label"] == "b" and d["vs_best_other_strict"]["past_limit"] == 2
     assert s["small"]["p10"] == pytest.approx(sorted([0.5, 1.0, 10 / 9])[0] + 0.2 * (1.0 - 0.5))
+
+
+def test_behind_another_rung_counts_only_other_kernels_where_asked():
+    """At b `small` ran default's own kernel 5 % faster (the timing's noise; marked as its rung's
+    fallback, which changes nothing that runs) and splitk another kernel 2 % faster: against every rung default is 5 % behind small; against rungs that ran
+    another kernel, 2 % behind splitk, within the 3 % limit."""
+    points = [_point("a", (1024, 1024, 1024), {"torch": 1.0, "default": 0.5, "splitk": 0.6, "small": 2.0}),
+              _point("b", (512, 512, 512), {"torch": 1.0, "default": 1.05, "splitk": 1.0294, "small": 1.0})]
+    for p in points:
+        for r in p["results"]:
+            r["kernel"] = {"default": "small[x] (split)", "small": "small[x] (split fallback)",
+                           "splitk": "bigtile[y]"}.get(r["name"])
+    s = summary.summarize(_record(points))["default"]
+    assert s["vs_best_other_strict"]["best"] == "small" and s["vs_best_other_strict"]["past_limit"] == 1
+    assert s["vs_best_other_kernel"]["best"] == "splitk" and s["vs_best_other_kernel"]["past_limit"] == 0
+    assert s["vs_best_other_kernel"]["slowdown"] == pytest.approx(1.05 / 1.0294 - 1)
+    text = "\n".join(summary.lines(summary.summarize(_record(points))))
+    assert "5.0 % behind small at b (1 shapes more than 3 % behind)" in text
+    assert "against rungs that ran another kernel than `default` there: 2.0 % behind splitk at b (0 shapes" in text
 
 
 def test_a_failed_row_is_named_and_not_averaged():
