@@ -219,6 +219,14 @@ class Implementation:
         marks = [m for m in (getattr(launch.host, "label", ""), "fallback" if fallback else "") if m]
         return launch.kernel.label + (f" ({' '.join(marks)})" if marks else "")
 
+    @staticmethod
+    def same_build(label: str | None, other: str | None) -> bool:
+        """Two `launch_label`s name one build: equal but for the "fallback" mark, which says where
+        the launch sits in its rung's list, not what it builds. None (no kernel) matches nothing."""
+        def build(x: str) -> str:
+            return x.replace(" (fallback)", "").replace(" fallback)", ")")
+        return bool(label and other) and build(label) == build(other)
+
     def solve(self, a, b, c, m, n, k) -> None:
         """Validate every argument, then run. Nothing is launched on a bad call."""
         problem.validate(a, b, c, m, n, k)

@@ -122,13 +122,6 @@ def summarize(record: dict) -> dict[str, dict]:
 BEHIND_LIMIT = 0.03
 
 
-def _build(row: dict) -> str | None:
-    """What ran: the row's kernel label without the rung's own "fallback" mark (registry's
-    `launch_label`), which says where the launch sits in that rung's list, not what it builds."""
-    label = row.get("kernel")
-    return label.replace(" (fallback)", "").replace(" fallback)", ")") if label else None
-
-
 def _against_best(record: dict, name: str, other_kernels: bool = False) -> dict:
     """How far `name` runs behind the fastest other strict-FP32 rung of each point: the worst
     point's slowdown (time / best other's time − 1), where the best other is faster, and how many
@@ -141,7 +134,7 @@ def _against_best(record: dict, name: str, other_kernels: bool = False) -> dict:
         if not _timed(row):
             continue
         others = [r for r in p["results"] if r["name"] != name and _strict(r["name"]) and _timed(r)
-                  and not (other_kernels and r.get("kernel") and _build(r) == _build(row))]
+                  and not (other_kernels and registry.Implementation.same_build(r.get("kernel"), row.get("kernel")))]
         if not others:
             continue
         best = min(others, key=lambda r: r["median_ms"])

@@ -5,8 +5,8 @@
 // step waiting on the one before, a pre-pass's own launch (bigtile's Aᵀ), and, where N is long,
 // the one chain of steps each tile walks alone while most SMs idle. So this kernel reads A and
 // B where they lie (no pre-pass), covers C in BM×BN tiles small enough to give many blocks (TM×TN
-// outputs per thread, 4×4 as the rung ships), keeps STAGES − 1 steps of loads in flight (cp.async into a ring of shared
-// stages, as bigtile does), and splits each tile's reduction into gridDim.z parts that meet in
+// outputs per thread, 4×4 as the rung ships), keeps STAGES − 1 steps of loads in flight
+// (cp.async into a ring of shared stages, as bigtile does), and splits each tile's reduction into gridDim.z parts that meet in
 // splitk.cuh's tree (no block waits on another; a fixed order of adds).
 //
 // Strict FP32: every product is an FMA. A thread holds CHAINS sets of 16 accumulators. With two
