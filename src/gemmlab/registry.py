@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 
 from . import problem, runtime
 from .cuda.compiler import NoGPUError
-from .cuda.dispatch import CudaSolver, Launch
+from .cuda.dispatch import FALLBACK_MARK, CudaSolver, Launch
 from .cuda.needs import Needs
 from .launches import RUNGS
 from .precision import Precision
@@ -216,16 +216,9 @@ class Implementation:
         """`entry[MACRO=v,…]`, marked as the fallback where the rung has a faster path, and with
         what its host does where that changes what runs (e.g. "padded")."""
         fallback = launch.when is None and len(self.launches) > 1
-        marks = [m for m in (getattr(launch.host, "label", ""), "fallback" if fallback else "") if m]
+        marks = [m for m in (getattr(launch.host, "label", ""), FALLBACK_MARK if fallback else "") if m]
         return launch.kernel.label + (f" ({' '.join(marks)})" if marks else "")
 
-    @staticmethod
-    def same_build(label: str | None, other: str | None) -> bool:
-        """Two `launch_label`s name one build: equal but for the "fallback" mark, which says where
-        the launch sits in its rung's list, not what it builds. None (no kernel) matches nothing."""
-        def build(x: str) -> str:
-            return x.replace(" (fallback)", "").replace(" fallback)", ")")
-        return bool(label and other) and build(label) == build(other)
 
     def solve(self, a, b, c, m, n, k) -> None:
         """Validate every argument, then run. Nothing is launched on a bad call."""
@@ -651,7 +644,7 @@ IMPLEMENTATIONS += (
     Implementation(
         "gemv", CUDA, 35, FP32, _SM80,  # its own kernel runs anywhere; where K > 1, thin's and small's launches
         "strict FP32 where C is one column (K = 1): a matrix-vector product, A streamed 16 bytes a lane, "
-        "several loads ahead, one sum a lane a row, split-K in a tree; thin's and small's launches elsewhere",
+        "several loads ahead, a compensated sum a lane a row, split-K in a tree; thin's and small's launches elsewhere",
         _md("22_gemv"), ("kernels/cuda/22_gemv.cu", "kernels/cuda/20_thin.cu", "kernels/cuda/18_small.cu",
                          "kernels/cuda/splitk.cuh"),
         launches=RUNGS["gemv"],

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from .. import registry
+from ..cuda.dispatch import same_build
 from ..measure.stats import geomean
 
 #: Outputs (M·K) from which a shape counts as "outputs ≥ 256×256".
@@ -134,7 +135,7 @@ def _against_best(record: dict, name: str, other_kernels: bool = False) -> dict:
         if not _timed(row):
             continue
         others = [r for r in p["results"] if r["name"] != name and _strict(r["name"]) and _timed(r)
-                  and not (other_kernels and registry.Implementation.same_build(r.get("kernel"), row.get("kernel")))]
+                  and not (other_kernels and same_build(r.get("kernel"), row.get("kernel")))]
         if not others:
             continue
         best = min(others, key=lambda r: r["median_ms"])

@@ -100,6 +100,19 @@ class Host(Protocol):
     def steps(self, launch: Launch, call: Call, workspace: torch.Tensor) -> list[Step]: ...
 
 
+#: The mark a rung's label gives its fallback launch (registry's `launch_label`): where the launch
+#: sits in the rung's list, not what it builds.
+FALLBACK_MARK = "fallback"
+
+
+def same_build(label: str | None, other: str | None) -> bool:
+    """Two launch labels name one build: equal but for the fallback mark. None (no kernel) matches
+    nothing."""
+    def build(x: str) -> str:
+        return x.replace(f" ({FALLBACK_MARK})", "").replace(f" {FALLBACK_MARK})", ")")
+    return bool(label and other) and build(label) == build(other)
+
+
 @dataclass(frozen=True)
 class Launch:
     source: str

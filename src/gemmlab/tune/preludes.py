@@ -18,7 +18,7 @@ import dataclasses
 from collections.abc import Callable
 
 from .. import launches as builders
-from ..cuda.dispatch import Launch
+from ..cuda.dispatch import Launch, same_build
 from ..cuda.requires import Requires
 from ..measure.stats import geomean
 
@@ -64,9 +64,6 @@ def floor(points: list[dict], rung: str, margin: float, min_points: int, incumbe
     keeps the reductions where it leads); and the evidence. None where no floor holds under any,
     or where `rung` failed at any point it ran. A point where `incumbent` ran `rung`'s own kernel
     (a sweep drawn under an earlier floor) says nothing, and is left out."""
-    # Here, not at the top: the registry imports this module (through tune.default).
-    from ..registry import Implementation
-
     launch = own(rung)
     rows = []
     for p in points:
@@ -79,7 +76,7 @@ def floor(points: list[dict], rung: str, margin: float, min_points: int, incumbe
             continue
         if not (mine.get("passed") and mine.get("median_ms")):
             return None
-        if Implementation.same_build(mine.get("kernel"), other.get("kernel")):
+        if same_build(mine.get("kernel"), other.get("kernel")):
             continue  # `default` ran this very kernel there (an earlier floor): no evidence either way
         if other.get("passed") and other.get("median_ms"):
             rows.append((m * k, n, other["median_ms"] / mine["median_ms"], p.get("label", str(p["shape"]))))
