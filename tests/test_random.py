@@ -175,6 +175,42 @@ def test_calibration_replaces_a_winner_only_where_a_rung_beats_default_over_the_
     assert rebuild(winner).kernel.label in winner["kernel"]
 
 
+def test_an_inherited_class_without_its_own_evidence_follows_its_source_with_its_own_layouts_launch():
+    """large-odd-n and small-odd-n inherited their winners from large-odd and small-odd. With tma
+    chosen for both sources: large-odd-n, with no shape of its own, follows as tma's b-in-place
+    launch (only N odd: B's rows are aligned); small-odd-n, with three shapes where default leads,
+    keeps its winner; a class that inherited nothing (small-aligned) is untouched."""
+    import copy
+
+    from gemmlab.tune import calibrate
+    from gemmlab.tune.classes import classify
+
+    record = copy.deepcopy(_tune_record())
+    sms = record["gpu"]["sm_count"]
+    for key, source in (("large-odd-n", "large-odd"), ("small-odd-n", "small-odd")):
+        record["classes"][key] |= {"winner": dict(record["classes"][source]["winner"]), "inherited": source}
+    large = [(8191, 6143, 4095), (7001, 5001, 3001), (6001, 4001, 5001)]
+    small = [(601, 3001, 1001), (701, 2001, 901), (501, 2501, 1101)]
+    small_n = [(601, 3001, 1000), (701, 2001, 900), (501, 2501, 1100)]
+    assert {classify(*s, sms).key for s in small} == {"small-odd"}
+    assert {classify(*s, sms).key for s in small_n} == {"small-odd-n"}
+    fast_tma = {"torch": 1.0, "default": 0.95, "tma": 0.86, "small": 2.0}
+    points = ([_point(f"l{i}", s, fast_tma) for i, s in enumerate(large)]
+              + [_point(f"s{i}", s, fast_tma) for i, s in enumerate(small)]
+              + [_point(f"n{i}", s, {"torch": 1.0, "default": 0.9, "tma": 0.99, "small": 2.0})
+                 for i, s in enumerate(small_n)])
+    out = calibrate.calibrate(record, [_sweep(points)], ["tma", "small"])
+    entries = out["classes"]
+    assert entries["large-odd"]["winner"]["launch"] == "b-padded"
+    follower = entries["large-odd-n"]["winner"]
+    assert follower["rung"] == "tma" and follower["launch"] == "b-in-place"
+    assert entries["large-odd-n"]["inherited"] == "large-odd"
+    assert out["calibration"]["classes"]["large-odd-n"]["followed"] == "large-odd"
+    assert entries["small-odd"]["winner"]["rung"] == "tma"
+    assert entries["small-odd-n"]["winner"] == record["classes"]["small-odd-n"]["winner"]
+    assert entries["small-aligned"]["winner"] == record["classes"]["small-aligned"]["winner"]
+
+
 def test_calibration_keeps_the_gpus_cubin_where_it_chooses_the_same_build_again():
     """Recalibrated where this NVRTC cannot name the GPU's cubin (digest None): a class whose
     winner is chosen again keeps the digest the GPU timed; a newly chosen one has none."""

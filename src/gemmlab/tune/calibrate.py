@@ -14,7 +14,12 @@ any shape it ran is never chosen. A prelude rung (tune/preludes.py: no space, a 
 of shape across the classes) is judged instead on every sweep shape its launch applies to: the
 record keeps the fewest outputs from which it beat `default` at each of them (`preludes.floor`),
 or drops it; designed sweeps (`gemmlab sweep --shape …`, such as gpu_session's short-floor) count
-for preludes too, whose kind of shape a draw seldom holds at size, never for the classes. No GPU time: the figures are the sweep's. The record keeps,
+for preludes too, whose kind of shape a draw seldom holds at size, never for the classes. A class
+whose winner was inherited from another (the odd-n classes, from the odd ones when the layout was
+split) and that has fewer than MIN_POINTS shapes of its own follows its source where calibration
+changes the source's winner to another build: the same rung, its own launch for the inheriting class's layout
+(b-in-place where only N is odd), the launch that rung ran at such shapes in the sweeps.
+No GPU time: the figures are the sweep's. The record keeps,
 per class, what was compared and what was chosen (``calibration``), so the choice can be
 re-read and re-made.
 """
@@ -151,6 +156,23 @@ def calibrate(record: dict, sweeps: list[dict], rungs: list[str], digest=None) -
                                                          "replaced": against[best]["default"],
                                                          "points": against[best]["points"]}}
             entry["chosen"] = best
+    # A class that inherited its winner, without evidence of its own, follows its source where the
+    # source's winner changed (where it stands, the inherited launch may be timed evidence; see
+    # medium-odd-n in experiments/README.md).
+    for cls in CLASSES:
+        current, entry = out["classes"].get(cls.key), entries[cls.key]
+        source = (current or {}).get("inherited")
+        chosen = entries.get(source, {}).get("chosen")
+        changed = chosen and not _same_build(out["classes"][source]["winner"], record["classes"][source]["winner"])
+        if changed and entry["points"] < MIN_POINTS:
+            winner = _winner(chosen, cls.key)  # the rung's own launch for this class's layout
+            if _same_build(winner, current["winner"]):
+                continue
+            if digest:
+                winner["cubin"] = digest(SPACES[chosen].build(winner["launch"], winner["knobs"]))
+            current["winner"] = winner
+            entry["chosen"] = chosen
+            entry["followed"] = source
     out["calibration"] = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "sweeps": [{"date": s["date"], "seed": (s.get("random") or {}).get("seed"), "n": len(s["points"]),
