@@ -120,6 +120,8 @@ for step in "$@"; do
     # `small` with 8×8 outputs a thread beside small, default and cuBLAS at the random records' worst
     # long reductions onto few outputs (experiments/small-tiles).
     small-tiles) run small-tiles 400 python3 experiments/small-tiles/tiles.py "$OUT/small-tiles.jsonl" ;;
+    # The split-K policy's least part (cuda/handoff.SPLIT_MIN_N) at 128, 64 and 32 (experiments/split-min).
+    split-min) run split-min 400 python3 experiments/split-min/split_min.py "$OUT/split-min.jsonl" ;;
     # What each second-stream fixture does at a call: waits, is ordered with the caller's stream, or races.
     race-probe) run race-probe 300 python3 experiments/langs-gpu/race_probe.py tests/fixtures/solutions/second_stream.cu \
                   tests/fixtures/solutions/second_stream_cute.py tests/fixtures/solutions/second_stream.mojo \
