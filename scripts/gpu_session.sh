@@ -122,6 +122,11 @@ for step in "$@"; do
     small-tiles) run small-tiles 400 python3 experiments/small-tiles/tiles.py "$OUT/small-tiles.jsonl" ;;
     # The split-K policy's least part (cuda/handoff.SPLIT_MIN_N) at 128, 64 and 32 (experiments/split-min).
     split-min) run split-min 400 python3 experiments/split-min/split_min.py "$OUT/split-min.jsonl" ;;
+    # The same for the least part where tiles leave slots idle, 128 (as before) against 64 (installed).
+    split-idle) run split-idle 400 env KNOB=SPLIT_MIN_N_IDLE SETTINGS="128 64" RUNGS="default splitk small" \
+                  python3 experiments/split-min/split_min.py "$OUT/split-idle.jsonl" \
+                  256x256x256 300x2048x200 512x512x512 1024x1024x1024 429x2107x328 640x4096x384 \
+                  15x226x292 159x2161x43 2048x128x2048 1000x1000x1000 ;;
     # What each second-stream fixture does at a call: waits, is ordered with the caller's stream, or races.
     race-probe) run race-probe 300 python3 experiments/langs-gpu/race_probe.py tests/fixtures/solutions/second_stream.cu \
                   tests/fixtures/solutions/second_stream_cute.py tests/fixtures/solutions/second_stream.mojo \

@@ -266,15 +266,18 @@ def test_at_odd_shapes_no_part_sums_a_chain_longer_than_the_bound():
 
 def test_split_k_policy_splits_where_tiles_leave_slots_idle_long_reductions_too():
     """handoff.parts: parts that fill idle slots (also a mostly empty last wave), none under
-    SPLIT_MIN_N elements of the reduction, however long the reduction; the perf shape's 7.8
-    waves are not worth splitting."""
+    SPLIT_MIN_N elements of the reduction (SPLIT_MIN_N_IDLE where the tiles are fewer than the
+    slots), however long the reduction; the perf shape's 7.8 waves are not worth splitting."""
     from gemmlab.cuda import handoff
 
     p = handoff.parts
     assert p(tiles=64, steps=128, slots=264, step=8) == 4  # 1024³ on an H200
     assert p(tiles=64, steps=64, slots=264, step=16) == 4  # the same with BK 16
-    assert p(tiles=6, steps=256, slots=264, step=8) == 16  # capped by SPLIT_MIN_N: 2048 / 128
-    assert p(tiles=4, steps=16, slots=264, step=16) == 2  # 256³: N = 256 holds two parts of 128
+    assert 16 < p(tiles=6, steps=256, slots=264, step=8) <= 32  # capped by SPLIT_MIN_N_IDLE: 2048 / 64
+    assert p(tiles=4, steps=16, slots=264, step=16) == 4  # 256³: N = 256 holds four parts of 64
+    # 1024×200×1024 in small's 32×64 tiles: a wave and more, so parts keep 128 (13 steps: none);
+    # 15×226×292: 5 tiles, so parts of 64 (15 steps: 3).
+    assert p(tiles=512, steps=13, slots=396, step=16) == 1 and p(tiles=5, steps=15, slots=396, step=16) == 3
     assert p(tiles=16, steps=512, slots=264, step=16) == 16  # a long reduction over 16 tiles
     assert p(tiles=300, steps=64, slots=264, step=16) > 1  # 1.14 waves: the second mostly empty
     assert p(tiles=256, steps=128, slots=264, step=16) == 1  # 2048³: one full wave
@@ -285,8 +288,9 @@ def test_split_k_policy_splits_where_tiles_leave_slots_idle_long_reductions_too(
             for tiles in (1, 2, 7, 64, 131, 263, 264, 265, 1000, 5000):
                 for steps in (1, 16, 100, 1024):
                     parts = p(tiles, steps, slots, step)
-                    # Never a part shorter than SPLIT_MIN_N, never more counters than the buffer.
-                    assert parts == 1 or steps // parts >= handoff.min_steps(step) - 1
+                    # Never a part shorter than SPLIT_MIN_N (SPLIT_MIN_N_IDLE where the tiles leave
+                    # slots idle), never more counters than the buffer.
+                    assert parts == 1 or steps // parts >= handoff.min_steps(step, tiles < slots) - 1
                     assert 1 <= parts <= handoff.MAX_PARTS and tiles * parts <= max(tiles, handoff.COUNTERS)
                     # Never modeled slower than not splitting.
                     assert handoff.modeled_time(tiles, steps, slots, step, parts) <= \
@@ -302,7 +306,7 @@ def test_splitk_scratch_holds_the_saved_parts_only_when_it_splits(monkeypatch):
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
     fast = registry.get("splitk").launches[0]
     host = fast.host
-    for (m, n, k), parts in (((8192, 6144, 4096), 1), ((1024, 1024, 1024), 4), ((300, 2048, 200), 16)):
+    for (m, n, k), parts in (((8192, 6144, 4096), 1), ((1024, 1024, 1024), 4), ((300, 2048, 200), 29)):
         assert host.parts(fast, m, n, k) == parts
         saved = (-(-m // 128)) * (-(-k // 128)) * parts if parts > 1 else 0
         expect = pad.up(host.operand_bytes(m, n, k)) + saved * 128 * 128 * 4

@@ -10,7 +10,12 @@ shipped (15×226×292 near 9 µs), with 64 about half that gain; where the tiles
 GPU, or where the reduction is long enough to split as shipped, nothing moves (within 3 %); and
 no shape leaves more elements outside LeetGPU's tolerance than as shipped.
 
-Each setting patches the module's constant for the whole process (the policy reads it at every
+Second run (after SPLIT_MIN_N_IDLE = 64 was installed for grids whose tiles leave slots idle):
+KNOB=SPLIT_MIN_N_IDLE SETTINGS="128 64" RUNGS="default splitk small" with bigtile shapes of few
+tiles, where the first run looked at `small`'s only; predicted: no shape more than 3 % slower
+with 64 than with 128, 256³ and 300×2048×200 faster.
+
+Each setting patches the module's constant (KNOB, default SPLIT_MIN_N) for the whole process (the policy reads it at every
 plan), times fresh copies of `default` and `small` beside cuBLAS as `gemmlab sweep` does
 (bench.run.measure: interleaved, GPU time, each result checked against the float64 product), and
 writes one JSON line per shape and setting to OUT.jsonl.
@@ -18,6 +23,7 @@ Usage (repository root, on a GPU): python experiments/split-min/split_min.py OUT
 """
 import dataclasses
 import json
+import os
 import sys
 
 from gemmlab import registry, runtime
@@ -27,23 +33,25 @@ from gemmlab.cuda import handoff
 SHAPES = ["15x226x292", "22x171x16", "3x459x77", "2x685x946", "3x226x545", "7x213x106", "1x2709x91",
           "266x404x7", "64x300x512", "512x256x512", "1024x200x1024", "256x500x256",
           "159x2161x43", "2048x128x2048"]
-SETTINGS = (128, 64, 32)  # as shipped first
+KNOB = os.environ.get("KNOB", "SPLIT_MIN_N")
+SETTINGS = tuple(int(x) for x in os.environ.get("SETTINGS", "128 64 32").split())  # as shipped first
+RUNGS = os.environ.get("RUNGS", "default small").split()
 
 runtime.configure()
 out_path = sys.argv[1]
 shapes = [tuple(int(x) for x in s.split("x")) for s in (sys.argv[2:] or SHAPES)]
-shipped = handoff.SPLIT_MIN_N
+shipped = getattr(handoff, KNOB)
 with open(out_path, "a") as out:
     for shape in shapes:
         for least in SETTINGS:
-            handoff.SPLIT_MIN_N = least
+            setattr(handoff, KNOB, least)
             try:
                 # Fresh copies: a solver keeps each call's plan for the next call at the same operands.
-                rec = measure([dataclasses.replace(registry.get(n)) for n in ("default", "small")],
+                rec = measure([dataclasses.replace(registry.get(n)) for n in RUNGS],
                               shape, 3, 30, False, 7, energy=())
             finally:
-                handoff.SPLIT_MIN_N = shipped
-            line = {"shape": shape, "split_min_n": least, "clocks": rec["clocks_during_timing"],
+                setattr(handoff, KNOB, shipped)
+            line = {"shape": shape, "knob": KNOB, "split_min_n": least, "clocks": rec["clocks_during_timing"],
                     "results": {r["name"]: {"ms": r["median_ms"], "passed": r["passed"], "kernel": r.get("kernel"),
                                             "exact_violations": (r.get("figures") or {}).get("exact_violations")}
                                 for r in rec["results"]}}

@@ -39,6 +39,11 @@ if TYPE_CHECKING:
 
 #: The shortest reduction a part keeps, in elements of N (16 steps of BK 8).
 SPLIT_MIN_N = 128
+#: The same where the unsplit tiles leave resident slots idle (fewer tiles than slots): there a
+#: shorter part fills SMs that would wait. On the H200 (experiments/split-min) 64 ran tiny outputs
+#: over reductions of 171–2709 1.09–1.45× faster than 128; where the tiles filled a wave, 64 and
+#: 32 alike slowed 1024×200×1024 by 17 %, and 32 lost at a `thin` shape where 64 did not.
+SPLIT_MIN_N_IDLE = 64
 #: The most parts a tile's reduction is split into.
 MAX_PARTS = 64
 #: The model's costs, in elements of N of one block: a part's fixed cost, and one tree level's.
@@ -53,9 +58,10 @@ COUNTERS = 1 << 17
 LONGEST_CHAIN = 640
 
 
-def min_steps(step: int) -> int:
-    """The fewest reduction steps of `step` (BK) elements a part keeps: SPLIT_MIN_N's worth."""
-    return max(1, -(-SPLIT_MIN_N // step))
+def min_steps(step: int, idle: bool = False) -> int:
+    """The fewest reduction steps of `step` (BK) elements a part keeps: SPLIT_MIN_N's worth, or
+    SPLIT_MIN_N_IDLE's where the unsplit tiles leave slots `idle`."""
+    return max(1, -(-(SPLIT_MIN_N_IDLE if idle else SPLIT_MIN_N) // step))
 
 
 def modeled_time(tiles: int, steps: int, slots: int, step: int, p: int) -> float:
@@ -75,11 +81,11 @@ def fewest(n: int, k: int, chain: int = LONGEST_CHAIN) -> int:
 
 def parts(tiles: int, steps: int, slots: int, step: int, least: int = 1) -> int:
     """How many parts each tile's `steps` reduction steps of `step` elements are split into, for
-    `slots` resident blocks: from `least` (`fewest`) up, as far as SPLIT_MIN_N, MAX_PARTS and the
-    counters allow, the fewest whose modeled time is within MARGIN of the best."""
+    `slots` resident blocks: from `least` (`fewest`) up, as far as SPLIT_MIN_N (SPLIT_MIN_N_IDLE
+    where there are fewer tiles than slots), MAX_PARTS and the counters allow, the fewest whose modeled time is within MARGIN of the best."""
     if tiles < 1 or slots < 1:
         return 1
-    limit = max(1, min(MAX_PARTS, steps // min_steps(step), COUNTERS // tiles))
+    limit = max(1, min(MAX_PARTS, steps // min_steps(step, tiles < slots), COUNTERS // tiles))
     low = max(1, min(least, limit))
     times = [modeled_time(tiles, steps, slots, step, p) for p in range(low, limit + 1)]
     best = min(times)
@@ -90,7 +96,7 @@ def split_call(tiles: str, steps: str, slots: str, step: int, chain: int = LONGE
     """`parts(..., fewest(N, K, chain))` as a C++ expression of the exported file's `split_parts`
     and `split_least` (export/host_runtime.cuh), for `tiles` over `steps` steps of `step` elements
     on `slots` (C++ expressions, all three; N and K are the solve's)."""
-    return (f"split_parts({tiles}, {steps}, {slots}, {min_steps(step)}, {MAX_PARTS}, "
+    return (f"split_parts({tiles}, {steps}, {slots}, {min_steps(step)}, {min_steps(step, True)}, {MAX_PARTS}, "
             f"{COUNTERS}, {FIXED_N / step!r}, {LEVEL_N / step!r}, {MARGIN!r}, split_least(N, K, {chain}))")
 
 

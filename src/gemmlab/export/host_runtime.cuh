@@ -90,10 +90,11 @@ namespace gemmlab_host {
     while ((1 << levels) < p) ++levels;
     return (double)waves * ((double)((steps + p - 1) / p) + fixed) + level * levels;
 }
-[[maybe_unused]] static int split_parts(int tiles, int steps, int slots, int min_steps, int max_parts,
-                                        int counters, double fixed, double level, double margin, int least) {
+[[maybe_unused]] static int split_parts(int tiles, int steps, int slots, int min_steps, int idle_min_steps,
+                                        int max_parts, int counters, double fixed, double level, double margin,
+                                        int least) {
     if (tiles < 1 || slots < 1) return 1;
-    int limit = steps / min_steps;
+    int limit = steps / (tiles < slots ? idle_min_steps : min_steps);
     if (limit > max_parts) limit = max_parts;
     if (limit > counters / tiles) limit = counters / tiles;
     if (limit < 1) limit = 1;
