@@ -260,8 +260,10 @@ def test_at_odd_shapes_no_part_sums_a_chain_longer_than_the_bound():
     steps = -(-4958 // 16)
     split = handoff.parts(2400, steps, 264, 16, handoff.fewest(4958, 7592))
     assert split >= handoff.fewest(4958, 7592) and -(-4958 // split) <= chain
-    # The bound never asks past SPLIT_MIN_N or the counters: the policy's limits still hold.
-    assert handoff.parts(70000, 4, 264, 16, 50) == 1 and handoff.parts(1, 10, 264, 16, 50) == 1
+    # The bound never asks past SPLIT_MIN_N (SPLIT_MIN_N_IDLE where the tiles leave slots idle) or
+    # the counters: the policy's limits still hold.
+    assert handoff.parts(70000, 4, 264, 16, 50) == 1 and handoff.parts(1, 3, 264, 16, 50) == 1
+    assert handoff.parts(1, 10, 264, 16, 50) == 10 // handoff.min_steps(16, idle=True)
 
 
 def test_split_k_policy_splits_where_tiles_leave_slots_idle_long_reductions_too():
