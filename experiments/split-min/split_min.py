@@ -15,8 +15,9 @@ KNOB=SPLIT_MIN_N_IDLE SETTINGS="128 64" RUNGS="default splitk small" with bigtil
 tiles, where the first run looked at `small`'s only; predicted: no shape more than 3 % slower
 with 64 than with 128, 256³ and 300×2048×200 faster.
 
-Each setting patches the module's constant (KNOB, default SPLIT_MIN_N) for the whole process (the policy reads it at every
-plan), times fresh copies of `default` and `small` beside cuBLAS as `gemmlab sweep` does
+Each setting patches the module's constant (KNOB, default SPLIT_MIN_N) for the whole process
+(the policy reads it at every plan), times fresh copies of the rungs RUNGS names (default:
+`default` and `small`) beside cuBLAS as `gemmlab sweep` does
 (bench.run.measure: interleaved, GPU time, each result checked against the float64 product), and
 writes one JSON line per shape and setting to OUT.jsonl.
 Usage (repository root, on a GPU): python experiments/split-min/split_min.py OUT.jsonl [MxNxK ...]

@@ -83,7 +83,8 @@ def fewest(n: int, k: int, chain: int = LONGEST_CHAIN) -> int:
 def parts(tiles: int, steps: int, slots: int, step: int, least: int = 1) -> int:
     """How many parts each tile's `steps` reduction steps of `step` elements are split into, for
     `slots` resident blocks: from `least` (`fewest`) up, as far as SPLIT_MIN_N (SPLIT_MIN_N_IDLE
-    where there are fewer tiles than slots), MAX_PARTS and the counters allow, the fewest whose modeled time is within MARGIN of the best."""
+    where there are fewer tiles than slots), MAX_PARTS and the counters allow, the fewest whose
+    modeled time is within MARGIN of the best."""
     if tiles < 1 or slots < 1:
         return 1
     limit = max(1, min(MAX_PARTS, steps // min_steps(step, tiles < slots), COUNTERS // tiles))
