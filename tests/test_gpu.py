@@ -399,7 +399,7 @@ def test_defaults_padded_twins_run_right(shape, offset, twin):
     _assert_strict_fp32_right(c, a, b)
 
 
-@pytest.mark.parametrize("shape", [(2432, 4960, 2432), (2600, 2000, 2600), (3000, 3000, 3000)])
+@pytest.mark.parametrize("shape", [(2432, 4960, 2432), (2600, 2000, 2600), (3072, 2048, 3072)])
 def test_defaults_split_twins_run_right(shape):
     """Where an unsplit winner would leave its last wave part empty, `default` runs its SPLIT 1 twin
     (tests/test_tune.py checks the choice on a CPU): the twin, and its product, here."""
