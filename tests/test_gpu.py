@@ -486,3 +486,23 @@ def test_gemv_at_one_column_at_every_alignment_and_past_it(shape, offsets):
     ref64, ref32, floor = references(a, b)
     ours, cublas = error_figures(c, ref64, ref32, floor), error_figures(ref32, ref64)
     assert ours.unwritten == 0 and ours.exact_violations <= cublas.exact_violations
+
+
+@pytest.mark.parametrize("shape", [(460, 8027, 70), (41, 1399, 3647), (33, 65, 17), (1, 1, 1), (130, 2048, 132),
+                                   (7, 3001, 5)])
+def test_small_hoisted_copies_give_the_same_bits(shape):
+    """18_small.cu's HOIST 1 (experiments/small-hoist) copies the same bytes to the same places:
+    each of `small`'s launches that holds at the shape gives C bit for bit as shipped, and right."""
+    import dataclasses
+
+    small = registry.get("small")
+    m, n, k = shape
+    a, b = uniform((m, n), 8, GPU) * 10, uniform((n, k), 9, GPU) * 10
+    out = {}
+    for hoist in (0, 1):
+        impl = dataclasses.replace(small, launches=tuple(x.with_defines({"HOIST": hoist}) for x in small.launches))
+        c = poison_(torch.empty(m, k, device=GPU))
+        impl.solve(a, b, c, m, n, k)
+        _assert_strict_fp32_right(c, a, b)
+        out[hoist] = c.view(torch.int32).clone()
+    assert torch.equal(out[0], out[1]), shape

@@ -237,13 +237,16 @@ def _small_derive(d) -> dict:
 
 
 def small_launch(vec: int, bm: int = 32, bn: int = 64, bk: int = 16, stages: int = 4, chains: int = 2,
-                 min_blocks: int = 3, tm: int = 4, tn: int = 4) -> Launch:
+                 min_blocks: int = 3, tm: int = 4, tn: int = 4, hoist: int = 0) -> Launch:
     """The `small` kernel (18_small.cu): A and B in place, split-K over grid z (cuda/splitgrid.py);
-    VEC 4 "vec4", VEC 1 "any"; `tm`×`tn` outputs a thread (experiments/small-tiles)."""
+    VEC 4 "vec4", VEC 1 "any"; `tm`×`tn` outputs a thread (experiments/small-tiles); `hoist` 1:
+    the copies' addresses worked out once a block (experiments/small-hoist)."""
     defines = {"BM": bm, "BN": bn, "BK": bk, "STAGES": stages, "CHAINS": chains, "VEC": vec,
                "MIN_BLOCKS": min_blocks}
     if (tm, tn) != (4, 4):  # only then: 4×4 is the macros' default, and the shipped cubins stay
         defines |= {"TM": tm, "TN": tn}
+    if hoist:  # likewise
+        defines |= {"HOIST": hoist}
     return Launch("18_small.cu", "small", defines=defines, host=SplitGrid(accumulators=tm * tn), derive=_small_derive,
                   name="vec4" if vec == 4 else "any", **_small_derive(defines))
 

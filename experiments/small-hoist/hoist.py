@@ -1,0 +1,77 @@
+"""Does working out `small`'s copy addresses once a block (18_small.cu's HOIST) pay? (GPU)
+
+`small`'s copy_step derives each piece's row, column, bounds and 64-bit address from scratch at
+every reduction step. With 4-byte copies (VEC 1: twelve a thread a step at 32×64 tiles, the
+launch every odd micro shape runs) the main loop came to 569 instructions for 256 FFMAs, 391 with
+16-byte copies (sm_90a SASS, 2026-12-04). HOIST 1 keeps one offset, the rows left and a column
+test per tile and thread, and adds n0 (A) or n0·K (B) a step: 429 and 373 instructions, 117 → 99
+registers for VEC 1; the same bytes land in the same places, so results are bit for bit the same.
+
+Prediction (written before any run): where the loop is bound by issue (long reductions onto
+outputs of a few thousand to a few hundred thousand: seed 2039's worst shapes, 0.63–0.85×
+cuBLAS FP32), the VEC 1 builds run 1.15–1.30× faster (25 % fewer instructions, 22 % fewer
+static stall cycles); the VEC 4 builds 0–5 %; short reductions (a few steps a part) within noise.
+
+Arms: `small` and `default` as shipped, and each with every launch of 18_small.cu turned to
+HOIST 1 (`-hoist`), timed beside cuBLAS as `gemmlab sweep` times a shape (bench.run.measure:
+interleaved, GPU time, each result checked against the float64 product). One JSON line per shape
+to OUT.jsonl, with the results' bits compared between each arm and its twin (`same_bits`).
+Usage (repository root, on a GPU): python experiments/small-hoist/hoist.py OUT.jsonl [MxNxK ...]
+"""
+import dataclasses
+import json
+import sys
+
+import torch
+
+from gemmlab import registry, runtime
+from gemmlab.bench.run import measure
+
+# Seed 2039's shapes where `default` ran `small` (experiments/random-shapes/19-random-64-seed2039.json),
+# its worst first, then two with 16-byte copies and two short reductions.
+SHAPES = ["460x8027x70", "41x1399x3647", "1072x3978x37", "181x3387x446", "820x4870x46", "14x333x1542",
+          "220x98x460", "358x2665x237", "198x2083x73", "44x4458x707", "262x3764x1868", "217x118x502",
+          "1024x1024x1024", "2048x32x2048"]
+
+
+def hoisted(impl):
+    """`impl` with every launch of the small kernel built with HOIST 1."""
+    turned = tuple(x.with_defines({"HOIST": 1}) if x.source == "18_small.cu" else x for x in impl.launches)
+    return dataclasses.replace(impl, name=f"{impl.name}-hoist", launches=turned, chapter=None, step=0,
+                               variant_of=impl.name)
+
+
+def bits(impl, shape):
+    """C from one call on fixed inputs (seed 5), as raw int32 bits."""
+    m, n, k = shape
+    g = torch.Generator(device="cuda").manual_seed(5)
+    a = torch.rand(m, n, device="cuda", generator=g) * 20 - 10
+    b = torch.rand(n, k, device="cuda", generator=g) * 20 - 10
+    c = torch.full((m, k), float("nan"), device="cuda")
+    impl.solve(a, b, c, m, n, k)
+    torch.cuda.synchronize()
+    return c.view(torch.int32)
+
+
+runtime.configure()
+out_path = sys.argv[1]
+shapes = [tuple(int(x) for x in s.split("x")) for s in (sys.argv[2:] or SHAPES)]
+base = [registry.get("default"), registry.get("small")]
+arms = base + [hoisted(x) for x in base]
+with open(out_path, "a") as out:
+    for shape in shapes:
+        # Fresh copies: a solver keeps each call's plan for the next call at the same operands.
+        rec = measure([dataclasses.replace(a) for a in arms], shape, 3, 30, False, 7, energy=())
+        rows = {r["name"]: r for r in rec["results"]}
+        same = {x.name: bool(torch.equal(bits(dataclasses.replace(x), shape),
+                                         bits(dataclasses.replace(hoisted(x)), shape))) for x in base}
+        line = {"shape": shape, "clocks": rec["clocks_during_timing"], "same_bits": same,
+                "results": {name: {"ms": r["median_ms"], "passed": r["passed"], "kernel": r.get("kernel"),
+                                   "exact_violations": (r.get("figures") or {}).get("exact_violations")}
+                            for name, r in rows.items()}}
+        out.write(json.dumps(line) + "\n")
+        out.flush()
+        t = rows["torch"]["median_ms"]
+        print("x".join(map(str, shape)).ljust(15), " ".join(
+            f"{n}={r['median_ms'] * 1e3:.1f}us({t / r['median_ms']:.2f}){'' if r.get('passed') else '!FAIL'}"
+            for n, r in rows.items() if r.get("median_ms")), "same bits:", same, flush=True)
