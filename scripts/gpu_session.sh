@@ -120,9 +120,12 @@ for step in "$@"; do
     # `small` with 8×8 outputs a thread beside small, default and cuBLAS at the random records' worst
     # long reductions onto few outputs (experiments/small-tiles).
     small-tiles) run small-tiles 400 python3 experiments/small-tiles/tiles.py "$OUT/small-tiles.jsonl" ;;
-    # small's copies with their addresses worked out once a block (HOIST 1) against as shipped, in
-    # `small` and in `default`, at seed 2039's shapes where default ran small (experiments/small-hoist).
-    small-hoist) run small-hoist 400 python3 experiments/small-hoist/hoist.py "$OUT/small-hoist.jsonl" ;;
+    # The tile copies with their addresses worked out once a block (HOIST 1) against as shipped, in
+    # `small` and `default`, then `mma-split` and `tf32`, at seed 2039's shapes where default ran small
+    # (experiments/small-hoist).
+    small-hoist) run small-hoist 400 python3 experiments/small-hoist/hoist.py "$OUT/small-hoist.jsonl"
+                 run small-hoist-tf32 300 env RUNGS="mma-split tf32" python3 experiments/small-hoist/hoist.py \
+                     "$OUT/small-hoist-tf32.jsonl" ;;
     # The split-K policy's least part (cuda/handoff.SPLIT_MIN_N) at 128, 64 and 32 (experiments/split-min).
     split-min) run split-min 400 python3 experiments/split-min/split_min.py "$OUT/split-min.jsonl" ;;
     # The same for the least part where tiles leave slots idle, 128 (as before) against 64 (installed).

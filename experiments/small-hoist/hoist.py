@@ -1,4 +1,4 @@
-"""Does working out `small`'s copy addresses once a block (18_small.cu's HOIST) pay? (GPU)
+"""Does working out the copy addresses once a block (tile_copy.cuh's HOIST) pay? (GPU)
 
 `small`'s copy_step derives each piece's row, column, bounds and 64-bit address from scratch at
 every reduction step. With 4-byte copies (VEC 1: twelve a thread a step at 32×64 tiles, the
@@ -6,20 +6,23 @@ launch every odd micro shape runs) the main loop came to 569 instructions for 25
 16-byte copies (sm_90a SASS, 2026-12-04). HOIST 1 keeps one offset, the rows left and a column
 test per tile and thread, and adds n0 (A) or n0·K (B) a step: 429 and 373 instructions, 117 → 99
 registers for VEC 1; the same bytes land in the same places, so results are bit for bit the same.
+`mma-split` (19_mma_split.cu, the TF32 rung for few tiles) copies its tiles the same way: its
+4-byte loop fell from 407 instructions for 16 HMMAs to 269.
 
 Prediction (written before any run): where the loop is bound by issue (long reductions onto
 outputs of a few thousand to a few hundred thousand: seed 2039's worst shapes, 0.63–0.85×
 cuBLAS FP32), the VEC 1 builds run 1.15–1.30× faster (25 % fewer instructions, 22 % fewer
 static stall cycles); the VEC 4 builds 0–5 %; short reductions (a few steps a part) within noise.
 
-Arms: `small` and `default` as shipped, and each with every launch of 18_small.cu turned to
-HOIST 1 (`-hoist`), timed beside cuBLAS as `gemmlab sweep` times a shape (bench.run.measure:
+Arms: the rungs RUNGS names (default: `default` and `small`) as shipped, and each with every
+launch of 18_small.cu and 19_mma_split.cu turned to HOIST 1 (`-hoist`), timed beside cuBLAS as `gemmlab sweep` times a shape (bench.run.measure:
 interleaved, GPU time, each result checked against the float64 product). One JSON line per shape
 to OUT.jsonl, with the results' bits compared between each arm and its twin (`same_bits`).
 Usage (repository root, on a GPU): python experiments/small-hoist/hoist.py OUT.jsonl [MxNxK ...]
 """
 import dataclasses
 import json
+import os
 import sys
 
 import torch
@@ -34,9 +37,13 @@ SHAPES = ["460x8027x70", "41x1399x3647", "1072x3978x37", "181x3387x446", "820x48
           "1024x1024x1024", "2048x32x2048"]
 
 
+RUNGS = os.environ.get("RUNGS", "default small").split()
+COPIERS = ("18_small.cu", "19_mma_split.cu")  # the kernels whose tiles tile_copy.cuh copies
+
+
 def hoisted(impl):
-    """`impl` with every launch of the small kernel built with HOIST 1."""
-    turned = tuple(x.with_defines({"HOIST": 1}) if x.source == "18_small.cu" else x for x in impl.launches)
+    """`impl` with every launch of those kernels built with HOIST 1."""
+    turned = tuple(x.with_defines({"HOIST": 1}) if x.source in COPIERS else x for x in impl.launches)
     return dataclasses.replace(impl, name=f"{impl.name}-hoist", launches=turned, chapter=None, step=0,
                                variant_of=impl.name)
 
@@ -56,7 +63,7 @@ def bits(impl, shape):
 runtime.configure()
 out_path = sys.argv[1]
 shapes = [tuple(int(x) for x in s.split("x")) for s in (sys.argv[2:] or SHAPES)]
-base = [registry.get("default"), registry.get("small")]
+base = [registry.get(n) for n in RUNGS]
 arms = base + [hoisted(x) for x in base]
 with open(out_path, "a") as out:
     for shape in shapes:

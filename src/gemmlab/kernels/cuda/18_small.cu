@@ -46,7 +46,7 @@
 #define MIN_BLOCKS 4
 #endif
 #ifndef HOIST
-#define HOIST 0
+#define HOIST 0  // 1: the copies' addresses worked out once a block (tile_copy.cuh)
 #endif
 #ifndef FAN
 #define FAN 8  // the split-K tree's fan-in: a slot is 16 floats a thread, cheap to read 8 of
@@ -70,92 +70,12 @@ static_assert(TN % 4 == 0 && BN % TN == 0 && BM % TM == 0, "whole groups of 4 co
 #define LDB (BN + PAD)
 #define A_STAGE (BM * LDA)
 #define B_STAGE (BK * LDB)
-// Copies of VEC floats each thread issues per step, for A's tile and for B's.
-#define A_COPIES (BM * BK / VEC / THREADS)
-#define B_COPIES (BK * BN / VEC / THREADS)
-static_assert((BM * BK) % (VEC * THREADS) == 0 && (BK * BN) % (VEC * THREADS) == 0 && A_COPIES >= 1 &&
-                  B_COPIES >= 1, "each thread must copy whole VEC-wide pieces of both tiles");
-static_assert(BK % VEC == 0 && BN % VEC == 0, "a piece lies within one row of its tile");
 static_assert(STAGES >= 2 && CHAINS >= 1 && (CHAINS & (CHAINS - 1)) == 0, "STAGES ≥ 2, CHAINS a power of 2");
 // The running sums: every set but the step sum's, or the one chain.
 #define RUNS (CHAINS > 1 ? CHAINS - 1 : 1)
 
 #include "splitk.cuh"
-
-// Step t's tiles into one stage: zeros outside A and B (the copy's source size 0).
-__device__ __forceinline__ void copy_step(float* As, float* Bs, const float* A, const float* B, int M, int N,
-                                          int K, int row0, int col0, int t) {
-    const int n0 = t * BK;
-#pragma unroll
-    for (int l = 0; l < A_COPIES; ++l) {
-        const int e = (threadIdx.x + l * THREADS) * VEC, r = e / BK, c = e % BK;
-        const bool in = row0 + r < M && n0 + c < N;  // VEC 4: N % 4 == 0, so the piece is all in or out
-        const float* src = in ? &A[(size_t)(row0 + r) * N + n0 + c] : A;
-        if (VEC == 4) cp_async16(&As[r * LDA + c], src, in); else cp_async4(&As[r * LDA + c], src, in);
-    }
-#pragma unroll
-    for (int l = 0; l < B_COPIES; ++l) {
-        const int e = (threadIdx.x + l * THREADS) * VEC, r = e / BN, c = e % BN;
-        const bool in = n0 + r < N && col0 + c < K;
-        const float* src = in ? &B[(size_t)(n0 + r) * K + col0 + c] : B;
-        if (VEC == 4) cp_async16(&Bs[r * LDB + c], src, in); else cp_async4(&Bs[r * LDB + c], src, in);
-    }
-}
-
-// HOIST 1: the same copies, their addresses worked out once. copy_step derives each piece's
-// row, column, bounds and 64-bit address from scratch at every step, which with VEC 1 (twelve
-// 4-byte copies a thread a step at 32×64 tiles) made the main loop 569 instructions for 256
-// FFMAs, 391 with VEC 4 (sm_90a SASS, 2026-12-04): where the loop is bound by issue, that is
-// the time. A thread's pieces of one tile share a column and lie a fixed number of rows apart
-// (THREADS·VEC is a multiple of BK and of BN), so a block keeps, per tile, one offset, the rows
-// left inside the matrix, and whether the column is inside; a step adds n0 (A) or n0·K (B) to
-// the offset and compares once per piece. Offsets are 32-bit: M·N and N·K are below 2³¹.
-// The same bytes land in the same places: the products are unchanged, bit for bit.
-struct Pieces {
-    int a_off, a_rows;  // A: (row0 + r)·N + c of piece 0 at step 0; rows left below M from it
-    int a_col;          // A: the pieces' column within the step
-    int b_off, b_rows;  // B: r·K + col0 + c of piece 0 at step 0; its row within the step
-    bool b_in;          // B: the pieces' column is inside K
-};
-#define A_ROWS_APART (THREADS * VEC / BK)
-#define B_ROWS_APART (THREADS * VEC / BN)
-__device__ __forceinline__ Pieces pieces_of(int M, int N, int K, int row0, int col0) {
-    const int ea = threadIdx.x * VEC, eb = threadIdx.x * VEC;
-    Pieces p;
-    p.a_col = ea % BK;
-    p.a_off = (row0 + ea / BK) * N + p.a_col;
-    p.a_rows = M - row0 - ea / BK;
-    p.b_rows = eb / BN;
-    p.b_off = p.b_rows * K + col0 + eb % BN;
-    p.b_in = col0 + eb % BN < K;
-    return p;
-}
-__device__ __forceinline__ void copy_step_hoisted(float* As, float* Bs, const float* A, const float* B,
-                                                  int N, int K, const Pieces& p, int t) {
-    static_assert((THREADS * VEC) % BK == 0 && (THREADS * VEC) % BN == 0,
-                  "HOIST: a thread's pieces of a tile share one column");
-    const int n0 = t * BK;
-    const bool col_in = n0 + p.a_col < N;  // VEC 4: N % 4 == 0, so the piece is all in or out
-    const int a0 = p.a_off + n0;
-    const int dst_a = (threadIdx.x * VEC / BK) * LDA + p.a_col;
-#pragma unroll
-    for (int l = 0; l < A_COPIES; ++l) {
-        const bool in = col_in && l * A_ROWS_APART < p.a_rows;
-        const float* src = in ? A + a0 + l * A_ROWS_APART * N : A;
-        if (VEC == 4) cp_async16(&As[dst_a + l * A_ROWS_APART * LDA], src, in);
-        else cp_async4(&As[dst_a + l * A_ROWS_APART * LDA], src, in);
-    }
-    const int rows_left = N - n0 - p.b_rows;  // rows of this step's B tile from piece 0 down
-    const int b0 = p.b_off + n0 * K;
-    const int dst_b = p.b_rows * LDB + (threadIdx.x * VEC) % BN;
-#pragma unroll
-    for (int l = 0; l < B_COPIES; ++l) {
-        const bool in = p.b_in && l * B_ROWS_APART < rows_left;
-        const float* src = in ? B + b0 + l * B_ROWS_APART * K : B;
-        if (VEC == 4) cp_async16(&Bs[dst_b + l * B_ROWS_APART * LDB], src, in);
-        else cp_async4(&Bs[dst_b + l * B_ROWS_APART * LDB], src, in);
-    }
-}
+#include "tile_copy.cuh"
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     small(GEMM_ARGS, float* __restrict__ work, unsigned* __restrict__ counters) {
@@ -174,15 +94,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 #pragma unroll
         for (int i = 0; i < TM * TN; ++i) acc[r][i] = 0.0f;
 
-#if HOIST
-    const Pieces pieces = pieces_of(M, N, K, row0, col0);
-#define COPY_STEP(as_, bs_, t_) copy_step_hoisted(as_, bs_, A, B, N, K, pieces, t_)
-#else
-#define COPY_STEP(as_, bs_, t_) copy_step(as_, bs_, A, B, M, N, K, row0, col0, t_)
-#endif
+    const TileCopy<BM, BN, BK, VEC, THREADS, LDA, LDB, HOIST> copy(A, B, M, N, K, row0, col0);
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
-        if (first + s < last) COPY_STEP(As[s], Bs[s], first + s);
+        if (first + s < last) copy(As[s], Bs[s], first + s);
         cp_async_commit();
     }
     // Steps come RUNS at a time, so that step t's running sum (t − first) % RUNS is known when
@@ -197,7 +112,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
             const int read = (t - first) % STAGES;
             if (t + STAGES - 1 < last) {
                 const int write = (t - first + STAGES - 1) % STAGES;
-                COPY_STEP(As[write], Bs[write], t + STAGES - 1);
+                copy(As[write], Bs[write], t + STAGES - 1);
             }
             cp_async_commit();  // an empty group near the end keeps the wait count right
             const float* as = &As[read][trow * LDA];
@@ -232,7 +147,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 #endif
         }
     }
-#undef COPY_STEP
     cp_async_wait<0>();  // nothing may still be writing shared memory when the block exits
     // The running sums added in pairs: (r0 + r1) + (r2 + r3) …, a fixed order.
 #pragma unroll

@@ -30,6 +30,9 @@
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 4
 #endif
+#ifndef HOIST
+#define HOIST 0  // 1: the copies' addresses worked out once a block (tile_copy.cuh)
+#endif
 #ifndef FAN
 #define FAN 8
 #endif
@@ -43,32 +46,11 @@
 #define LDB (BN + 8)
 #define A_STAGE (BM * LDA)
 #define B_STAGE (BK * LDB)
-#define A_COPIES (BM * BK / VEC / THREADS)
-#define B_COPIES (BK * BN / VEC / THREADS)
-static_assert(BK % 8 == 0 && A_COPIES >= 1 && B_COPIES >= 1, "whole k-steps of 8, whole copies per thread");
+static_assert(BK % 8 == 0, "whole k-steps of 8");
 static_assert(STAGES >= 2, "a pipeline of at least two stages");
 
 #include "splitk.cuh"
-
-// Step t's tiles into one stage: zeros outside A and B (the copy's source size 0).
-__device__ __forceinline__ void copy_step(float* As, float* Bs, const float* A, const float* B, int M, int N,
-                                          int K, int row0, int col0, int t) {
-    const int n0 = t * BK;
-#pragma unroll
-    for (int l = 0; l < A_COPIES; ++l) {
-        const int e = (threadIdx.x + l * THREADS) * VEC, r = e / BK, c = e % BK;
-        const bool in = row0 + r < M && n0 + c < N;
-        const float* src = in ? &A[(size_t)(row0 + r) * N + n0 + c] : A;
-        if (VEC == 4) cp_async16(&As[r * LDA + c], src, in); else cp_async4(&As[r * LDA + c], src, in);
-    }
-#pragma unroll
-    for (int l = 0; l < B_COPIES; ++l) {
-        const int e = (threadIdx.x + l * THREADS) * VEC, r = e / BN, c = e % BN;
-        const bool in = n0 + r < N && col0 + c < K;
-        const float* src = in ? &B[(size_t)(n0 + r) * K + col0 + c] : B;
-        if (VEC == 4) cp_async16(&Bs[r * LDB + c], src, in); else cp_async4(&Bs[r * LDB + c], src, in);
-    }
-}
+#include "tile_copy.cuh"
 
 __device__ __forceinline__ void mma8(float* d, const unsigned (&a)[4], const unsigned (&b)[2]) {
     asm volatile(
@@ -93,9 +75,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 #pragma unroll
     for (int i = 0; i < ACC; ++i) acc[i] = 0.0f;
 
+    const TileCopy<BM, BN, BK, VEC, THREADS, LDA, LDB, HOIST> copy(A, B, M, N, K, row0, col0);
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
-        if (first + s < last) copy_step(As[s], Bs[s], A, B, M, N, K, row0, col0, first + s);
+        if (first + s < last) copy(As[s], Bs[s], first + s);
         cp_async_commit();
     }
     for (int t = first; t < last; ++t) {
@@ -103,8 +86,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
         __syncthreads();              // ... and for every thread; step t − 1's stage is free
         const int read = (t - first) % STAGES;
         if (t + STAGES - 1 < last)
-            copy_step(As[(t - first + STAGES - 1) % STAGES], Bs[(t - first + STAGES - 1) % STAGES], A, B, M, N,
-                      K, row0, col0, t + STAGES - 1);
+            copy(As[(t - first + STAGES - 1) % STAGES], Bs[(t - first + STAGES - 1) % STAGES], t + STAGES - 1);
         cp_async_commit();  // an empty group near the end keeps the wait count right
         const float* a = As[read];
         const float* b = Bs[read];
