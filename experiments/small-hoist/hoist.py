@@ -15,7 +15,10 @@ cuBLAS FP32), the VEC 1 builds run 1.15–1.30× faster (25 % fewer instructions
 static stall cycles); the VEC 4 builds 0–5 %; short reductions (a few steps a part) within noise.
 
 Arms: the rungs RUNGS names (default: `default` and `small`) as shipped, and each with every
-launch of 18_small.cu and 19_mma_split.cu turned to HOIST 1 (`-hoist`), timed beside cuBLAS as `gemmlab sweep` times a shape (bench.run.measure:
+launch of 18_small.cu and 19_mma_split.cu turned to HOIST 1 (`-hoist`); with `small` among them,
+also experiments/small-tiles' best arm (64×128 tiles, 8×8 outputs a thread, one chain) with
+HOIST 1 (`small-8x8-hoist`: its 4-byte loop 809 → 668 instructions; it ran 1.16–1.33× `small`
+at long reductions without it), timed beside cuBLAS as `gemmlab sweep` times a shape (bench.run.measure:
 interleaved, GPU time, each result checked against the float64 product). One JSON line per shape
 to OUT.jsonl, with the results' bits compared between each arm and its twin (`same_bits`).
 Usage (repository root, on a GPU): python experiments/small-hoist/hoist.py OUT.jsonl [MxNxK ...]
@@ -27,7 +30,7 @@ import sys
 
 import torch
 
-from gemmlab import registry, runtime
+from gemmlab import launches, registry, runtime
 from gemmlab.bench.run import measure
 
 # Seed 2039's shapes where `default` ran `small` (experiments/random-shapes/19-random-64-seed2039.json),
@@ -65,6 +68,11 @@ out_path = sys.argv[1]
 shapes = [tuple(int(x) for x in s.split("x")) for s in (sys.argv[2:] or SHAPES)]
 base = [registry.get(n) for n in RUNGS]
 arms = base + [hoisted(x) for x in base]
+if "small" in RUNGS:  # experiments/small-tiles' t64x128-c1, hoisted
+    wide = dict(bm=64, bn=128, bk=8, stages=4, chains=1, min_blocks=2, tm=8, tn=8, hoist=1)
+    arms.append(dataclasses.replace(registry.get("small"), name="small-8x8-hoist", chapter=None, step=0,
+                                    variant_of="small", launches=(launches.small_launch(4, **wide),
+                                                                  launches.small_launch(1, **wide))))
 with open(out_path, "a") as out:
     for shape in shapes:
         # Fresh copies: a solver keeps each call's plan for the next call at the same operands.
