@@ -126,6 +126,9 @@ for step in "$@"; do
     small-hoist) run small-hoist 400 python3 experiments/small-hoist/hoist.py "$OUT/small-hoist.jsonl"
                  run small-hoist-tf32 300 env RUNGS="mma-split tf32" python3 experiments/small-hoist/hoist.py \
                      "$OUT/small-hoist-tf32.jsonl" ;;
+    # default against the very kernel it runs (small's), a second small, and default's entry with
+    # small's launches, at tiny shapes (experiments/default-gap).
+    default-gap) run default-gap 300 python3 experiments/default-gap/gap.py "$OUT/default-gap.jsonl" ;;
     # The split-K policy's least part (cuda/handoff.SPLIT_MIN_N) at 128, 64 and 32 (experiments/split-min).
     split-min) run split-min 400 python3 experiments/split-min/split_min.py "$OUT/split-min.jsonl" ;;
     # The same for the least part where tiles leave slots idle, 128 (as before) against 64 (installed).

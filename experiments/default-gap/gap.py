@@ -1,0 +1,59 @@
+"""Why does `default` read slower than the very kernel it runs, timed beside it? (GPU)
+
+In the random records, where `default` ran the same kernel on the same grid as `small` (or `thin`,
+`short`, `gemv`, each running small's launch there), its GPU time read 0.15–0.38 µs longer in the
+median (seeds 2033–2037, about 100 such points each); in seed 2039 up to 0.7 µs at outputs of a
+few thousand (217×118×502: 9.82 against 9.09–9.71 µs; experiments/random-shapes). The plans are
+the same (same cubin, grid, scratch size, CUDA graph from the second call), so the difference is
+in something that is not the plan. Hypotheses, each an arm here:
+
+1. any second solver of the same kernel reads slower than the first (its own module and graph):
+   `small-copy` is a second `small` with its own solver; predicted: within ±0.1 µs of `small`.
+2. something in `default`'s call beyond the plan (its registry entry, the preludes' tests, its
+   launch list of 55) costs GPU time: `default-as-small` is `default`'s registry entry with
+   small's launches only; predicted: within ±0.1 µs of `small` if the launch list is innocent.
+3. the order within a round: the rounds rotate, so none; `default` is listed first and last in
+   turn (the sweep's order is default first).
+
+Each arm is timed as `gemmlab sweep` times a shape (bench.run.measure: interleaved, GPU time,
+queue-ahead below 2048³, each result checked against the float64 product), 60 rounds, at shapes
+of seed 2039 where `default` ran `small`'s 4-byte launch. One JSON line per shape to OUT.jsonl.
+Usage (repository root, on a GPU): python experiments/default-gap/gap.py OUT.jsonl [MxNxK ...]
+"""
+import dataclasses
+import json
+import sys
+
+from gemmlab import registry, runtime
+from gemmlab.bench.run import measure
+
+SHAPES = ["217x118x502", "14x333x1542", "220x98x460", "21x119x224", "32x155x500", "201x2x406",
+          "252x19x181", "56x7648x51", "181x3387x446", "41x1399x3647"]
+
+runtime.configure()
+out_path = sys.argv[1]
+shapes = [tuple(int(x) for x in s.split("x")) for s in (sys.argv[2:] or SHAPES)]
+small, default = registry.get("small"), registry.get("default")
+
+
+def arms():
+    """Fresh copies (a solver keeps each call's plan for the next call at the same operands)."""
+    return [dataclasses.replace(default), dataclasses.replace(small),
+            dataclasses.replace(small, name="small-copy", chapter=None, step=0, variant_of="small"),
+            dataclasses.replace(default, name="default-as-small", launches=small.launches, chapter=None, step=0,
+                                variant_of="default")]
+
+
+with open(out_path, "a") as out:
+    for shape in shapes:
+        rec = measure(arms(), shape, 5, 60, False, 7, energy=())
+        rows = {r["name"]: r for r in rec["results"]}
+        line = {"shape": shape, "clocks": rec["clocks_during_timing"],
+                "results": {n: {"ms": r["median_ms"], "min_ms": r.get("min_ms"), "passed": r["passed"],
+                                "kernel": r.get("kernel")} for n, r in rows.items()}}
+        out.write(json.dumps(line) + "\n")
+        out.flush()
+        base = rows["small"]["median_ms"]
+        print("x".join(map(str, shape)).ljust(14), " ".join(
+            f"{n}={r['median_ms'] * 1e3:.2f}us({(r['median_ms'] - base) * 1e3:+.2f})" for n, r in rows.items()
+            if r.get("median_ms")), flush=True)
