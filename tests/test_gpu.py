@@ -497,19 +497,38 @@ def test_hoisted_tile_copies_give_the_same_bits(rung, shape):
     rung's gate."""
     import dataclasses
 
+    impl = registry.get(rung)
+    twins = [dataclasses.replace(impl, launches=tuple(x.with_defines({"HOIST": h}) for x in impl.launches))
+             for h in (0, 1)]
+    _assert_same_bits(twins, impl.precision, shape)
+
+
+@pytest.mark.parametrize("shape", [(460, 8026, 70), (41, 1398, 3647), (34, 66, 18), (2, 2, 2), (130, 2048, 132),
+                                   (8, 3001, 6), (300, 2050, 4)])
+def test_tile_copies_of_each_width_give_the_same_bits(shape):
+    """tile_copy.cuh's VEC_A and VEC_B, hoisted, each operand's copies as wide as its rows allow:
+    C bit for bit as `small` ships, within the strict gate."""
+    import dataclasses
+
+    small = registry.get("small")
+    order = ((4, 4), (2, 4), (4, 2), (2, 2), (1, 4), (4, 1), (1, 2), (2, 1), (1, 1))
+    widths = dataclasses.replace(small, launches=tuple(launches.small_launch(1, hoist=1, widths=w) for w in order))
+    _assert_same_bits([dataclasses.replace(small), widths], small.precision, shape)
+
+
+def _assert_same_bits(impls, precision, shape):
+    """Each of `impls` right within `precision`'s gate at `shape` (inputs in [-10, 10)), all with one C."""
     from gemmlab.reference import error_figures, references, verdict
 
-    impl = registry.get(rung)
     m, n, k = shape
     a, b = uniform((m, n), 8, GPU) * 10, uniform((n, k), 9, GPU) * 10
     ref64, _, floor = references(a, b)
-    out = {}
-    for hoist in (0, 1):
-        twin = dataclasses.replace(impl, launches=tuple(x.with_defines({"HOIST": hoist}) for x in impl.launches))
+    out = []
+    for impl in impls:
         c = poison_(torch.empty(m, k, device=GPU))
-        twin.solve(a, b, c, m, n, k)
+        impl.solve(a, b, c, m, n, k)
         torch.cuda.synchronize()
-        ok, why = verdict(error_figures(c, ref64, floor=floor), impl.precision)
-        assert ok, (hoist, why)
-        out[hoist] = c.view(torch.int32).clone()
-    assert torch.equal(out[0], out[1]), shape
+        ok, why = verdict(error_figures(c, ref64, floor=floor), precision)
+        assert ok, (impl.name, why)
+        out.append(c.view(torch.int32).clone())
+    assert all(torch.equal(out[0], x) for x in out[1:]), shape

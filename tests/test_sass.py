@@ -292,6 +292,27 @@ def test_hoisted_tile_copies_shorten_the_main_loop_and_copy_the_same(rung, name,
     assert regs[1] <= regs[0], regs
 
 
+@pytest.mark.parametrize("widths", [(4, 4), (4, 2), (2, 4), (2, 2), (4, 1), (1, 4), (2, 1), (1, 2), (1, 1)])
+def test_tile_copies_of_each_width_move_what_their_width_says(widths):
+    """tile_copy.cuh's VEC_A and VEC_B (experiments/small-hoist): at `small`'s 32×64 tile and BK 16
+    a thread copies 4 / VEC_A pieces of A and 8 / VEC_B of B a step, at STAGES (4) copy sites,
+    each piece one LDGSTS of its width (.128: 16 bytes, .64: 8, plain: 4); no local memory."""
+    from collections import Counter
+
+    from gemmlab import launches
+
+    launch = launches.small_launch(1, hoist=1, widths=widths)
+    ops = disassemble(launch.compile(HOPPER_ARCH).cubin)[launch.entry]
+    suffix = {4: ".128", 2: ".64", 1: ""}
+    got = Counter(o for o in ops if o.startswith("LDGSTS"))
+    want = Counter()
+    for width, pieces in ((widths[0], 4 // widths[0]), (widths[1], 8 // widths[1])):
+        name = next(o for o in got if o.endswith(suffix[width]) and (width == 1) == (o == "LDGSTS.E"))
+        want[name] += 4 * pieces
+    assert got == want, (got, want)
+    assert not any(o.startswith(("LDL", "STL")) for o in ops)
+
+
 def test_short_reads_its_tiles_once_behind_one_barrier_and_stores_16_bytes():
     """21_short.md: plain loads (no cp.async: any GPU), one barrier, per n two 16-byte reads of A
     and one of B for 32 FMAs, 16-byte stores."""

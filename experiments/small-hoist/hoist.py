@@ -18,7 +18,10 @@ Arms: the rungs RUNGS names (default: `default` and `small`) as shipped, and eac
 launch of 18_small.cu and 19_mma_split.cu turned to HOIST 1 (`-hoist`); with `small` among them,
 also experiments/small-tiles' best arm (64×128 tiles, 8×8 outputs a thread, one chain) with
 HOIST 1 (`small-8x8-hoist`: its 4-byte loop 809 → 668 instructions; it ran 1.16–1.33× `small`
-at long reductions without it), timed beside cuBLAS as `gemmlab sweep` times a shape (bench.run.measure:
+at long reductions without it), and `small-widths-hoist`: each operand's copies as wide as its
+rows allow (tile_copy.cuh's VEC_A, VEC_B: 8 bytes where N or K is even, 16 where a multiple of
+4), hoisted; its loops run 373–409 instructions where `any` runs 429, predicted 5–10 % past
+`small-hoist` where N or K is even and the other is not a multiple of 4, timed beside cuBLAS as `gemmlab sweep` times a shape (bench.run.measure:
 interleaved, GPU time, each result checked against the float64 product). One JSON line per shape
 to OUT.jsonl, with the results' bits compared between each arm and its twin (`same_bits`).
 Usage (repository root, on a GPU): python experiments/small-hoist/hoist.py OUT.jsonl [MxNxK ...]
@@ -68,11 +71,16 @@ out_path = sys.argv[1]
 shapes = [tuple(int(x) for x in s.split("x")) for s in (sys.argv[2:] or SHAPES)]
 base = [registry.get(n) for n in RUNGS]
 arms = base + [hoisted(x) for x in base]
-if "small" in RUNGS:  # experiments/small-tiles' t64x128-c1, hoisted
+if "small" in RUNGS:
+    small = registry.get("small")
+    # experiments/small-tiles' t64x128-c1, hoisted
     wide = dict(bm=64, bn=128, bk=8, stages=4, chains=1, min_blocks=2, tm=8, tn=8, hoist=1)
-    arms.append(dataclasses.replace(registry.get("small"), name="small-8x8-hoist", chapter=None, step=0,
-                                    variant_of="small", launches=(launches.small_launch(4, **wide),
-                                                                  launches.small_launch(1, **wide))))
+    arms.append(dataclasses.replace(small, name="small-8x8-hoist", chapter=None, step=0, variant_of="small",
+                                    launches=(launches.small_launch(4, **wide), launches.small_launch(1, **wide))))
+    # each operand's copies as wide as its rows allow, hoisted: the shortest loop first (sm_90a)
+    order = ((4, 4), (2, 4), (4, 2), (2, 2), (1, 4), (4, 1), (1, 2), (2, 1), (1, 1))
+    arms.append(dataclasses.replace(small, name="small-widths-hoist", chapter=None, step=0, variant_of="small",
+                                    launches=tuple(launches.small_launch(1, hoist=1, widths=w) for w in order)))
 with open(out_path, "a") as out:
     for shape in shapes:
         # Fresh copies: a solver keeps each call's plan for the next call at the same operands.

@@ -227,28 +227,45 @@ def tma_warp_launches() -> tuple[Launch, Launch]:
 SMALL_VEC4 = Requires(n=4, k=4, align=16, operands="AB")
 
 
+def copy_widths(vec_a: int, vec_b: int) -> Requires | None:
+    """Where copies of `vec_a` floats of A's rows and `vec_b` of B's are whole and aligned
+    (tile_copy.cuh): N and K multiples of them, each such operand aligned to the wider copy;
+    SMALL_VEC4 itself for 4 and 4, none for 1 and 1."""
+    if (vec_a, vec_b) == (4, 4):
+        return SMALL_VEC4
+    wide = "".join(x for x, v in (("A", vec_a), ("B", vec_b)) if v > 1)
+    return Requires(n=vec_a, k=vec_b, align=4 * max(vec_a, vec_b), operands=wide) if wide else None
+
+
 def _small_derive(d) -> dict:
     """TM×TN outputs per thread (4×4 unless set) of a BM×BN tile in STAGES shared stages (rows
-    padded by 4 floats); VEC 4 needs SMALL_VEC4, VEC 1 any shape. cp.async: sm_80's."""
+    padded by 4 floats); VEC 4 needs SMALL_VEC4, VEC 1 any shape, and VEC_A, VEC_B (where set,
+    each operand's copies apart) `copy_widths`. cp.async: sm_80's."""
     threads = (d["BM"] // d.get("TM", 4)) * (d["BN"] // d.get("TN", 4))
     return {"block": (threads, 1), "tile": (d["BM"], d["BN"]), "step": d["BK"],
-            "when": SMALL_VEC4 if d["VEC"] == 4 else None, "buffers": d["STAGES"], "pad": 4,
-            "needs": Needs.SM80}
+            "when": copy_widths(d.get("VEC_A", d["VEC"]), d.get("VEC_B", d["VEC"])), "buffers": d["STAGES"],
+            "pad": 4, "needs": Needs.SM80}
 
 
 def small_launch(vec: int, bm: int = 32, bn: int = 64, bk: int = 16, stages: int = 4, chains: int = 2,
-                 min_blocks: int = 3, tm: int = 4, tn: int = 4, hoist: int = 0) -> Launch:
+                 min_blocks: int = 3, tm: int = 4, tn: int = 4, hoist: int = 0,
+                 widths: tuple[int, int] | None = None) -> Launch:
     """The `small` kernel (18_small.cu): A and B in place, split-K over grid z (cuda/splitgrid.py);
     VEC 4 "vec4", VEC 1 "any"; `tm`×`tn` outputs a thread (experiments/small-tiles); `hoist` 1:
-    the copies' addresses worked out once a block (experiments/small-hoist)."""
+    the copies' addresses worked out once a block, `widths` (floats a copy of A's tile, of B's)
+    in place of VEC's for both, named "aXbY" (experiments/small-hoist)."""
     defines = {"BM": bm, "BN": bn, "BK": bk, "STAGES": stages, "CHAINS": chains, "VEC": vec,
                "MIN_BLOCKS": min_blocks}
     if (tm, tn) != (4, 4):  # only then: 4×4 is the macros' default, and the shipped cubins stay
         defines |= {"TM": tm, "TN": tn}
     if hoist:  # likewise
         defines |= {"HOIST": hoist}
+    name = "vec4" if vec == 4 else "any"
+    if widths and widths != (vec, vec):  # likewise
+        defines |= {"VEC_A": widths[0], "VEC_B": widths[1]}
+        name = f"a{widths[0]}b{widths[1]}"
     return Launch("18_small.cu", "small", defines=defines, host=SplitGrid(accumulators=tm * tn), derive=_small_derive,
-                  name="vec4" if vec == 4 else "any", **_small_derive(defines))
+                  name=name, **_small_derive(defines))
 
 
 #: Narrow outputs: C of at most NARROW_COLS columns over at least NARROW_A elements of A. There

@@ -27,6 +27,12 @@
 #ifndef VEC
 #define VEC 4
 #endif
+#ifndef VEC_A  // the floats a copy of A's tile moves (tile_copy.cuh): VEC unless set
+#define VEC_A VEC
+#endif
+#ifndef VEC_B  // and of B's
+#define VEC_B VEC
+#endif
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 4
 #endif
@@ -75,7 +81,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 #pragma unroll
     for (int i = 0; i < ACC; ++i) acc[i] = 0.0f;
 
-    const TileCopy<BM, BN, BK, VEC, THREADS, LDA, LDB, HOIST> copy(A, B, M, N, K, row0, col0);
+    const TileCopy<BM, BN, BK, VEC_A, VEC_B, THREADS, LDA, LDB, HOIST> copy(A, B, M, N, K, row0, col0);
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
         if (first + s < last) copy(As[s], Bs[s], first + s);
