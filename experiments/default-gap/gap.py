@@ -9,11 +9,13 @@ in something that is not the plan. Hypotheses, each an arm here:
 
 1. any second solver of the same kernel reads slower than the first (its own module and graph):
    `small-copy` is a second `small` with its own solver; predicted: within ±0.1 µs of `small`.
-2. something in `default`'s call beyond the plan (its registry entry, the preludes' tests, its
-   launch list of 55) costs GPU time: `default-as-small` is `default`'s registry entry with
-   small's launches only; predicted: within ±0.1 µs of `small` if the launch list is innocent.
-3. the order within a round: the rounds rotate, so none; `default` is listed first and last in
-   turn (the sweep's order is default first).
+2. something in `default`'s entry beyond its launches: a CUDA rung's solve is a CudaSolver of its
+   launches and nothing else (registry.Implementation._solve), and its list of 55 is read only
+   when a plan is made, so `default-as-small` (default's entry with small's launches) should
+   read as `small-copy`; where `default` alone reads slower, its plan differs after all (a grid,
+   scratch or module the CPU check at 77638b0 did not see).
+3. the order within a round: the rounds rotate (every arm takes every place equally often), so
+   none is expected.
 
 Each arm is timed as `gemmlab sweep` times a shape (bench.run.measure: interleaved, GPU time,
 queue-ahead below 2048³, each result checked against the float64 product), 60 rounds, at shapes
