@@ -511,8 +511,8 @@ def test_tile_copies_of_each_width_give_the_same_bits(shape):
     import dataclasses
 
     small = registry.get("small")
-    order = ((4, 4), (2, 4), (4, 2), (2, 2), (1, 4), (4, 1), (1, 2), (2, 1), (1, 1))
-    widths = dataclasses.replace(small, launches=tuple(launches.small_launch(1, hoist=1, widths=w) for w in order))
+    widths = dataclasses.replace(small, launches=tuple(launches.small_launch(1, hoist=1, widths=w)
+                                                      for w in launches.COPY_WIDTHS))
     _assert_same_bits([dataclasses.replace(small), widths], small.precision, shape)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gemmlab import registry
+from gemmlab import launches, registry
 from gemmlab.cuda import sass as sass_mod
 from gemmlab.cuda.compiler import HOPPER_ARCH
 from gemmlab.cuda.sass import disassemble, instruction_mix
@@ -292,14 +292,12 @@ def test_hoisted_tile_copies_shorten_the_main_loop_and_copy_the_same(rung, name,
     assert regs[1] <= regs[0], regs
 
 
-@pytest.mark.parametrize("widths", [(4, 4), (4, 2), (2, 4), (2, 2), (4, 1), (1, 4), (2, 1), (1, 2), (1, 1)])
+@pytest.mark.parametrize("widths", launches.COPY_WIDTHS)
 def test_tile_copies_of_each_width_move_what_their_width_says(widths):
     """tile_copy.cuh's VEC_A and VEC_B (experiments/small-hoist): at `small`'s 32×64 tile and BK 16
     a thread copies 4 / VEC_A pieces of A and 8 / VEC_B of B a step, at STAGES (4) copy sites,
     each piece one LDGSTS of its width (.128: 16 bytes, .64: 8, plain: 4); no local memory."""
     from collections import Counter
-
-    from gemmlab import launches
 
     launch = launches.small_launch(1, hoist=1, widths=widths)
     ops = disassemble(launch.compile(HOPPER_ARCH).cubin)[launch.entry]

@@ -21,8 +21,9 @@ HOIST 1 (`small-8x8-hoist`: its 4-byte loop 809 → 668 instructions; it ran 1.1
 at long reductions without it), and `small-widths-hoist`: each operand's copies as wide as its
 rows allow (tile_copy.cuh's VEC_A, VEC_B: 8 bytes where N or K is even, 16 where a multiple of
 4), hoisted; its loops run 373–409 instructions where `any` runs 429, predicted 5–10 % past
-`small-hoist` where N or K is even and the other is not a multiple of 4, timed beside cuBLAS as `gemmlab sweep` times a shape (bench.run.measure:
-interleaved, GPU time, each result checked against the float64 product). One JSON line per shape
+`small-hoist` where N or K is even and the other is not a multiple of 4. Each arm is timed
+beside cuBLAS as `gemmlab sweep` times a shape (bench.run.measure: interleaved, GPU time, each
+result checked against the float64 product). One JSON line per shape
 to OUT.jsonl, with the results' bits compared between each arm and its twin (`same_bits`).
 Usage (repository root, on a GPU): python experiments/small-hoist/hoist.py OUT.jsonl [MxNxK ...]
 """
@@ -77,10 +78,10 @@ if "small" in RUNGS:
     wide = dict(bm=64, bn=128, bk=8, stages=4, chains=1, min_blocks=2, tm=8, tn=8, hoist=1)
     arms.append(dataclasses.replace(small, name="small-8x8-hoist", chapter=None, step=0, variant_of="small",
                                     launches=(launches.small_launch(4, **wide), launches.small_launch(1, **wide))))
-    # each operand's copies as wide as its rows allow, hoisted: the shortest loop first (sm_90a)
-    order = ((4, 4), (2, 4), (4, 2), (2, 2), (1, 4), (4, 1), (1, 2), (2, 1), (1, 1))
+    # each operand's copies as wide as its rows allow, hoisted: the shortest loop first
     arms.append(dataclasses.replace(small, name="small-widths-hoist", chapter=None, step=0, variant_of="small",
-                                    launches=tuple(launches.small_launch(1, hoist=1, widths=w) for w in order)))
+                                    launches=tuple(launches.small_launch(1, hoist=1, widths=w)
+                                                   for w in launches.COPY_WIDTHS)))
 with open(out_path, "a") as out:
     for shape in shapes:
         # Fresh copies: a solver keeps each call's plan for the next call at the same operands.

@@ -227,6 +227,12 @@ def tma_warp_launches() -> tuple[Launch, Launch]:
 SMALL_VEC4 = Requires(n=4, k=4, align=16, operands="AB")
 
 
+#: Every (VEC_A, VEC_B) pair of copy widths, the shortest hoisted main loop first (at `small`'s
+#: 32×64 tile, sm_90a, 2026-12-04: 373 instructions for (4, 4) up to 429 for (1, 1)): the order a
+#: launch list tries them in, each under `copy_widths` (experiments/small-hoist).
+COPY_WIDTHS = ((4, 4), (2, 4), (4, 2), (2, 2), (1, 4), (4, 1), (1, 2), (2, 1), (1, 1))
+
+
 def copy_widths(vec_a: int, vec_b: int) -> Requires | None:
     """Where copies of `vec_a` floats of A's rows and `vec_b` of B's are whole and aligned
     (tile_copy.cuh): N and K multiples of them, each such operand aligned to the wider copy;

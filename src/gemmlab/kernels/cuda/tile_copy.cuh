@@ -18,9 +18,9 @@
 // sm_90a SASS, 2026-12-04); `mma-split`'s 4-byte loop to 407 for 16 HMMAs.
 //
 // HOIST true: a thread's pieces of one tile share a column and lie a fixed number of rows apart
-// (THREADS·VEC_A is a multiple of BK, THREADS·VEC_B of BN), so the block keeps, per tile, one offset, the rows
-// left inside the matrix and whether the column is inside; a step adds n0 (A) or n0·K (B) to the
-// offset and compares once a piece. Offsets are 32-bit: M·N and N·K are below 2³¹. The same
+// (THREADS·VEC_A is a multiple of BK, THREADS·VEC_B of BN), so the block keeps, per tile, one
+// offset, the rows left inside the matrix and whether the column is inside; a step adds n0 (A) or
+// n0·K (B) to the offset and compares once a piece. Offsets are 32-bit: M·N and N·K are below 2³¹. The same
 // bytes land in the same places, so the products are bit for bit the same
 // (experiments/small-hoist).
 #pragma once
