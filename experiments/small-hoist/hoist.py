@@ -14,17 +14,27 @@ outputs of a few thousand to a few hundred thousand: seed 2039's worst shapes, 0
 cuBLAS FP32), the VEC 1 builds run 1.15–1.30× faster (25 % fewer instructions, 22 % fewer
 static stall cycles); the VEC 4 builds 0–5 %; short reductions (a few steps a part) within noise.
 
-Arms: the rungs RUNGS names (default: `default` and `small`) as shipped, and each with every
-launch of 18_small.cu and 19_mma_split.cu turned to HOIST 1 (`-hoist`); with `small` among them,
-also experiments/small-tiles' best arm (64×128 tiles, 8×8 outputs a thread, one chain) with
-HOIST 1 (`small-8x8-hoist`: its 4-byte loop 809 → 668 instructions; it ran 1.16–1.33× `small`
-at long reductions without it), and `small-widths-hoist`: each operand's copies as wide as its
-rows allow (tile_copy.cuh's VEC_A, VEC_B: 8 bytes where N or K is even, 16 where a multiple of
-4), hoisted; its loops run 373–409 instructions where `any` runs 429, predicted 5–10 % past
-`small-hoist` where N or K is even and the other is not a multiple of 4. Each arm is timed
-beside cuBLAS as `gemmlab sweep` times a shape (bench.run.measure: interleaved, GPU time, each
-result checked against the float64 product). One JSON line per shape
-to OUT.jsonl, with the results' bits compared between each arm and its twin (`same_bits`).
+Arms: the rungs RUNGS names (default: `default` and `small`) as they shipped before 2026-12-04
+(`-before`: every launch of 18_small.cu and 19_mma_split.cu with HOIST 0, `small`'s width twins
+left out), each hoisted (`-hoist`: HOIST 1, no width twins), and each as it ships now (HOIST 1
+and, for `small`'s 4-byte launches, `launches.width_twins`); with `small` among them, also
+experiments/small-tiles' best arm (64×128 tiles, 8×8 outputs a thread, one chain) with HOIST 1
+(`small-8x8-hoist`: its 4-byte loop 809 → 668 instructions; it ran 1.16–1.33× `small` at long
+reductions without it), and `small-widths-hoist`: the 32×64 tile alone, each operand's copies as
+wide as its rows allow (tile_copy.cuh's VEC_A, VEC_B: 8 bytes where N or K is even, 16 where a
+multiple of 4), hoisted; its loops run 373–409 instructions where `any` runs 429, predicted
+5–10 % past `small-hoist` where N or K is even and the other is not a multiple of 4.
+
+The first run (`1-small-hoist.jsonl`, at 9f4f4be, before the flip) named its arms `default`,
+`small` (HOIST 0: as then shipped) and `-hoist`, and built the latter by `Launch.with_defines`,
+which re-derives each precondition: `small`'s narrow twins lost theirs, so its `small-hoist` and
+`default-hoist` ran 64×32 tiles wherever they held, not the 32×64 of `small`. The arms now
+replace the define and keep each launch's precondition.
+
+Each arm is timed beside cuBLAS as `gemmlab sweep` times a shape (bench.run.measure:
+interleaved, GPU time, each result checked against the float64 product). One JSON line per
+shape to OUT.jsonl, with the results' bits compared between each rung's arms (`same_bits`: the
+`-hoist` arm against `-before`).
 Usage (repository root, on a GPU): python experiments/small-hoist/hoist.py OUT.jsonl [MxNxK ...]
 """
 import dataclasses
@@ -48,10 +58,14 @@ RUNGS = os.environ.get("RUNGS", "default small").split()
 COPIERS = ("18_small.cu", "19_mma_split.cu")  # the kernels whose tiles tile_copy.cuh copies
 
 
-def hoisted(impl):
-    """`impl` with every launch of those kernels built with HOIST 1."""
-    turned = tuple(x.with_defines({"HOIST": 1}) if x.source in COPIERS else x for x in impl.launches)
-    return dataclasses.replace(impl, name=f"{impl.name}-hoist", launches=turned, chapter=None, step=0,
+def armed(impl, suffix, hoist, twins):
+    """`impl` with HOIST `hoist` in every launch of those kernels (the define replaced, each
+    precondition kept), without `small`'s width twins unless `twins`."""
+    widths = {f"a{a}b{b}" for a, b in launches.COPY_WIDTHS}
+    turned = tuple(dataclasses.replace(x, defines=dict(x.defines) | {"HOIST": hoist}) if x.source in COPIERS else x
+                   for x in impl.launches
+                   if twins or not (x.source == "18_small.cu" and x.name.split(" ")[-1] in widths))
+    return dataclasses.replace(impl, name=f"{impl.name}{suffix}", launches=turned, chapter=None, step=0,
                                variant_of=impl.name)
 
 
@@ -71,7 +85,9 @@ runtime.configure()
 out_path = sys.argv[1]
 shapes = [tuple(int(x) for x in s.split("x")) for s in (sys.argv[2:] or SHAPES)]
 base = [registry.get(n) for n in RUNGS]
-arms = base + [hoisted(x) for x in base]
+before = {x.name: armed(x, "-before", 0, False) for x in base}
+hoisted = {x.name: armed(x, "-hoist", 1, False) for x in base}
+arms = [*before.values(), *hoisted.values(), *base]
 if "small" in RUNGS:
     small = registry.get("small")
     # experiments/small-tiles' t64x128-c1, hoisted
@@ -87,8 +103,8 @@ with open(out_path, "a") as out:
         # Fresh copies: a solver keeps each call's plan for the next call at the same operands.
         rec = measure([dataclasses.replace(a) for a in arms], shape, 3, 30, False, 7, energy=())
         rows = {r["name"]: r for r in rec["results"]}
-        same = {x.name: bool(torch.equal(bits(dataclasses.replace(x), shape),
-                                         bits(dataclasses.replace(hoisted(x)), shape))) for x in base}
+        same = {x.name: bool(torch.equal(bits(dataclasses.replace(before[x.name]), shape),
+                                         bits(dataclasses.replace(hoisted[x.name]), shape))) for x in base}
         line = {"shape": shape, "clocks": rec["clocks_during_timing"], "same_bits": same,
                 "results": {name: {"ms": r["median_ms"], "passed": r["passed"], "kernel": r.get("kernel"),
                                    "exact_violations": (r.get("figures") or {}).get("exact_violations")}

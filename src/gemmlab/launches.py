@@ -19,7 +19,7 @@ from .cuda import hopper
 from .cuda.dispatch import Launch
 from .cuda.needs import Needs
 from .cuda.pad import PaddedOperands
-from .cuda.requires import VEC4, Requires, whole_tiles
+from .cuda.requires import VEC4, Requires, all_of, whole_tiles
 from .cuda.splitgrid import SplitGrid
 from .cuda.transposed import TransposedA
 
@@ -254,17 +254,18 @@ def _small_derive(d) -> dict:
 
 
 def small_launch(vec: int, bm: int = 32, bn: int = 64, bk: int = 16, stages: int = 4, chains: int = 2,
-                 min_blocks: int = 3, tm: int = 4, tn: int = 4, hoist: int = 0,
+                 min_blocks: int = 3, tm: int = 4, tn: int = 4, hoist: int = 1,
                  widths: tuple[int, int] | None = None) -> Launch:
     """The `small` kernel (18_small.cu): A and B in place, split-K over grid z (cuda/splitgrid.py);
-    VEC 4 "vec4", VEC 1 "any"; `tm`×`tn` outputs a thread (experiments/small-tiles); `hoist` 1:
-    the copies' addresses worked out once a block, `widths` (floats a copy of A's tile, of B's)
-    in place of VEC's for both, named "aXbY" (experiments/small-hoist)."""
+    VEC 4 "vec4", VEC 1 "any"; `tm`×`tn` outputs a thread (experiments/small-tiles); `hoist` 0:
+    each step's copy addresses from scratch, as before 2026-12-04 (the kernel's HOIST 1 works them
+    out once a block); `widths` (floats a copy of A's tile, of B's) in place of VEC's for both,
+    named "aXbY" (experiments/small-hoist)."""
     defines = {"BM": bm, "BN": bn, "BK": bk, "STAGES": stages, "CHAINS": chains, "VEC": vec,
                "MIN_BLOCKS": min_blocks}
     if (tm, tn) != (4, 4):  # only then: 4×4 is the macros' default, and the shipped cubins stay
         defines |= {"TM": tm, "TN": tn}
-    if hoist:  # likewise
+    if hoist != 1:  # likewise
         defines |= {"HOIST": hoist}
     name = "vec4" if vec == 4 else "any"
     if widths and widths != (vec, vec):  # likewise
@@ -272,6 +273,21 @@ def small_launch(vec: int, bm: int = 32, bn: int = 64, bk: int = 16, stages: int
         name = f"a{widths[0]}b{widths[1]}"
     return Launch("18_small.cu", "small", defines=defines, host=SplitGrid(accumulators=tm * tn), derive=_small_derive,
                   name=name, **_small_derive(defines))
+
+
+def width_twins(launch: Launch) -> tuple[Launch, ...]:
+    """Before a `small` launch of 4-byte copies ("any"), its twins that copy each operand as wide
+    as its rows allow (COPY_WIDTHS' order, neither all 16-byte, the vec4 launch's, nor all 4-byte,
+    the launch itself), each under `copy_widths`: where N or K is even the hoisted loop is 20–56
+    instructions shorter (experiments/small-hoist). Other launches have none."""
+    if launch.source != "18_small.cu" or launch.defines["VEC"] != 1 or "VEC_A" in launch.defines:
+        return ()
+    out = []
+    for a, b in COPY_WIDTHS[1:-1]:
+        twin = launch.with_defines({"VEC_A": a, "VEC_B": b})
+        out.append(dataclasses.replace(twin, name=f"a{a}b{b}-{launch.name}" if launch.name != "any" else f"a{a}b{b}",
+                                       when=all_of(twin.when, launch.when)))
+    return tuple(out)
 
 
 #: Narrow outputs: C of at most NARROW_COLS columns over at least NARROW_A elements of A. There
@@ -446,7 +462,8 @@ RUNGS: dict[str, tuple[Launch, ...]] = {
     "wgmma-swap": wgmma_swap_launches(),
     "tma": (bigtile_launch(pad_b=False, bk=16, stages=3, split=True, fetch_ba=True, tma=True),
             bigtile_launch(pad_b=True, bk=16, stages=3, split=True, fetch_ba=True, tma=True)),
-    "small": (narrow(small_launch(4)), narrow(small_launch(1)), small_launch(4), small_launch(1)),
+    "small": (narrow(small_launch(4)), narrow(small_launch(1)), small_launch(4), *width_twins(small_launch(1)),
+              small_launch(1)),
     "mma-split": (mma_split_launch(4), mma_split_launch(1)),
     "tma-warp": tma_warp_launches(),
     "thin": THIN_LAUNCHES,

@@ -37,7 +37,8 @@
 #define MIN_BLOCKS 4
 #endif
 #ifndef HOIST
-#define HOIST 0  // 1: the copies' addresses worked out once a block (tile_copy.cuh)
+#define HOIST 1  // the copies' addresses worked out once a block (tile_copy.cuh); 0: each step's
+                 // from scratch, as before 2026-12-04 (experiments/small-hoist)
 #endif
 #ifndef FAN
 #define FAN 8
