@@ -405,8 +405,10 @@ def test_default_turns_smalls_tile_where_the_output_is_narrow():
     narrow = runs(2047, 1000, launches.NARROW_COLS - 1)
     assert narrow.name == "micro-odd narrow" and narrow.tile == (64, 32)
     assert runs(2048, 1000, 16).name == "micro-aligned narrow"
-    assert runs(2047, 200, 31).name == "micro-odd"  # M·N under NARROW_A: the winner's own 32×64
-    assert runs(2047, 1000, launches.NARROW_COLS + 1).name == "micro-odd"
+    # M·N under NARROW_A: the winner's own 32×64, here its twin of 16-byte copies of A (N = 200)
+    own = runs(2047, 200, 31)
+    assert own.name == "micro-odd a4b1" and own.tile == (32, 64)
+    assert runs(2047, 1001, launches.NARROW_COLS + 1).name == "micro-odd"
     assert not any(x.name.endswith("tiled narrow") for x in chain)
     assert all(x.defines["BM"] == 64 and x.defines["BN"] == 32 for x in chain if x.name.endswith(" narrow"))
 
