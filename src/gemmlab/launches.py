@@ -356,8 +356,25 @@ def thin_launch(which: str, width: int | None = None, blocks: int | None = None)
                   name=f"thin-{which}" if width == 1 else f"thin-{which}-x{width}")
 
 
-#: The `thin` kernels: what the rung runs first, and what `default` runs before `small`'s winners.
+#: The `thin` kernels: what the rung runs first.
 THIN_LAUNCHES = tuple(thin_launch(which, width) for which in ("cols", "rows") for width, _ in THIN_WIDTHS[which])
+
+#: Where `default` runs thin_rows before `small`'s winners: at most DEFAULT_THIN_ROWS rows of C over
+#: at least DEFAULT_THIN_B elements of B, four columns a lane. Since `small`'s copies were hoisted
+#: (1331c3f), its 32×64 tile ran ahead of thin_rows at 17 of the 20 shapes of experiments/thin-floor
+#: with M ≤ 8 (by 2–20 %) and at 6 of seed 2040's 8: thin_rows led only at 1×8191×8191 (21 %) and
+#: 3×5482×4750 (13 %), tied at 3×5000×5001, and lost at every shape with 5 rows or more, or B under
+#: 2²⁴ elements. Fitted on those few shapes: the next draws judge it.
+DEFAULT_THIN_ROWS = 4
+DEFAULT_THIN_B = 1 << 24
+
+
+def default_thin_launches() -> tuple[Launch, ...]:
+    """The `thin` kernels `default` runs before `small`'s winners: thin_cols as the rung has them,
+    thin_rows at four columns a lane under DEFAULT_THIN_ROWS and DEFAULT_THIN_B."""
+    cols = tuple(x for x in THIN_LAUNCHES if x.entry == "thin_cols")
+    rows = thin_launch("rows", 4)
+    return (*cols, dataclasses.replace(rows, when=Requires(rows=DEFAULT_THIN_ROWS, b_elements=DEFAULT_THIN_B)))
 
 
 #: The longest reduction the `short` kernel takes (21_short.cu's SHORT_N): A's rows and B's columns

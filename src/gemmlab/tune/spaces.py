@@ -138,12 +138,12 @@ def _small_valid(knobs: Mapping[str, int]) -> bool:
 
 def _small_refine(launch: Launch, cls: ShapeClass, sms: int) -> tuple[Launch, ...]:
     """Where the class's layout lets a side of C be thin or narrow (a tiled class's M and K are
-    multiples of 128): `thin`'s kernels where M or K ≤ THIN, then the winner's narrow twin
-    (`launches.narrow`); before a winner of 4-byte copies, its twins of wider ones where N or K
-    allows (`launches.width_twins`)."""
+    multiples of 128): `thin`'s kernels where K ≤ THIN, or M is a few rows over a large B
+    (`launches.default_thin_launches`), then the winner's narrow twin (`launches.narrow`); before
+    a winner of 4-byte copies, its twins of wider ones where N or K allows (`launches.width_twins`)."""
     if cls.layout == "tiled":
         return ()
-    return (*builders.THIN_LAUNCHES, builders.narrow(launch), *builders.width_twins(launch))
+    return (*builders.default_thin_launches(), builders.narrow(launch), *builders.width_twins(launch))
 
 
 def _bigtile_refine(launch: Launch, cls: ShapeClass, sms: int) -> tuple[Launch, ...]:
