@@ -445,3 +445,19 @@ def test_where_a_rung_says_it_runs_its_fallback_runs(impl):
     fallback = impl.launches[-1]
     assert fallback.when is None
     assert fallback.all_needs <= impl.needs, (impl.name, str(fallback.all_needs), str(impl.needs))
+
+
+def test_default_puts_width_twins_only_where_the_class_lets_them_run():
+    """`launches.width_twins` before a 4-byte `small` winner: in an odd-n class (N % 4 != 0) none
+    copies A 16 bytes at a time, in an odd class (K % 4 != 0) none copies B so; each other pair
+    of widths is there, in COPY_WIDTHS' order, ahead of the winner."""
+    from gemmlab.tune import default
+
+    chain = default.launches()
+    for layout, banned in (("odd-n", "VEC_A"), ("odd", "VEC_B")):
+        twins = [x for x in chain if x.name.startswith(f"micro-{layout} a")]
+        widths = [(x.defines["VEC_A"], x.defines["VEC_B"]) for x in twins]
+        want = [w for w in launches.COPY_WIDTHS[1:-1] if w[0 if banned == "VEC_A" else 1] != 4]
+        assert widths == want, (layout, widths)
+        winner = next(i for i, x in enumerate(chain) if x.name == f"micro-{layout}")
+        assert all(chain.index(x) < winner for x in twins)

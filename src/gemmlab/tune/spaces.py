@@ -143,7 +143,16 @@ def _small_refine(launch: Launch, cls: ShapeClass, sms: int) -> tuple[Launch, ..
     a winner of 4-byte copies, its twins of wider ones where N or K allows (`launches.width_twins`)."""
     if cls.layout == "tiled":
         return ()
-    return (*builders.default_thin_launches(), builders.narrow(launch), *builders.width_twins(launch))
+    return (*builders.default_thin_launches(), builders.narrow(launch),
+            *(x for x in builders.width_twins(launch) if _widths_fit(x, cls)))
+
+
+def _widths_fit(launch: Launch, cls: ShapeClass) -> bool:
+    """Whether a class's layout leaves room for a width twin's copies: none of 16 bytes of A's rows
+    in odd-n (N % 4 != 0), nor of B's in odd (K % 4 != 0). The others would never run there, and
+    each would still be a kernel in `gemmlab export`'s file."""
+    widths = launch.defines.get("VEC_A"), launch.defines.get("VEC_B")
+    return not (cls.layout == "odd-n" and widths[0] == 4 or cls.layout == "odd" and widths[1] == 4)
 
 
 def _bigtile_refine(launch: Launch, cls: ShapeClass, sms: int) -> tuple[Launch, ...]:
