@@ -293,18 +293,24 @@ def test_hoisted_tile_copies_shorten_the_main_loop_and_copy_the_same(rung, name,
 
 
 @pytest.mark.parametrize("widths", launches.COPY_WIDTHS)
-def test_tile_copies_of_each_width_move_what_their_width_says(widths):
-    """tile_copy.cuh's VEC_A and VEC_B (experiments/small-hoist): at `small`'s 32×64 tile and BK 16
-    a thread copies 4 / VEC_A pieces of A and 8 / VEC_B of B a step, at STAGES (4) copy sites,
-    each piece one LDGSTS of its width (.128: 16 bytes, .64: 8, plain: 4); no local memory."""
+@pytest.mark.parametrize("rung", ["small", "mma-split"])
+def test_tile_copies_of_each_width_move_what_their_width_says(rung, widths):
+    """tile_copy.cuh's VEC_A and VEC_B (experiments/small-hoist): a thread copies BM·BK / (threads
+    · VEC_A) pieces of A and BK·BN / (threads · VEC_B) of B a step (at `small`'s 32×64 tile and BK
+    16, 4 / VEC_A and 8 / VEC_B; at `mma-split`'s 64×64, 8 / VEC_A and 8 / VEC_B), at STAGES (4)
+    copy sites, each piece one LDGSTS of its width (.128: 16 bytes, .64: 8, plain: 4); no local
+    memory."""
     from collections import Counter
 
-    launch = launches.small_launch(1, hoist=1, widths=widths)
+    any_launch = next(x for x in registry.get(rung).launches if x.name == "any")
+    launch = any_launch.with_defines({"VEC_A": widths[0], "VEC_B": widths[1]})
     ops = disassemble(launch.compile(HOPPER_ARCH).cubin)[launch.entry]
     suffix = {4: ".128", 2: ".64", 1: ""}
     got = Counter(o for o in ops if o.startswith("LDGSTS"))
     want = Counter()
-    for width, pieces in ((widths[0], 4 // widths[0]), (widths[1], 8 // widths[1])):
+    (bm, bn), bk = launch.tile, launch.step
+    for width, pieces in ((widths[0], bm * bk // (launch.threads * widths[0])),
+                          (widths[1], bk * bn // (launch.threads * widths[1]))):
         name = next(o for o in got if o.endswith(suffix[width]) and (width == 1) == (o == "LDGSTS.E"))
         want[name] += 4 * pieces
     assert got == want, (got, want)

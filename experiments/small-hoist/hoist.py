@@ -31,6 +31,12 @@ which re-derives each precondition: `small`'s narrow twins lost theirs, so its `
 `default-hoist` ran 64×32 tiles wherever they held, not the 32×64 of `small`. The arms now
 replace the define and keep each launch's precondition.
 
+With `mma-split` among RUNGS, also `mma-split-widths`: its 4-byte launch preceded by its width
+twins (`launches.width_twins`, as `small` ships them). Its hoisted 4-byte loop runs 269
+instructions; with the twins 217–247 (sm_90a, 2026-12-04): a larger share of a shorter loop than
+`small`'s (429 → 373–409, which ran 0–5 % faster). Prediction (written before any run): 3–10 %
+past `mma-split` where N or K is even and the other not a multiple of 4.
+
 Each arm is timed beside cuBLAS as `gemmlab sweep` times a shape (bench.run.measure:
 interleaved, GPU time, each result checked against the float64 product). One JSON line per
 shape to OUT.jsonl, with the results' bits compared between each rung's arms (`same_bits`: the
@@ -55,7 +61,7 @@ SHAPES = ["460x8027x70", "41x1399x3647", "1072x3978x37", "181x3387x446", "820x48
 
 
 RUNGS = os.environ.get("RUNGS", "default small").split()
-COPIERS = ("18_small.cu", "19_mma_split.cu")  # the kernels whose tiles tile_copy.cuh copies
+COPIERS = launches.COPIERS  # the kernels whose tiles tile_copy.cuh copies
 
 
 def armed(impl, suffix, hoist, twins):
@@ -98,6 +104,13 @@ if "small" in RUNGS:
     arms.append(dataclasses.replace(small, name="small-widths-hoist", chapter=None, step=0, variant_of="small",
                                     launches=tuple(launches.small_launch(1, hoist=1, widths=w)
                                                    for w in launches.COPY_WIDTHS)))
+if "mma-split" in RUNGS:
+    # mma-split with small's width twins before its 4-byte launch (launches.width_twins)
+    mma = registry.get("mma-split")
+    four = next(x for x in mma.launches if x.name == "any")
+    arms.append(dataclasses.replace(mma, name="mma-split-widths", chapter=None, step=0, variant_of="mma-split",
+                                    launches=tuple(x for x in mma.launches if x is not four)
+                                    + launches.width_twins(four) + (four,)))
 with open(out_path, "a") as out:
     for shape in shapes:
         # Fresh copies: a solver keeps each call's plan for the next call at the same operands.

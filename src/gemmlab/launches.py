@@ -275,12 +275,17 @@ def small_launch(vec: int, bm: int = 32, bn: int = 64, bk: int = 16, stages: int
                   name=name, **_small_derive(defines))
 
 
+#: The kernels whose tiles tile_copy.cuh copies, and so whose copies may be of any width.
+COPIERS = ("18_small.cu", "19_mma_split.cu")
+
+
 def width_twins(launch: Launch) -> tuple[Launch, ...]:
-    """Before a `small` launch of 4-byte copies ("any"), its twins that copy each operand as wide
-    as its rows allow (COPY_WIDTHS' order, neither all 16-byte, the vec4 launch's, nor all 4-byte,
-    the launch itself), each under `copy_widths`: where N or K is even the hoisted loop is 20–56
-    instructions shorter (experiments/small-hoist). Other launches have none."""
-    if launch.source != "18_small.cu" or launch.defines["VEC"] != 1 or "VEC_A" in launch.defines:
+    """Before a `small` (or `mma-split`) launch of 4-byte copies ("any"), its twins that copy each
+    operand as wide as its rows allow (COPY_WIDTHS' order, neither all 16-byte, the vec4 launch's,
+    nor all 4-byte, the launch itself), each under `copy_widths`: where N or K is even `small`'s
+    hoisted loop is 20–56 instructions shorter, and it ran 0–5 % faster (experiments/small-hoist).
+    Other launches have none; `mma-split` ships without them until a run says they pay."""
+    if launch.source not in COPIERS or launch.defines["VEC"] != 1 or "VEC_A" in launch.defines:
         return ()
     out = []
     for a, b in COPY_WIDTHS[1:-1]:
@@ -407,8 +412,10 @@ def gemv_launch(rows: int = 2, min_blocks: int = 4) -> Launch:
 
 def _mma_split_derive(d) -> dict:
     """Four warps on a 64×64 tile in STAGES shared stages (A's rows padded by 4 floats, B's by 8:
-    conflict-free fragment reads); VEC 4 needs SMALL_VEC4, VEC 1 any shape. mma.sync: sm_80's."""
-    return {"block": (128, 1), "tile": (64, 64), "step": d["BK"], "when": SMALL_VEC4 if d["VEC"] == 4 else None,
+    conflict-free fragment reads); VEC 4 needs SMALL_VEC4, VEC 1 any shape, and VEC_A, VEC_B
+    (where set) `copy_widths`, as `small`'s. mma.sync: sm_80's."""
+    return {"block": (128, 1), "tile": (64, 64), "step": d["BK"],
+            "when": copy_widths(d.get("VEC_A", d["VEC"]), d.get("VEC_B", d["VEC"])),
             "buffers": d["STAGES"], "pad": (4, 8), "needs": Needs.SM80}
 
 
