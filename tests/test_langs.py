@@ -151,7 +151,10 @@ def test_the_language_rungs_are_in_the_registry_with_their_sources():
                                             ("tilelang-gemm", "tilelang", "tf32", "kernels/tilelang/gemm.py")):
         impl = registry.get(name)
         assert (impl.family, impl.precision, impl.sources) == (family, precision, (source,))
-        assert (PACKAGE / impl.doc).read_text().count("**Measured:** pending H200 run") == 1
+        # Its measurement, once: figures linked to the H200 record (tests/test_doc_figures.py checks each)
+        text = (PACKAGE / impl.doc).read_text()
+        assert text.count("**Measured**") == 1 and "pending" not in text, impl.doc
+        assert f"experiments/langs-gpu/2-langs-bench.json#results.name={name}.median_ms" in text, impl.doc
     assert registry.get(name).chapter is registry.LANGUAGES  # the last such rung above
     # They come after `default`, whose rung number the committed records hold.
     assert min(registry.get(n).rung for n in ("cute-tiled", "mojo-tiled", "tilelang-gemm")) > registry.get("default").rung
