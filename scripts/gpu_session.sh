@@ -118,13 +118,13 @@ for step in "$@"; do
                   --out "$LOGS/results"
                 cp "$(ls -t "$LOGS"/results/*/sweep-*.json | head -1)" "$OUT/gemv-floor.json" ;;
     # `thin` beside small, default and cuBLAS where M ≤ 8, B from 4·10³ elements to 6.7·10⁷, then seed
-    # 2040's shapes where default ran thin_rows: since small's copies were hoisted (1331c3f), where
+    # 2040's other shapes where default ran thin_rows (8x7165x169 is among the first): since small's copies were hoisted (1331c3f), where
     # thin_rows still pays (experiments/thin-floor).
     thin-floor) run thin-floor 400 gemmlab sweep thin small default \
                   $(for s in 1x301x299 1x4096x1024 1x8191x8191 2x64x63 2x1000x201 2x7001x600 3x200x41 3x1500x701 \
                              3x5000x5001 5x100x1000 5x3001x300 5x2000x1999 5x8000x3000 8x40x80 8x500x501 8x7165x169 \
                              8x2000x1500 8x4000x4001 8x8192x8192 7x333x3333 \
-                             8x7165x169 3x25x5690 3x5482x4750 3x42x156 3x1x90 2x268x22 8x65x18 8x41x80; do echo --shape $s; done) \
+                             3x25x5690 3x5482x4750 3x42x156 3x1x90 2x268x22 8x65x18 8x41x80; do echo --shape $s; done) \
                   --out "$LOGS/results"
                 cp "$(ls -t "$LOGS"/results/*/sweep-*.json | head -1)" "$OUT/thin-floor.json" ;;
     # The classes whose winners were calibrated against `small` before its copies were hoisted

@@ -509,13 +509,20 @@ def test_hoisted_tile_copies_give_the_same_bits(rung, shape):
                                    (8, 3001, 6), (300, 2050, 4)])
 def test_tile_copies_of_each_width_give_the_same_bits(shape):
     """tile_copy.cuh's VEC_A and VEC_B, hoisted, each operand's copies as wide as its rows allow:
-    C bit for bit as `small` ships, within the strict gate."""
+    C bit for bit as with 4-byte copies, within the strict gate: `small` as it ships (its width
+    twins first) against `small` without them, and the 32×64 tile at every width against its
+    4-byte launch alone."""
     import dataclasses
+    import re
 
     small = registry.get("small")
-    widths = dataclasses.replace(small, launches=tuple(launches.small_launch(1, hoist=1, widths=w)
+    twin = re.compile(r"a\db\d")
+    four_byte = tuple(x for x in small.launches if not twin.fullmatch(x.name))
+    assert len(four_byte) < len(small.launches)
+    widths = dataclasses.replace(small, launches=tuple(launches.small_launch(1, widths=w)
                                                       for w in launches.COPY_WIDTHS))
-    _assert_same_bits([dataclasses.replace(small), widths], small.precision, shape)
+    _assert_same_bits([dataclasses.replace(small, launches=four_byte), dataclasses.replace(small), widths,
+                       dataclasses.replace(small, launches=(launches.small_launch(1),))], small.precision, shape)
 
 
 def _assert_same_bits(impls, precision, shape):

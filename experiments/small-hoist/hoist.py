@@ -40,7 +40,7 @@ past `mma-split` where N or K is even and the other not a multiple of 4.
 Each arm is timed beside cuBLAS as `gemmlab sweep` times a shape (bench.run.measure:
 interleaved, GPU time, each result checked against the float64 product). One JSON line per
 shape to OUT.jsonl, with the results' bits compared between each rung's arms (`same_bits`: the
-`-hoist` arm against `-before`).
+`-hoist` arm against `-before`; since the second run, also the shipped arm, "RUNG shipped").
 Usage (repository root, on a GPU): python experiments/small-hoist/hoist.py OUT.jsonl [MxNxK ...]
 """
 import dataclasses
@@ -116,8 +116,11 @@ with open(out_path, "a") as out:
         # Fresh copies: a solver keeps each call's plan for the next call at the same operands.
         rec = measure([dataclasses.replace(a) for a in arms], shape, 3, 30, False, 7, energy=())
         rows = {r["name"]: r for r in rec["results"]}
-        same = {x.name: bool(torch.equal(bits(dataclasses.replace(before[x.name]), shape),
-                                         bits(dataclasses.replace(hoisted[x.name]), shape))) for x in base}
+        same = {}
+        for x in base:  # the hoisted arm and the shipped one (width twins and all) against before
+            old = bits(dataclasses.replace(before[x.name]), shape)
+            same[x.name] = bool(torch.equal(old, bits(dataclasses.replace(hoisted[x.name]), shape)))
+            same[f"{x.name} shipped"] = bool(torch.equal(old, bits(dataclasses.replace(x), shape)))
         line = {"shape": shape, "clocks": rec["clocks_during_timing"], "same_bits": same,
                 "results": {name: {"ms": r["median_ms"], "passed": r["passed"], "kernel": r.get("kernel"),
                                    "exact_violations": (r.get("figures") or {}).get("exact_violations")}

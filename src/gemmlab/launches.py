@@ -283,7 +283,7 @@ def width_twins(launch: Launch) -> tuple[Launch, ...]:
     """Before a `small` (or `mma-split`) launch of 4-byte copies ("any"), its twins that copy each
     operand as wide as its rows allow (COPY_WIDTHS' order, neither all 16-byte, the vec4 launch's,
     nor all 4-byte, the launch itself), each under `copy_widths`: where N or K is even `small`'s
-    hoisted loop is 20–56 instructions shorter, and it ran 0–5 % faster (experiments/small-hoist).
+    hoisted loop is 20–54 instructions shorter, and it ran 0–5 % faster (experiments/small-hoist).
     Other launches have none; `mma-split` ships without them until a run says they pay."""
     if launch.source not in COPIERS or launch.defines["VEC"] != 1 or "VEC_A" in launch.defines:
         return ()
@@ -367,9 +367,10 @@ THIN_LAUNCHES = tuple(thin_launch(which, width) for which in ("cols", "rows") fo
 #: Where `default` runs thin_rows before `small`'s winners: at most DEFAULT_THIN_ROWS rows of C over
 #: at least DEFAULT_THIN_B elements of B, four columns a lane. Since `small`'s copies were hoisted
 #: (1331c3f), its 32×64 tile ran ahead of thin_rows at 17 of the 20 shapes of experiments/thin-floor
-#: with M ≤ 8 (by 2–20 %) and at 6 of seed 2040's 8: thin_rows led only at 1×8191×8191 (21 %) and
-#: 3×5482×4750 (13 %), tied at 3×5000×5001, and lost at every shape with 5 rows or more, or B under
-#: 2²⁴ elements. Fitted on those few shapes: the next draws judge it.
+#: with M ≤ 8 (by 2–20 %) and at 6 of seed 2040's 8: thin_rows led by more than 3 % only at
+#: 1×8191×8191 (21 %), 3×5482×4750 (13 %) and 3×1×90 (5–7 %, 0.3 µs at 4.4), by 2 % at 3×200×41,
+#: tied at 3×5000×5001, and lost at every shape with 5 rows or more. Fitted on those few shapes,
+#: the tiny ones left to `small`: the next draws judge it.
 DEFAULT_THIN_ROWS = 4
 DEFAULT_THIN_B = 1 << 24
 

@@ -8,7 +8,8 @@
 // names); `copy(As, Bs, t)` issues step t's copies. VEC_A and VEC_B are the floats a copy of A's
 // tile and of B's moves: 4 (16 bytes) or 2 (8) where the host has checked that the operand's rows
 // start on that many bytes (N, for A, or K, for B, a multiple of it, the pointer aligned), 1 (4
-// bytes) for any shape and alignment; the rungs ship VEC_A = VEC_B (their VEC). Outside A and B a
+// bytes) for any shape and alignment (`small` also ships twins of wider copies for each operand:
+// launches.width_twins). Outside A and B a
 // copy reads nothing and writes zeros (source size 0), so the edge tiles need no other test. HOIST
 // chooses how a step finds its addresses:
 //
@@ -22,8 +23,8 @@
 // tile, one offset, the rows left inside the matrix and whether the column is inside; a step adds
 // n0 (A) or n0·K (B) to the offset and compares once a piece. Offsets are 32-bit: M·N and N·K are
 // below 2³¹. The same bytes land in the same places, so the products are bit for bit the same; on
-// the H200 the 4-byte builds ran 1.08–1.30× faster at long reductions onto few outputs
-// (experiments/small-hoist).
+// the H200 the 4-byte builds ran 1.09–1.24× (`small`) and 1.15–1.25× (`mma-split`) faster at
+// long reductions onto few outputs (experiments/small-hoist).
 #pragma once
 
 // A cp.async of kFloats floats (4, 8 or 16 bytes; sm_80+); with inside false nothing is read and
