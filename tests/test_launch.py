@@ -461,3 +461,28 @@ def test_default_puts_width_twins_only_where_the_class_lets_them_run():
         assert widths == want, (layout, widths)
         winner = next(i for i, x in enumerate(chain) if x.name == f"micro-{layout}")
         assert all(chain.index(x) < winner for x in twins)
+
+
+@pytest.mark.parametrize("sms", [16, 100, 132, 160])
+def test_default_lists_a_thin_launch_in_every_class_a_thin_shape_can_fall_in(sms):
+    """`spaces._thin_reaches` drops a `thin` launch only from classes none of its shapes reach:
+    shapes with M ≤ its rows (or K ≤ its columns) and the other sides up to problem.MAX_DIM fall in
+    a class it keeps, on any SM count; on the H200's 132 SMs that is micro alone."""
+    import random
+
+    from gemmlab import problem
+    from gemmlab.tune.classes import SIZES, ShapeClass, classify
+    from gemmlab.tune.spaces import _thin_reaches
+
+    rng = random.Random(sms)
+    most = problem.MAX_DIM
+    for launch in launches.default_thin_launches():
+        rows, cols = launch.when.rows, launch.when.cols
+        for _ in range(300):
+            big = [most, rng.randint(1, most), most - rng.randint(0, 64)]
+            rng.shuffle(big)
+            m, n, k = (rng.randint(1, rows), big[0], big[1]) if rows else (big[0], big[1], rng.randint(1, cols))
+            assert _thin_reaches(launch, classify(m, n, k, sms), sms), (launch.name, (m, n, k), sms)
+        kept = [size for size in SIZES if _thin_reaches(launch, ShapeClass(size, "odd"), sms)]
+        if sms == 132:
+            assert kept == ["micro"], (launch.name, kept)

@@ -23,10 +23,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from .. import launches as builders
+from .. import problem
 from ..cuda.dispatch import Launch
 from ..cuda.handoff import SplitPays
 from ..cuda.requires import all_of
-from .classes import ShapeClass, fewest_rows
+from .classes import SIZES, ShapeClass, fewest_rows, size_of
 
 Knobs = dict[str, int]
 
@@ -139,12 +140,25 @@ def _small_valid(knobs: Mapping[str, int]) -> bool:
 def _small_refine(launch: Launch, cls: ShapeClass, sms: int) -> tuple[Launch, ...]:
     """Where the class's layout lets a side of C be thin or narrow (a tiled class's M and K are
     multiples of 128): `thin`'s kernels where K ≤ THIN, or M is a few rows over a large B
-    (`launches.default_thin_launches`), then the winner's narrow twin (`launches.narrow`); before
+    (`launches.default_thin_launches`), in the sizes such shapes reach (`_thin_reaches`), then the
+    winner's narrow twin (`launches.narrow`); before
     a winner of 4-byte copies, its twins of wider ones where N or K allows (`launches.width_twins`)."""
     if cls.layout == "tiled":
         return ()
-    return (*builders.default_thin_launches(), builders.narrow(launch),
+    return (*(x for x in builders.default_thin_launches() if _thin_reaches(x, cls, sms)), builders.narrow(launch),
             *(x for x in builders.width_twins(launch) if _widths_fit(x, cls)))
+
+
+def _thin_reaches(launch: Launch, cls: ShapeClass, sms: int) -> bool:
+    """Whether a shape a `thin` launch takes (M ≤ its rows, or K ≤ its columns) can fall in a
+    class of `cls`'s size on `sms` SMs: micro, or a size no larger than that of the largest such
+    shape (the other two sides at problem.MAX_DIM). On the H200's 132 SMs every one is micro
+    (K ≤ 8: at most 8·8192² = 2²⁹ of work, micro's bound 2²²·132), so elsewhere the launch would
+    never run, and still be listed in `gemmlab export`'s file."""
+    most = problem.MAX_DIM
+    rows, cols = launch.when.rows, launch.when.cols
+    largest = size_of(rows, most, most, sms) if rows else size_of(most, most, cols, sms)
+    return cls.size == "micro" or SIZES.index(cls.size) <= SIZES.index(largest)
 
 
 def _widths_fit(launch: Launch, cls: ShapeClass) -> bool:
