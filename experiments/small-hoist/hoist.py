@@ -67,10 +67,8 @@ COPIERS = launches.COPIERS  # the kernels whose tiles tile_copy.cuh copies
 def armed(impl, suffix, hoist, twins):
     """`impl` with HOIST `hoist` in every launch of those kernels (the define replaced, each
     precondition kept), without `small`'s width twins unless `twins`."""
-    widths = {f"a{a}b{b}" for a, b in launches.COPY_WIDTHS}
     turned = tuple(dataclasses.replace(x, defines=dict(x.defines) | {"HOIST": hoist}) if x.source in COPIERS else x
-                   for x in impl.launches
-                   if twins or not (x.source == "18_small.cu" and x.name.split(" ")[-1] in widths))
+                   for x in impl.launches if twins or "VEC_A" not in x.defines)  # a width twin sets VEC_A
     return dataclasses.replace(impl, name=f"{impl.name}{suffix}", launches=turned, chapter=None, step=0,
                                variant_of=impl.name)
 

@@ -158,7 +158,7 @@ def _thin_reaches(launch: Launch, cls: ShapeClass, sms: int) -> bool:
     most = problem.MAX_DIM
     rows, cols = launch.when.rows, launch.when.cols
     largest = size_of(rows, most, most, sms) if rows else size_of(most, most, cols, sms)
-    return cls.size == "micro" or SIZES.index(cls.size) <= SIZES.index(largest)
+    return SIZES.index(cls.size) <= SIZES.index(largest)  # micro, SIZES' first, always
 
 
 def _widths_fit(launch: Launch, cls: ShapeClass) -> bool:
