@@ -144,6 +144,9 @@ for step in "$@"; do
     small-hoist) run small-hoist 400 python3 experiments/small-hoist/hoist.py "$OUT/small-hoist.jsonl"
                  run small-hoist-tf32 300 env RUNGS="mma-split tf32" python3 experiments/small-hoist/hoist.py \
                      "$OUT/small-hoist-tf32.jsonl" ;;
+    # default beside default with its untiled classes' bigtile launches folding their sums into C
+    # (bigtile's FOLD, launches.fold_twin) in place of split-K's parts for accuracy (experiments/fold).
+    fold) run fold 500 python3 experiments/fold/fold.py "$OUT/fold.jsonl" ;;
     # default against the very kernel it runs (small's), a second small, and default's entry with
     # small's launches, at tiny shapes (experiments/default-gap).
     default-gap) run default-gap 300 python3 experiments/default-gap/gap.py "$OUT/default-gap.jsonl" ;;

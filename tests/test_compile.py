@@ -185,3 +185,27 @@ def test_rung_numbers_live_in_the_registry_only():
             head = path.read_text().splitlines()[0]
             assert not re.search(r"\brung \d", head, re.I), f"{path.name}: {head}"
 
+
+
+def _fold_twins() -> list:
+    """Each bigtile build `default` runs, folding (launches.fold_twin: experiments/fold's arm)."""
+    from gemmlab import launches
+
+    found = {}
+    for launch in registry.get("default").launches:
+        if launch.source == "16_bigtile.cu":
+            twin = launches.fold_twin(launch)
+            found.setdefault(twin.kernel.key, (twin, launch))
+    return list(found.values())
+
+
+@pytest.mark.parametrize("twin,plain", _fold_twins(), ids=lambda x: x.kernel.label)
+def test_folding_builds_compile_without_spills_and_leave_the_shipped_cubins_alone(twin, plain):
+    """16_bigtile.cu's FOLD: every build `default` runs compiles with it, in the registers its
+    occupancy allows and without spills; without it, the build is another (FOLD 0 compiles the
+    fold's code out, so the shipped cubins are those they were measured with)."""
+    module = twin.compile(HOPPER_ARCH)
+    res = module.resources[twin.entry]
+    assert res.spills == 0 and res.stack_bytes == 0, res
+    assert res.registers <= min(255, 65536 // (twin.threads * int(twin.defines["MIN_BLOCKS"]))), res
+    assert module.cubin != plain.compile(HOPPER_ARCH).cubin

@@ -176,23 +176,29 @@ def _run_host_program(source: str, tmp_path: Path) -> list[str]:
 
 
 def test_the_exported_split_k_policy_is_the_python_one(tmp_path):
-    """split_parts (host_runtime.cuh) against handoff.parts over a grid of shapes and GPU sizes."""
+    """split_parts (host_runtime.cuh) against handoff.parts over a grid of shapes and GPU sizes, and
+    against handoff.parts_folding for a kernel that folds its sums into C (bigtile's FOLD)."""
     from gemmlab.cuda import handoff
     from gemmlab.export.transposed import split_lines
 
     # N and K set the least parts at odd shapes (handoff.fewest); steps is N's in steps of `step`.
-    cases = [(t, n, k, slots, step, chain) for t in (1, 3, 64, 100, 131, 132, 264, 300, 2048, 70000)
+    cases = [(t, n, k, slots, step, chain, fold) for t in (1, 3, 64, 100, 131, 132, 264, 300, 2048, 70000)
              for n in (1, 15, 128, 255, 1024, 4958, 7609) for k in (4, 7) for slots in (132, 264)
-             for step in (8, 16, 32) for chain in (handoff.LONGEST_CHAIN, 0)]
+             for step in (8, 16, 32) for chain in (handoff.LONGEST_CHAIN, 0) for fold in (False, True)]
     calls = "".join("    {\n" f"        const int tiles = {t}, N = {n}, K = {k}, steps = {-(-n // step)};\n"
-                    f"        {split_lines(step, str(slots), chain)[0]}\n"
-                    '        std::printf("%d\\n", parts);\n    }\n' for t, n, k, slots, step, chain in cases)
+                    f"        {split_lines(step, str(slots), chain, fold)[0]}\n"
+                    '        std::printf("%d\\n", parts);\n    }\n' for t, n, k, slots, step, chain, fold in cases)
     got = _run_host_program(f"int main() {{\n{calls}    return 0;\n}}\n", tmp_path)
-    want = [handoff.parts(t, -(-n // step), slots, step, handoff.fewest(n, k, chain))
-            for t, n, k, slots, step, chain in cases]
+    want = [(handoff.parts_folding if fold else handoff.parts)(t, -(-n // step), slots, step,
+                                                              handoff.fewest(n, k, chain))
+            for t, n, k, slots, step, chain, fold in cases]
     assert [int(x) for x in got] == want
-    assert any(w > handoff.parts(t, -(-n // step), slots, step)
-               for w, (t, n, k, slots, step, _) in zip(want, cases, strict=True)), "no case is split for accuracy"
+    alone = [handoff.parts(t, -(-n // step), slots, step) for t, n, k, slots, step, _, _ in cases]
+    folds = [c[-1] for c in cases]
+    assert any(w > a for w, a, f in zip(want, alone, folds, strict=True) if not f), "no case is split for accuracy"
+    # Folding keeps whole the tiles time keeps whole; where time splits, the parts bound the chains.
+    assert all(w == 1 for w, a, f in zip(want, alone, folds, strict=True) if f and a == 1)
+    assert any(w > a > 1 for w, a, f in zip(want, alone, folds, strict=True) if f), "no split folding case is raised"
 
 
 def test_the_split_twins_condition_in_cpp_decides_as_split_pays_does(tmp_path):

@@ -539,3 +539,52 @@ def _assert_same_bits(impls, precision, shape):
         assert ok, (impl.name, why)
         out.append(c.view(torch.int32).clone())
     assert all(torch.equal(out[0], x) for x in out[1:]), shape
+
+
+@pytest.mark.parametrize("shape", [(2048, 4096, 2050), (1000, 3000, 1001), (129, 1500, 131), (3, 700, 5),
+                                   (64, 64, 64)], ids=str)
+@pytest.mark.parametrize("every", [None, 1, 3])  # None: the fold twin as it is (640 elements a chain)
+@pytest.mark.parametrize("name", ["tma-warp", "splitk"])
+def test_sums_folded_into_c_are_right_repeatable_and_shorter_chains(shape, every, name):
+    """16_bigtile.cu's FOLD (launches.fold_twin, experiments/fold): within the strict gate, every
+    element written, bit for bit the same on a second call. The twin as it is: where time splits
+    the tile, the kernel does not fold (the split launch's own bits); where the tile stays whole
+    over a long reduction, fewer elements outside LeetGPU's tolerance against the float64 product
+    than one chain (inputs in [-10, 10)). Unsplit and folding every step or three: C is the
+    running sum at every edge of the tile, the first fold storing over the poison."""
+    import dataclasses
+
+    from gemmlab.cuda import handoff
+    from gemmlab.cuda.dispatch import CudaSolver
+    from gemmlab.reference import error_figures, references
+
+    m, n, k = shape
+    a, b = uniform((m, n), 21, GPU) * 10, uniform((n, k), 22, GPU) * 10
+    probe = poison_(torch.empty(m, k, device=GPU))
+    launch = registry.get(name).dispatch(a, b, probe, m, n, k)
+    assert launch.source == "16_bigtile.cu"
+    twin = launches.fold_twin(launch)
+    if every is not None:  # no split: the kernel folds at any shape
+        twin = twin.with_defines({"SPLIT": 0, "FOLD": every})
+    fold, plain = (CudaSolver((dataclasses.replace(x, when=None),)) for x in (twin, launch))
+    out = []
+    for solver in (fold, fold, plain):
+        c = poison_(torch.empty(m, k, device=GPU))
+        solver(a, b, c, m, n, k)
+        out.append(c)
+    torch.cuda.synchronize()
+    _assert_strict_fp32_right(out[0], a, b)
+    assert unwritten(out[0]) == 0 and torch.equal(out[0].view(torch.int32), out[1].view(torch.int32))
+    if every is not None:
+        return
+    parts = twin.host.parts(twin, m, n, k)
+    if parts > 1:  # split by time: the launch's own parts, and no fold
+        assert parts == launch.host.parts(launch, m, n, k)
+        assert torch.equal(out[0].view(torch.int32), out[2].view(torch.int32))
+    elif n > 4 * handoff.LONGEST_CHAIN:
+        ref64, _, floor = references(a, b)
+        chain = poison_(torch.empty(m, k, device=GPU))
+        _unsplit(launch)(a, b, chain, m, n, k)
+        torch.cuda.synchronize()
+        folded, one = error_figures(out[0], ref64, floor=floor), error_figures(chain, ref64, floor=floor)
+        assert folded.exact_violations < one.exact_violations, (folded.exact_violations, one.exact_violations)

@@ -299,6 +299,36 @@ def test_split_k_policy_splits_where_tiles_leave_slots_idle_long_reductions_too(
                         handoff.modeled_time(tiles, steps, slots, step, 1)
 
 
+def test_a_fold_twin_keeps_whole_the_tiles_time_keeps_whole_and_splits_as_before_elsewhere(monkeypatch):
+    """launches.fold_twin (bigtile's FOLD, experiments/fold): the sums folded into C every
+    LONGEST_CHAIN elements of the reduction, so where time alone keeps a tile whole it stays whole
+    at odd shapes too; where time splits it, the same parts as its unfolded launch (the parts
+    bound the chains, the kernel does not fold); its precondition and everything else its own."""
+    from gemmlab.cuda import driver as cl
+    from gemmlab.cuda import handoff
+
+    monkeypatch.setattr(cl, "sm_count", lambda index: 132)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    default = registry.get("default")
+    bigtiles = [x for x in default.launches if x.source == "16_bigtile.cu" and x.host is not None]
+    assert bigtiles
+    for plain in bigtiles:
+        twin = launches.fold_twin(plain)
+        assert twin.defines == dict(plain.defines) | {"FOLD": handoff.LONGEST_CHAIN // plain.step}
+        assert twin.when == plain.when and twin.name == f"fold-{plain.name}"
+        assert (twin.host, twin.tile, twin.step, twin.block) == (plain.host, plain.tile, plain.step, plain.block)
+    tma_warp = next(x for x in bigtiles if x.tile == (64, 64) and x.host.split and x.host.pad_b)
+    twin = launches.fold_twin(tma_warp)
+    # 3218×4046×5118 (seed 2040): 80 × 51 tiles of 64×64 fill 1056 slots; unfolded, 7 parts of 578.
+    assert tma_warp.host.parts(tma_warp, 3218, 4046, 5118) == 7 and twin.host.parts(twin, 3218, 4046, 5118) == 1
+    # 472×6284×974 (seed 2040): 128 tiles leave slots idle; time splits, the chain bound as before.
+    assert twin.host.parts(twin, 472, 6284, 974) == tma_warp.host.parts(tma_warp, 472, 6284, 974) > 1
+    # Aligned shapes: no bound on the parts (the kernel folds where the tile stays whole).
+    for shape in ((2317, 6048, 7564), (8192, 6144, 4096), (1024, 1024, 1024)):
+        assert twin.host.parts(twin, *shape) == tma_warp.host.parts(tma_warp, *shape)
+    assert handoff.fold_steps(16) == 40 and handoff.fold_steps(8) == 80 and handoff.fold_steps(32) == 20
+
+
 def test_splitk_scratch_holds_the_saved_parts_only_when_it_splits(monkeypatch):
     """The workspace is the operands, plus one 64 KB slot per part only where a shape is split."""
     from gemmlab.cuda import driver as cl

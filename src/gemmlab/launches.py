@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from .cuda import hopper
+from .cuda import handoff, hopper
 from .cuda.dispatch import Launch
 from .cuda.needs import Needs
 from .cuda.pad import PaddedOperands
@@ -179,6 +179,15 @@ def split_twin(launch: Launch) -> Launch:
     "split-" and the launch's name; the parts per tile are the host's policy (cuda/handoff.py)."""
     twin = bigtile_launch(bool(launch.defines["PAD_B"]), **(_bigtile_knobs(launch.defines) | {"split": True}))
     return dataclasses.replace(twin, name=f"split-{launch.name}")
+
+
+def fold_twin(launch: Launch) -> Launch:
+    """A bigtile launch's twin that folds its sums into C every `handoff.fold_steps` steps (FOLD):
+    its chains bounded as split-K's parts bound them, with the tile whole where time keeps it so
+    (`handoff.parts_folding`). Named "fold-" and the launch's name. No rung runs it yet: an
+    experiment's arm (experiments/fold)."""
+    twin = launch.with_defines({"FOLD": handoff.fold_steps(launch.step)})
+    return dataclasses.replace(twin, name=f"fold-{launch.name}", when=launch.when)
 
 
 #: The most rows of C (M) at which a b-padded winner's 4-byte twin (`scalar_twin`) runs before it.

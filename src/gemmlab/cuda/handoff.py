@@ -94,12 +94,32 @@ def parts(tiles: int, steps: int, slots: int, step: int, least: int = 1) -> int:
     return next(p for p, t in enumerate(times, start=low) if t <= best * (1 + MARGIN))
 
 
+def fold_steps(step: int) -> int:
+    """Reduction steps of `step` elements between a folding kernel's folds (bigtile's FOLD): the
+    most whose chain is within LONGEST_CHAIN."""
+    return max(1, LONGEST_CHAIN // step)
+
+
+def parts_folding(tiles: int, steps: int, slots: int, step: int, least: int = 1) -> int:
+    """`parts` for a kernel that folds its sums into C every `fold_steps` (bigtile's FOLD): where
+    time alone keeps a tile whole, the kernel bounds its chains itself and the tile stays whole;
+    where time splits it, the parts bound them, from `least` up, as `parts`."""
+    alone = parts(tiles, steps, slots, step)
+    return 1 if alone == 1 else parts(tiles, steps, slots, step, least)
+
+
 def split_call(tiles: str, steps: str, slots: str, step: int, chain: int = LONGEST_CHAIN) -> str:
     """`parts(..., fewest(N, K, chain))` as a C++ expression of the exported file's `split_parts`
     and `split_least` (export/host_runtime.cuh), for `tiles` over `steps` steps of `step` elements
     on `slots` (C++ expressions, all three; N and K are the solve's)."""
     return (f"split_parts({tiles}, {steps}, {slots}, {min_steps(step)}, {min_steps(step, True)}, {MAX_PARTS}, "
             f"{COUNTERS}, {FIXED_N / step!r}, {LEVEL_N / step!r}, {MARGIN!r}, split_least(N, K, {chain}))")
+
+
+def split_folding_call(tiles: str, steps: str, slots: str, step: int, chain: int = LONGEST_CHAIN) -> str:
+    """`parts_folding` as a C++ expression, as `split_call` writes `parts`."""
+    return (f"({split_call(tiles, steps, slots, step, 0)} == 1 ? 1 : "
+            f"{split_call(tiles, steps, slots, step, chain)})")
 
 
 def slot_floats(threads: int, per_thread: int) -> int:

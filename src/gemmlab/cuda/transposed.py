@@ -60,12 +60,13 @@ class TransposedA:
     @staticmethod
     def parts(launch: Launch, m: int, n: int, k: int) -> int:
         """Split-K parts per tile: the policy (`handoff.parts`, from `handoff.fewest`) for MIN_BLOCKS
-        blocks per SM."""
+        blocks per SM; `handoff.parts_folding` where the kernel folds its sums into C (FOLD)."""
         import torch
 
         slots = cl.sm_count(torch.cuda.current_device()) * int(launch.defines["MIN_BLOCKS"])
         across, down = launch.tiles(m, k)
-        return handoff.parts(across * down, -(-n // launch.step), slots, launch.step, handoff.fewest(n, k))
+        policy = handoff.parts_folding if launch.defines.get("FOLD") else handoff.parts
+        return policy(across * down, -(-n // launch.step), slots, launch.step, handoff.fewest(n, k))
 
     def kernels(self, launch: Launch) -> tuple[Kernel, ...]:
         return (TRANSPOSE_FP32, PAD_COPY) if self.pad_b else (TRANSPOSE_FP32,)

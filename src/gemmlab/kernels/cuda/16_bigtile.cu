@@ -26,8 +26,9 @@
 // WARPS_M × WARPS_N warps. Knobs: WARPS_M, WARPS_N, BK, STAGES, MIN_BLOCKS,
 // J_OUTER (the order of one index's FMAs), FETCH_BA (the order of its fragment
 // loads), PAD_B, SPLIT (split-K: the `splitk` rung, 16_bigtile_splitk.md), and
-// the four above, and TMA_COPY (both tiles by TMA: the `tma` rung, 16_bigtile_tma.md).
-// With SPLIT 0, FETCH_BA 0 and TMA_COPY 0 the source compiles to the same cubins as before
+// the four above, TMA_COPY (both tiles by TMA: the `tma` rung, 16_bigtile_tma.md), and FOLD
+// (every FOLD steps the sums go into C: chains bounded without split-K; no launch runs it yet).
+// With SPLIT 0, FETCH_BA 0, TMA_COPY 0 and FOLD 0 the source compiles to the same cubins as before
 // they existed: ptxas's register allocation, and with it the
 // speed, moves with any change to the loop's code.
 #include "common.cuh"
@@ -246,6 +247,39 @@ __device__ __forceinline__ void store_scalar(const float (&acc)[8][16], float* C
 #define SPLIT 0  // 1: split-K, part blockIdx.z of gridDim.z (the host's policy: cuda/handoff.py)
 #endif
 
+#ifndef FOLD
+#define FOLD 0  // steps between folds of the sums into C (0: none); see fold() below
+#endif
+#if FOLD
+// A chain of FFMAs bounded without split-K. Every FOLD reduction steps a thread adds its 128
+// sums into its own elements of C (stores them, the first time) and starts them again from zero;
+// the epilogue adds what C holds to the last chain's sums. So no sum is a chain of more than
+// FOLD·BK products, and the chains are added in reduction order, fixed: a call gives the same
+// bits every time. The accuracy is split-K's with as many parts (experiments/fold's CPU model:
+// over a reduction of 6048, one chain left 171 elements of 40,000 outside LeetGPU's tolerance
+// against the float64 product, folds of 640 88, ten parts in a tree 85), without split-K's
+// extra blocks, each refilling its
+// pipeline, nor its scratch: C is the scratch, and only this thread touches its elements
+// (its own writes are visible to its later reads). Only where a tile has one part: a split
+// tile's parts bound their chains by their number (the host's policy, cuda/handoff.py).
+__device__ __forceinline__ void fold(float (&acc)[8][16], float* C, int M, int K, int rows, int cols, int lane,
+                                     bool into) {
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+        const int row = rows + my_row(lane, i);
+#pragma unroll
+        for (int j = 0; j < 16; ++j) {
+            const int col = cols + 16 * (j / 4) + j % 4;
+            if (row < M && col < K) {
+                float* at = &C[(size_t)row * K + col];
+                *at = into ? *at + acc[i][j] : acc[i][j];
+            }
+            acc[i][j] = 0.0f;
+        }
+    }
+}
+#endif
+
 #if SPLIT
 // Split-K where the tiles do not fill the GPU, or a long reduction: part z of a tile runs
 // steps [z·S/P, (z+1)·S/P) of its reduction (P = gridDim.z, the host's policy), and the parts
@@ -284,6 +318,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(BIGTIL
     for (int i = 0; i < 8; ++i)
 #pragma unroll
         for (int j = 0; j < 16; ++j) acc[i][j] = 0.0f;
+#if FOLD
+    // Steps left before the next fold; C holds folded sums once `folded`. A split tile does not fold.
+    const bool folding = SPLIT == 0 || gridDim.z == 1;
+    int until = FOLD;
+    bool folded = false;
+#endif
 
 #if TMA_COPY
     // Stage w's barrier completes when step t's two boxes (out-of-bounds parts as zeros) have
@@ -443,6 +483,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(BIGTIL
 #if TMA_COPY
         phase ^= read == 0;
 #endif
+#if FOLD
+        if (--until == 0 && t + 1 < steps && folding) {
+            fold(acc, C, M, K, row0 + wr, col0 + wc, lane, folded);
+            folded = true;
+        }
+        if (until == 0) until = FOLD;
+#endif
     }
     cp_async_wait<0>();  // nothing may still be writing shared memory when the block exits
 #if SPLIT
@@ -452,6 +499,19 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(BIGTIL
         return;  // another part of this tile goes on with its sum
 #endif
 
+#if FOLD
+    if (folded) {  // the last chain's sums after the folded ones, as fold() adds them
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+            const int row = row0 + wr + my_row(lane, i);
+#pragma unroll
+            for (int j = 0; j < 16; ++j) {
+                const int col = col0 + wc + 16 * (j / 4) + j % 4;
+                if (row < M && col < K) acc[i][j] = C[(size_t)row * K + col] + acc[i][j];
+            }
+        }
+    }
+#endif
     // float4 stores where C's rows allow them (the 16-byte path without PAD_B guarantees it).
 #if PAD_B || VEC != 4
     const bool vec_c = K % 4 == 0 && reinterpret_cast<size_t>(C) % 16 == 0;

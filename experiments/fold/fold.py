@@ -1,0 +1,118 @@
+"""Chains bounded by folding the sums into C (bigtile's FOLD) in place of split-K's parts (GPU).
+
+Why. Issue 27 asks `default` to leave no more elements outside LeetGPU's tolerance against the
+float64 product than cuBLAS FP32, at every shape of the random record (inputs in [-10, 10)).
+Where N or K is not a multiple of 4, `cuda/handoff.py` bounds each FFMA chain at 640 elements by
+splitting the reduction into parts (`fewest`): at seed 2040 that split 14 of 64 shapes into more
+parts than time alone would (4–13 where time chose 1–5), and split-K costs a refilled pipeline
+per part and a round trip of each part's sums through scratch (2–4 % at three large odd shapes,
+experiments/accuracy/2-parts.jsonl; 16 % at the performance shape with 4 parts). Where N and K
+are multiples of 4 nothing is bounded, and at 3 of 9 such large shapes of the random records
+cuBLAS left 12–24 % fewer elements outside than `default`'s one chain (2317×6048×7564: 69,620
+against 77,824 at seed 2040).
+
+FOLD f: every f steps a thread adds its sums into its own elements of C and starts again from
+zero; the epilogue adds C to the last chain. A CPU model of the orders (`model.py`,
+`1-model.json`, 40,000 outputs a reduction) puts folds of 640 level with split-K's parts: at
+N = 6048, 88 elements outside against 85 for 10 parts in a tree and 171 for one chain (cuBLAS
+left 0.89 of our one chain's count at 2317×6048×7564); at N = 4858, 100 against 99 and 159.
+
+Arms: `default` as it ships, and `default-fold`: every bigtile launch of `default` outside the
+tiled classes (where one chain gives cuBLAS's own bits, and LeetGPU's timed case is) replaced by
+its `launches.fold_twin` (FOLD = 640 / BK; `handoff.parts_folding`: a tile stays whole where
+time alone keeps it so, and folds; where time splits it, the parts bound the chains as now).
+Each timed beside cuBLAS as `gemmlab sweep` times a shape (bench.run.measure: interleaved, GPU
+time, every result checked against the float64 product, inputs in [-10, 10)); then two calls of
+`default-fold` on fixed inputs compared bit for bit.
+
+Prediction (written before any run, 2026-12-04):
+* odd shapes where time keeps the tiles whole (822×707×3854, 3218×4046×5118, 2932×6611×4197,
+  5426×3303×2962, 3280×6498×7226, 4192×6096×4053): `default-fold` 2–6 % faster than `default`
+  (up to 10 % at 822×707×3854, split 5 ways for a reduction of 707), with counts against the
+  float64 product within ±15 % of `default`'s and below cuBLAS's;
+* aligned, untiled large shapes (2317×6048×7564, 4019×3964×3416, 7841×4904×3932, where cuBLAS
+  was the more exact; 2707×8060×5860, 4518×2140×6616, 3823×3936×2496, where it gave our bits):
+  counts 30–50 % below `default`'s, so below cuBLAS's at all six, for 0–1.5 % of the time;
+* shapes where time splits anyway (1821×7463×1781, 3870×7319×2354): within noise of `default`
+  (the same parts; the fold's code sits in the loop unused);
+* every result bit for bit the same on a second call.
+
+One JSON line per shape to OUT.jsonl.
+Usage (repository root, on a GPU): python experiments/fold/fold.py OUT.jsonl [MxNxK ...]
+"""
+import dataclasses
+import json
+import sys
+
+import torch
+
+from gemmlab import launches, registry, runtime
+from gemmlab.bench.run import measure
+from gemmlab.tune.classes import InClass
+
+SHAPES = ["822x707x3854", "3218x4046x5118", "2932x6611x4197", "5426x3303x2962", "3280x6498x7226",
+          "4192x6096x4053", "2317x6048x7564", "4019x3964x3416", "7841x4904x3932", "2707x8060x5860",
+          "4518x2140x6616", "3823x3936x2496", "1821x7463x1781", "3870x7319x2354"]
+
+
+def tiled(launch) -> bool:
+    """The launch runs in a tiled class (its precondition names one)."""
+    parts = getattr(launch.when, "parts", (launch.when,))
+    return any(isinstance(p, InClass) and p.cls.layout == "tiled" for p in parts)
+
+
+def folding(impl):
+    """`impl` with each bigtile launch outside the tiled classes folding (launches.fold_twin)."""
+    turned = tuple(launches.fold_twin(x) if x.source == "16_bigtile.cu" and not tiled(x) else x
+                   for x in impl.launches)
+    return dataclasses.replace(impl, name=f"{impl.name}-fold", launches=turned, chapter=None, step=0,
+                               variant_of=impl.name)
+
+
+def bits(impl, shape):
+    """C from one call on fixed inputs (seed 5, [-10, 10)), as raw int32 bits."""
+    m, n, k = shape
+    g = torch.Generator(device="cuda").manual_seed(5)
+    a = torch.rand(m, n, device="cuda", generator=g) * 20 - 10
+    b = torch.rand(n, k, device="cuda", generator=g) * 20 - 10
+    c = torch.full((m, k), float("nan"), device="cuda")
+    impl.solve(a, b, c, m, n, k)
+    torch.cuda.synchronize()
+    return c.view(torch.int32).clone()
+
+
+def main() -> None:
+    runtime.configure()
+    out_path = sys.argv[1]
+    shapes = [tuple(int(x) for x in s.split("x")) for s in (sys.argv[2:] or SHAPES)]
+    base = registry.get("default")
+    arms = [base, folding(base)]
+    with open(out_path, "a") as out:
+        for shape in shapes:
+            m, n, k = shape
+            probe = torch.empty(1, device="cuda")
+            chosen = {x.name: x.dispatch(probe, probe, probe, m, n, k) for x in arms}
+            parts = {name: (x.host.parts(x, m, n, k) if getattr(x.host, "split", False) else 1)
+                     for name, x in chosen.items()}
+            # Fresh copies: a solver keeps each call's plan for the next call at the same operands.
+            rec = measure([dataclasses.replace(a) for a in arms], shape, 3, 10, False, 7, energy=())
+            rows = {r["name"]: r for r in rec["results"]}
+            fold = arms[1]
+            repeat = bool(torch.equal(bits(dataclasses.replace(fold), shape), bits(dataclasses.replace(fold), shape)))
+            line = {"shape": shape, "clocks": rec["clocks_during_timing"], "parts": parts,
+                    "launch": {name: x.name for name, x in chosen.items()},
+                    "fold": chosen[fold.name].defines.get("FOLD", 0), "same_bits_twice": repeat,
+                    "results": {name: {"ms": r["median_ms"], "passed": r["passed"], "kernel": r.get("kernel"),
+                                       "exact_violations": (r.get("figures") or {}).get("exact_violations")}
+                                for name, r in rows.items()}}
+            out.write(json.dumps(line) + "\n")
+            out.flush()
+            t = rows["torch"]["median_ms"]
+            print("x".join(map(str, shape)).ljust(16), parts, " ".join(
+                f"{name}={r['median_ms'] * 1e3:.1f}us({t / r['median_ms']:.3f},"
+                f"{(r.get('figures') or {}).get('exact_violations')}){'' if r.get('passed') else '!FAIL'}"
+                for name, r in rows.items() if r.get("median_ms")), "repeat:", repeat, flush=True)
+
+
+if __name__ == "__main__":
+    main()
