@@ -147,6 +147,11 @@ for step in "$@"; do
     # default beside default with its untiled classes' bigtile launches folding their sums into C
     # (bigtile's FOLD, launches.fold_twin) in place of split-K's parts for accuracy (experiments/fold).
     fold) run fold 500 python3 experiments/fold/fold.py "$OUT/fold.jsonl" ;;
+    # wgmma-swap with split-K on its persistent grid (SPLIT 1) beside tf32, wgmma-swap and cuBLAS TF32,
+    # where its tiles are few (experiments/swap-split); first its GPU test (a kernel that hangs stops here).
+    swap-split) run swap-split-test 300 python3 -m pytest -q -p no:cacheprovider -x tests/test_gpu.py -k swapped_wgmma_split \
+                  || { echo "=== swap-split's test failed: its timing is not run"; continue; }
+                run swap-split 400 python3 experiments/swap-split/swap_split.py "$OUT/swap-split.jsonl" ;;
     # default against the very kernel it runs (small's), a second small, and default's entry with
     # small's launches, at tiny shapes (experiments/default-gap).
     default-gap) run default-gap 300 python3 experiments/default-gap/gap.py "$OUT/default-gap.jsonl" ;;

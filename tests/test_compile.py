@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gemmlab import registry
+from gemmlab import launches, registry
 from gemmlab.cuda import compiler, hopper, pad, transposed
 from gemmlab.cuda.compiler import HOPPER_ARCH, CompileError, compile_source, parse_ptxas_log
 from gemmlab.cuda.cubin import max_threads
@@ -189,8 +189,6 @@ def test_rung_numbers_live_in_the_registry_only():
 
 def _fold_twins() -> list:
     """Each bigtile build `default` runs, folding (launches.fold_twin: experiments/fold's arm)."""
-    from gemmlab import launches
-
     found = {}
     for launch in registry.get("default").launches:
         if launch.source == "16_bigtile.cu":
@@ -208,4 +206,20 @@ def test_folding_builds_compile_without_spills_and_leave_the_shipped_cubins_alon
     res = module.resources[twin.entry]
     assert res.spills == 0 and res.stack_bytes == 0, res
     assert res.registers <= min(255, 65536 // (twin.threads * int(twin.defines["MIN_BLOCKS"]))), res
+    assert module.cubin != plain.compile(HOPPER_ARCH).cubin
+
+
+@pytest.mark.parametrize("launch", launches.wgmma_swap_split_launches(), ids=lambda x: x.name)
+def test_the_swapped_wgmma_split_builds_compile_without_spills_into_another_cubin(launch):
+    """17_wgmma_swap.cu's SPLIT (experiments/swap-split): within the registers of 384 threads,
+    no spills, the consumers' named barrier beside the block's, wgmma not serialised; SPLIT 0,
+    the shipped build, is another cubin."""
+    from gemmlab import launches
+
+    module = launch.compile(HOPPER_ARCH)
+    res = module.resources[launch.entry]
+    assert res.spills == 0 and res.stack_bytes == 0 and res.registers <= 65536 // launch.threads, res
+    assert res.barriers == 2, res
+    assert "C7513" not in module.log and "serialized" not in module.log
+    plain = next(x for x in launches.wgmma_swap_launches() if f"split-{x.name}" == launch.name)
     assert module.cubin != plain.compile(HOPPER_ARCH).cubin

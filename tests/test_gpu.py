@@ -588,3 +588,36 @@ def test_sums_folded_into_c_are_right_repeatable_and_shorter_chains(shape, every
         torch.cuda.synchronize()
         folded, one = error_figures(out[0], ref64, floor=floor), error_figures(chain, ref64, floor=floor)
         assert folded.exact_violations < one.exact_violations, (folded.exact_violations, one.exact_violations)
+
+
+@pytest.mark.parametrize("shape", [(1024, 8192, 1024), (105, 7416, 699), (512, 4096, 512), (301, 4095, 299),
+                                   (1000, 3001, 1003), (2048, 2048, 2048), (1, 1, 1)], ids=str)
+def test_the_swapped_wgmma_split_twins_are_right_repeatable_and_leave_the_counters_at_zero(shape):
+    """17_wgmma_swap.cu's SPLIT (launches.wgmma_swap_split_launches, experiments/swap-split): each
+    tile's reduction in parts over the persistent grid, the consumers meeting in splitk.cuh's tree
+    at their named barrier. Within the TF32 gate, every element written, bit for bit the same on
+    a second call, every counter back at zero; one part: wgmma-swap's own bits."""
+    import dataclasses
+
+    from gemmlab.cuda import handoff
+    from gemmlab.reference import error_figures, references, verdict
+
+    m, n, k = shape
+    swap = registry.get("wgmma-swap")
+    _runs_here(swap)
+    split = dataclasses.replace(swap, name="swap-split", launches=launches.wgmma_swap_split_launches())
+    a, b = uniform((m, n), 31, GPU), uniform((n, k), 32, GPU)
+    out = []
+    for impl in (split, split, swap):
+        c = poison_(torch.empty(m, k, device=GPU))
+        impl.solve(a, b, c, m, n, k)
+        out.append(c)
+    torch.cuda.synchronize()
+    ref64, _, floor = references(a, b)
+    ok, why = verdict(error_figures(out[0], ref64, floor=floor), Precision.TF32)
+    assert ok and unwritten(out[0]) == 0, why
+    assert torch.equal(out[0].view(torch.int32), out[1].view(torch.int32))
+    assert int(handoff.counters(GPU, 0).abs().sum()) == 0
+    launch = split.dispatch(a, b, out[0], m, n, k)
+    if launch.host.parts(launch, m, n, k) == 1:
+        assert torch.equal(out[0].view(torch.int32), out[2].view(torch.int32))

@@ -329,6 +329,33 @@ def test_a_fold_twin_keeps_whole_the_tiles_time_keeps_whole_and_splits_as_before
     assert handoff.fold_steps(16) == 40 and handoff.fold_steps(8) == 80 and handoff.fold_steps(32) == 20
 
 
+def test_the_swapped_wgmma_split_twins_split_where_the_clusters_are_few(monkeypatch):
+    """launches.wgmma_swap_split_launches (17_wgmma_swap.cu's SPLIT, experiments/swap-split):
+    parts by handoff.parts over the tiles a cluster takes as one, for the clusters the GPU holds
+    (66 on 132 SMs); a slot of 256 × 128 floats for each part of each block's tile, after any
+    padded operands, only where the call splits; the shipped launches unchanged."""
+    from gemmlab.cuda import driver as cl
+    from gemmlab.cuda import handoff, hopper
+
+    monkeypatch.setattr(cl, "sm_count", lambda index: 132)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    shipped = launches.wgmma_swap_launches()
+    for plain, split in zip(shipped, launches.wgmma_swap_split_launches(), strict=True):
+        assert split.defines == dict(plain.defines) | {"SPLIT": 1} and split.when == plain.when
+        assert split.host == hopper.SwappedOperands(padded=plain.host.padded, split=True)
+        assert plain.host.parts(plain, 1024, 8192, 1024) == 1 and "SPLIT" not in plain.defines
+        # 1024×8192×1024: 4 × 4 cluster tiles (256 × 2·128) for 66 clusters, 256 steps of 32
+        assert split.host.parts(split, 1024, 8192, 1024) == handoff.parts(16, 256, 66, 32) == 4
+        for shape in ((8192, 6144, 4096), (2048, 2048, 2048), (541, 57, 1338)):
+            assert split.host.parts(split, *shape) == 1
+            assert split.workspace_bytes(*shape) == plain.workspace_bytes(*shape)
+        slot = hopper.SWAP_CONSUMERS * hopper.SWAP_ACCUMULATORS * 4
+        operands = plain.workspace_bytes(1024, 8192, 1024)
+        saved = 32 * 4 * slot  # the 32 blocks' own tiles, 4 parts each
+        assert split.workspace_bytes(1024, 8192, 1024) == (hopper.up(operands) + saved if operands else saved)
+        assert split.host.label and not plain.host.label
+
+
 def test_splitk_scratch_holds_the_saved_parts_only_when_it_splits(monkeypatch):
     """The workspace is the operands, plus one 64 KB slot per part only where a shape is split."""
     from gemmlab.cuda import driver as cl

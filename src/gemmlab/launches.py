@@ -123,6 +123,15 @@ def wgmma_swap_launches(stages: int = 4, cluster: int = 2, pipe: int = 2) -> tup
     return fast, dataclasses.replace(fast, when=None, host=hopper.SwappedOperands(padded=True), name="padded")
 
 
+def wgmma_swap_split_launches() -> tuple[Launch, Launch]:
+    """wgmma-swap's launches with split-K on the persistent grid (SPLIT 1, `SwappedOperands(split=
+    True)`): each tile's reduction in parts where the tiles leave SMs idle. Named "split-" and the
+    launch's name. No rung runs them yet: experiments/swap-split's arm."""
+    return tuple(dataclasses.replace(x.with_defines({"SPLIT": 1}), when=x.when, name=f"split-{x.name}",
+                                     host=dataclasses.replace(x.host, split=True))
+                 for x in wgmma_swap_launches())
+
+
 def _bigtile_smem(d) -> int:
     """STAGES copies of the A (64·WARPS_M × BK) and B (BK × 64·WARPS_N) tiles, unpadded; with
     TMA_COPY, an 8-byte mbarrier per stage after them and 128 bytes to align the stages."""

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     import torch
 
 from . import driver as cl
+from . import handoff
 from .dispatch import Call, Kernel, Launch, Step
 from .needs import Needs
 from .pad import ALIGN, pitch, up  # the workspace's alignment and row pitch, as the other hosts
@@ -131,6 +132,9 @@ class TmaOperands:
 
 #: Columns of B per TMA box of the swapped rung: the 128-byte swizzle's span of floats.
 SWAP_BOX = SWIZZLE_BYTES // 4
+#: The swapped rung's consumers (two warpgroups) and their accumulators a thread: a split part's sums.
+SWAP_CONSUMERS = 256
+SWAP_ACCUMULATORS = 128
 #: When TMA can describe A's, or B's, rows where they lie: a 16-byte row pitch and address.
 A_IN_PLACE = Requires(n=4, align=16, operands="A")
 B_IN_PLACE = Requires(k=4, align=16, operands="B")
@@ -145,9 +149,46 @@ class SwappedOperands:
     rounds or transposes anything. ``padded``: an operand whose rows TMA cannot
     describe (not `A_IN_PLACE` or `B_IN_PLACE`) is first copied as it is into
     rows of ``pitch`` floats; the other is read where it lies.
+
+    ``split`` (the kernel's SPLIT 1): each tile's reduction in `parts` parts, units of work of the
+    persistent grid, where the tiles leave SMs idle (`handoff.parts`, with no bound on a part's
+    chain: TF32's products are far from FP32's accuracy anyway). The kernel then takes scratch
+    for the parts' sums (one slot of 256 × 128 floats a part, after any padded operands), the
+    hand-off counters and the parts.
     """
 
     padded: bool = False
+    split: bool = False
+
+    @property
+    def label(self) -> str:
+        return "split-K where the tiles leave SMs idle" if self.split else ""
+
+    @staticmethod
+    def _units(launch: Launch, m: int, k: int) -> tuple[int, int]:
+        """(tiles a cluster takes as one, as the kernel counts them; the blocks' own tiles of C)."""
+        cluster = launch.kernel.cluster[0]
+        rows, cols = launch.tile
+        tiles = -(-m // rows) * -(-k // (cols * cluster))
+        return tiles, tiles * cluster
+
+    def parts(self, launch: Launch, m: int, n: int, k: int) -> int:
+        """Parts per tile: `handoff.parts` for the clusters the GPU holds at once (a block an SM)."""
+        if not self.split:
+            return 1
+        import torch
+
+        slots = cl.sm_count(torch.cuda.current_device()) // launch.kernel.cluster[0]
+        units, blocks = self._units(launch, m, k)
+        # The counters are the blocks' (a cluster's tiles each have their own): never more than the buffer.
+        return min(handoff.parts(units, -(-n // launch.step), slots, launch.step), max(1, handoff.COUNTERS // blocks))
+
+    def _saved_bytes(self, launch: Launch, m: int, n: int, k: int) -> int:
+        """A slot per part of every block's tile where the call splits; none where it does not."""
+        parts = self.parts(launch, m, n, k)
+        if parts == 1:
+            return 0
+        return self._units(launch, m, k)[1] * parts * handoff.slot_floats(SWAP_CONSUMERS, SWAP_ACCUMULATORS) * 4
 
     def kernels(self, launch: Launch) -> tuple[Kernel, ...]:
         return (PAD_ROWS,) if self.padded else ()
@@ -158,8 +199,12 @@ class SwappedOperands:
         b_at = up(m * pitch(n) * 4)
         return 0, b_at, b_at + up(n * pitch(k) * 4)
 
-    def workspace_bytes(self, launch: Launch, m: int, n: int, k: int) -> int:
+    def _operand_bytes(self, m: int, n: int, k: int) -> int:
         return self._layout(m, n, k)[2] if self.padded else 0
+
+    def workspace_bytes(self, launch: Launch, m: int, n: int, k: int) -> int:
+        operands, saved = self._operand_bytes(m, n, k), self._saved_bytes(launch, m, n, k)
+        return up(operands) + saved if saved else operands
 
     def steps(self, launch: Launch, call: Call, workspace: torch.Tensor | None) -> list[Step]:
         m, n, k = call.m, call.n, call.k
@@ -185,5 +230,18 @@ class SwappedOperands:
         share = rows // launch.kernel.cluster[0]
         maps = (matrix_map(a, m, n, a_pitch, share, STEP, SWIZZLE_BYTES, tf32=True),
                 matrix_map(b, n, k, b_pitch, STEP, SWAP_BOX, SWIZZLE_BYTES, tf32=True))
-        steps.append(Step(launch.kernel, launch.grid(m, k), (*maps, *call.gemm_args()[2:])))
+        if not self.split:
+            steps.append(Step(launch.kernel, launch.grid(m, k), (*maps, *call.gemm_args()[2:])))
+            return steps
+        parts = self.parts(launch, m, n, k)
+        _, blocks = self._units(launch, m, k)
+        work = workspace.data_ptr() + up(self._operand_bytes(m, n, k)) if parts > 1 else 0
+        counters = handoff.counters(call.a.device, blocks * parts if parts > 1 else 0).data_ptr()
+        # Persistent: as many blocks as units, at most one an SM, in whole clusters (the solver
+        # trims it to what the GPU holds at once).
+        import torch
+
+        cluster = launch.kernel.cluster[0]
+        grid = max(cluster, min(blocks * parts, cl.sm_count(torch.cuda.current_device())) // cluster * cluster)
+        steps.append(Step(launch.kernel, (grid, 1, 1), (*maps, *call.gemm_args()[2:], work, counters, cl.i32(parts))))
         return steps

@@ -20,6 +20,12 @@
 // (a third less traffic from L2 per block).
 // PIPE p: one commit group per wgmma, p of them left running while the next
 // reduction step's operand is gathered (0: each waited for at once).
+// SPLIT 1: split-K on the persistent grid. A unit of work is a part of a tile's reduction
+// (the host's `parts`, cuda/handoff.py: where the tiles leave SMs idle, as over a long
+// reduction onto few outputs); a cluster walks units as it walks tiles without it. The
+// consumers of a part meet the tile's other parts in splitk.cuh's tree, as a team at named
+// barrier 1 (the producer warpgroup has left), and the last to arrive stores the tile; the
+// others go on to their next unit. No launch runs it yet (experiments/swap-split).
 // What each measured is in 17_wgmma_swap.md; the launches run CLUSTER 2, PIPE 2.
 #include "hopper.cuh"
 
@@ -34,6 +40,16 @@
 #endif
 #ifndef PIPE
 #define PIPE 2
+#endif
+#ifndef SPLIT
+#define SPLIT 0
+#endif
+#if SPLIT
+#include "splitk.cuh"
+// Scratch for the parts' sums, the hand-off counters, and the parts per tile.
+#define SPLIT_ARGS , float* __restrict__ work, unsigned* __restrict__ counters, int parts
+#else
+#define SPLIT_ARGS
 #endif
 #define BM 256  // rows of C per tile: wgmma's N, from A's tile in shared memory
 #define BN 128  // columns of C per tile: 64 per consumer, wgmma's M, from registers
@@ -85,7 +101,7 @@ __device__ __forceinline__ void store_transposed(const float (&d)[BM / 2], float
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     wgmma_swap(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ TmaDesc tma_b,
-               float* __restrict__ C, int M, int N, int K) {
+               float* __restrict__ C, int M, int N, int K SPLIT_ARGS) {
     extern __shared__ unsigned char raw[];
     const StageMemory<STAGES, A_BYTES, B_BYTES> mem(raw);
     float *As = mem.a, *Bs = mem.b[0];
@@ -94,6 +110,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     // A cluster works on CLUSTER horizontally adjacent tiles: "groups" of tile columns.
     const int tiles_m = (M + BM - 1) / BM, tiles_n = (K + BN * CLUSTER - 1) / (BN * CLUSTER);
     const int tiles = tiles_m * tiles_n, steps = (N + BK - 1) / BK;
+#if !SPLIT
+    const int parts = 1;
+#endif
+    const int units = tiles * parts;  // unit u: part u % parts of tile u / parts
     const int first = blockIdx.x / CLUSTER, stride = gridDim.x / CLUSTER;
     const int rank = CLUSTER == 1 ? 0 : cluster_rank();
 
@@ -107,11 +127,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         regs_release<40>();
         if (tid != 0) return;
         int it = 0;
-        for (int tile = first; tile < tiles; tile += stride) {
+        for (int unit = first; unit < units; unit += stride) {
+            const int tile = unit / parts, part = unit % parts;
             int tm, tn;
             tile_coords(tile, tiles_m, tiles_n, GROUP_M, tm, tn);
             tn = tn * CLUSTER + rank;
-            for (int t = 0; t < steps; ++t, ++it) {
+            for (int t = steps * part / parts, last = steps * (part + 1) / parts; t < last; ++t, ++it) {
                 const int s = it % STAGES;
                 // Both blocks' consumers are done with stage s (a fresh stage counts as free).
                 mbar_wait(&empty[s], ((it / STAGES) & 1) ^ 1);
@@ -148,13 +169,14 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         for (unsigned cta = 0; cta < CLUSTER; ++cta) mbar_arrive_remote(&empty[s], cta);
 #endif
     };
-    for (int tile = first; tile < tiles; tile += stride) {
+    for (int unit = first; unit < units; unit += stride) {
+        const int tile = unit / parts, part = unit % parts;
         int tm, tn;
         tile_coords(tile, tiles_m, tiles_n, GROUP_M, tm, tn);
         tn = tn * CLUSTER + rank;
 #pragma unroll
         for (int i = 0; i < BM / 2; ++i) d[i] = 0.0f;
-        for (int t = 0; t < steps; ++t, ++it) {
+        for (int t = steps * part / parts, last = steps * (part + 1) / parts; t < last; ++t, ++it) {
             const int s = it % STAGES;
             mbar_wait(&full[s], (it / STAGES) & 1);
             const float* bs = Bs + s * (B_BYTES / 4);
@@ -180,6 +202,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         fence_registers(d);
         release(held);
         held = -1;
+#if SPLIT
+        // The 256 consumers, threads 128-383, are the team; this block's own tile of C names the
+        // tile's slots and counters (tiles_n groups of CLUSTER tiles a row of tiles).
+        if (parts > 1 && !splitk::combine<BM / 2, 256, 2, false, 1, 128>(d, work, counters,
+                                                                         tm * tiles_n * CLUSTER + tn, part, parts))
+            continue;  // another part of this tile goes on with its sum
+#endif
         store_transposed(d, C, M, K, tm * BM, tn * BN + 64 * half, thread);
     }
 #if CLUSTER > 1
