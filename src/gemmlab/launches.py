@@ -516,9 +516,14 @@ RUNGS: dict[str, tuple[Launch, ...]] = {
 # The dispatchers: the Hopper kernel where the output fills the GPU, a small-tile split-K kernel
 # below it (and at every shape on a GPU before Hopper, where the Hopper launches do not run).
 # Below, FP32-accurate is strict FP32 itself: `small` is both faster there than three TF32
-# products (19_mma_split.md) and more accurate.
+# products (19_mma_split.md) and more accurate. So it is above, where the reduction is short
+# (N ≤ SHORT_N): writing C is the work there, and three products a step of 32 buy nothing. In
+# the seed-5 tensor draw wgmma-3xtf32 ran 2026×28×5270 at 0.66× cuBLAS FP32
+# (results/h200-random-tensor.json); `short` ran such shapes (N ≤ 22, a million outputs and up)
+# at 0.98–1.32× (experiments/short-floor/1-short-floor.json).
 RUNGS["tf32"] = from_outputs(RUNGS["wgmma-swap"], HOPPER_TF32_OUTPUTS) + RUNGS["mma-split"]
-RUNGS["3xtf32"] = from_outputs(RUNGS["wgmma-3xtf32"], HOPPER_3X_OUTPUTS) + RUNGS["small"]
+RUNGS["3xtf32"] = (from_outputs((short_launch(),), HOPPER_3X_OUTPUTS)
+                   + from_outputs(RUNGS["wgmma-3xtf32"], HOPPER_3X_OUTPUTS) + RUNGS["small"])
 # Where neither side of C is thin, `small`'s launches; where the reduction is not short, too.
 RUNGS["thin"] += RUNGS["small"]
 RUNGS["short"] += RUNGS["small"]

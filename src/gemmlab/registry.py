@@ -585,8 +585,9 @@ IMPLEMENTATIONS += (
     ),
     Implementation(
         "3xtf32", CUDA, 28, FP32X3, _SM80,
-        "FP32-accurate at every shape: wgmma-3xtf32 where the output fills the GPU, strict-FP32 small below it",
-        _md("tensor_dispatch"), _sources_of("wgmma-3xtf32", "small"),
+        "FP32-accurate at every shape: wgmma-3xtf32 where the output fills the GPU, strict-FP32 small below it "
+        "and short where the reduction is",
+        _md("tensor_dispatch"), _sources_of("wgmma-3xtf32", "small") + _cu("21_short"),
         launches=RUNGS["3xtf32"],
         chapter=FP32_CORES, step=4, variant_of="wgmma-3xtf32",
     ),
