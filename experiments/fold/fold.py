@@ -48,6 +48,7 @@ import torch
 
 from gemmlab import launches, registry, runtime
 from gemmlab.bench.run import measure
+from gemmlab.measure.inputs import result_bits
 from gemmlab.tune.classes import InClass
 
 SHAPES = ["822x707x3854", "3218x4046x5118", "2932x6611x4197", "5426x3303x2962", "3280x6498x7226",
@@ -69,17 +70,6 @@ def folding(impl):
                                variant_of=impl.name)
 
 
-def bits(impl, shape):
-    """C from one call on fixed inputs (seed 5, [-10, 10)), as raw int32 bits."""
-    m, n, k = shape
-    g = torch.Generator(device="cuda").manual_seed(5)
-    a = torch.rand(m, n, device="cuda", generator=g) * 20 - 10
-    b = torch.rand(n, k, device="cuda", generator=g) * 20 - 10
-    c = torch.full((m, k), float("nan"), device="cuda")
-    impl.solve(a, b, c, m, n, k)
-    torch.cuda.synchronize()
-    return c.view(torch.int32).clone()
-
 
 def main() -> None:
     runtime.configure()
@@ -98,7 +88,9 @@ def main() -> None:
             rec = measure([dataclasses.replace(a) for a in arms], shape, 3, 10, False, 7, energy=())
             rows = {r["name"]: r for r in rec["results"]}
             fold = arms[1]
-            repeat = bool(torch.equal(bits(dataclasses.replace(fold), shape), bits(dataclasses.replace(fold), shape)))
+            # two calls of fresh solvers on fixed inputs (seed 5, [-10, 10)), bit for bit
+            twice = [result_bits(dataclasses.replace(fold).solve, shape, 5, torch.device("cuda")) for _ in range(2)]
+            repeat = bool(torch.equal(*twice))
             line = {"shape": shape, "clocks": rec["clocks_during_timing"], "parts": parts,
                     "launch": {name: x.name for name, x in chosen.items()},
                     "fold": chosen[fold.name].defines.get("FOLD", 0), "same_bits_twice": repeat,

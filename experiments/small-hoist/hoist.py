@@ -52,6 +52,7 @@ import torch
 
 from gemmlab import launches, registry, runtime
 from gemmlab.bench.run import measure
+from gemmlab.measure.inputs import result_bits
 
 # Seed 2039's shapes where `default` ran `small` (experiments/random-shapes/19-random-64-seed2039.json),
 # its worst first, then two with 16-byte copies and two short reductions.
@@ -74,15 +75,8 @@ def armed(impl, suffix, hoist, twins):
 
 
 def bits(impl, shape):
-    """C from one call on fixed inputs (seed 5), as raw int32 bits."""
-    m, n, k = shape
-    g = torch.Generator(device="cuda").manual_seed(5)
-    a = torch.rand(m, n, device="cuda", generator=g) * 20 - 10
-    b = torch.rand(n, k, device="cuda", generator=g) * 20 - 10
-    c = torch.full((m, k), float("nan"), device="cuda")
-    impl.solve(a, b, c, m, n, k)
-    torch.cuda.synchronize()
-    return c.view(torch.int32)
+    """C from one call on fixed inputs (seed 5, [-10, 10)), as raw int32 bits."""
+    return result_bits(impl.solve, shape, 5, torch.device("cuda"))
 
 
 runtime.configure()

@@ -39,3 +39,17 @@ def timing_operands(shape: tuple[int, int, int], seed: int, device: torch.device
     m, n, k = shape
     return (uniform((m, n), seed, device, TIMING_LOW, TIMING_HIGH),
             uniform((n, k), seed + 1, device, TIMING_LOW, TIMING_HIGH))
+
+
+def result_bits(solve, shape: tuple[int, int, int], seed: int, device: torch.device) -> torch.Tensor:
+    """C's raw bits (int32) from one call of `solve(A, B, C, M, N, K)` on `timing_operands(shape,
+    seed)`, C filled with NaN first: what an experiment compares bit for bit between two builds,
+    or two calls of one."""
+    import torch
+
+    m, n, k = shape
+    a, b = timing_operands(shape, seed, device)
+    c = torch.full((m, k), float("nan"), device=device)
+    solve(a, b, c, m, n, k)
+    torch.cuda.synchronize(device)
+    return c.view(torch.int32).clone()
