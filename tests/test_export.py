@@ -70,6 +70,18 @@ def test_a_host_of_an_unknown_kind_is_refused_saying_what_is_supported():
     assert "host of kind UnknownHost" in message and "hopper.TmaOperands hosts" in message
 
 
+def test_the_swapped_wgmma_split_twins_are_refused_until_the_exporter_writes_their_parts():
+    """launches.wgmma_swap_split_launches (experiments/swap-split): their kernel takes scratch,
+    counters and parts that tma.swapped_body does not write, so an export of them is refused in
+    one line, not a file whose kernel reads garbage for its last three arguments."""
+    from gemmlab import launches
+
+    impl = replace(registry.get("wgmma-swap"), launches=launches.wgmma_swap_split_launches())
+    with pytest.raises(ExportError) as info:
+        export_text(impl)
+    assert "\n" not in str(info.value) and "SwappedOperands(split=True)" in str(info.value)
+
+
 def _solve_body(text: str) -> str:
     return text.split(SIGNATURE, 1)[1].rsplit("}", 1)[0]
 
