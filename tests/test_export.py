@@ -70,16 +70,20 @@ def test_a_host_of_an_unknown_kind_is_refused_saying_what_is_supported():
     assert "host of kind UnknownHost" in message and "hopper.TmaOperands hosts" in message
 
 
-def test_the_swapped_wgmma_split_twins_are_refused_until_the_exporter_writes_their_parts():
-    """launches.wgmma_swap_split_launches (experiments/swap-split): their kernel takes scratch,
-    counters and parts that tma.swapped_body does not write, so an export of them is refused in
-    one line, not a file whose kernel reads garbage for its last three arguments."""
+def test_the_swapped_wgmma_split_twins_export_and_build_for_hopper(tmp_path):
+    """launches.wgmma_swap_split_launches (experiments/swap-split) in an exported file: its kernel's
+    last three arguments (scratch, counters, parts) passed, the persistent grid over the units, and
+    the file built by nvcc for sm_90a."""
     from gemmlab import launches
 
     impl = replace(registry.get("wgmma-swap"), launches=launches.wgmma_swap_split_launches())
-    with pytest.raises(ExportError) as info:
-        export_text(impl)
-    assert "\n" not in str(info.value) and "SwappedOperands(split=True)" in str(info.value)
+    text = export_text(impl)
+    assert text.count("C, M, N, K, work, counters, parts") == 2  # in place, and padded
+    assert text.count("persistent_grid(blocks * parts, fit_main, 2)") == 2
+    source = tmp_path / "swap-split.cu"
+    source.write_text(text)
+    proc = build_library(source, "-arch=sm_90a", tmp_path / "swap-split.so")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def _solve_body(text: str) -> str:
@@ -211,6 +215,37 @@ def test_the_exported_split_k_policy_is_the_python_one(tmp_path):
     # Folding keeps whole the tiles time keeps whole; where time splits, the parts bound the chains.
     assert all(w == 1 for w, a, f in zip(want, alone, folds, strict=True) if f and a == 1)
     assert any(w > a > 1 for w, a, f in zip(want, alone, folds, strict=True) if f), "no split folding case is raised"
+
+
+def test_the_exported_swapped_split_parts_are_the_python_ones(tmp_path, monkeypatch):
+    """tma.swapped_body's parts (SwappedOperands.parts in C++): the same over shapes that split
+    and shapes that do not, on 132 and 114 SMs (sm_count() stubbed in the program)."""
+    from gemmlab import launches
+    from gemmlab.cuda import driver as cl
+    from gemmlab.export.source import Variants
+    from gemmlab.export.tma import swapped_body
+
+    launch = launches.wgmma_swap_split_launches()[0]
+    variants = Variants()
+    variants.add(launch.kernel)
+    body_lines = swapped_body(launch, variants)
+    first = next(i for i, x in enumerate(body_lines) if x.startswith("const int units"))
+    lines = [x.replace("sm_count()", "sms") for x in body_lines[first:first + 3]]  # units, parts, its clamp
+    assert lines[1].startswith("int parts") and lines[2].startswith("if (parts >")
+    shapes = [(1024, 8192, 1024), (105, 7416, 699), (512, 4096, 512), (8192, 6144, 4096), (541, 57, 1338),
+              (1, 1, 1), (2048, 2048, 2048), (300, 8000, 7000), (8192, 8192, 8192)]
+    cases = [(sms, shape) for sms in (132, 114) for shape in shapes]
+    body = "".join("    {\n" f"        sms = {sms}; const int M = {m}, N = {n}, K = {k};\n"
+                   + "".join(f"        {x}\n" for x in lines) + '        std::printf("%d\\n", parts);\n    }\n'
+                   for sms, (m, n, k) in cases)
+    program = f"int main() {{\n    int sms = 0;\n{body}    return 0;\n}}\n"
+    got = [int(x) for x in _run_host_program(program, tmp_path)]
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    want = []
+    for sms, shape in cases:
+        monkeypatch.setattr(cl, "sm_count", lambda index, sms=sms: sms)
+        want.append(launch.host.parts(launch, *shape))
+    assert got == want and max(want) > 1 and min(want) == 1
 
 
 def test_the_split_twins_condition_in_cpp_decides_as_split_pays_does(tmp_path):

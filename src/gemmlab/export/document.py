@@ -56,10 +56,6 @@ def exportable(impl: registry.Implementation) -> None:
         raise ExportError(f"{impl.name} is a {title} rung; only CUDA, CuTe DSL and Mojo rungs export ({names}): "
                           f"they are LeetGPU's formats gemmlab writes")
     for launch in impl.launches:
-        if isinstance(launch.host, hopper.SwappedOperands) and launch.host.split:
-            # tma.swapped_body writes no parts, scratch or counters: the kernel would read garbage for them
-            raise ExportError(f"{impl.name}: launch {launch.kernel.label} splits the reduction on a persistent "
-                              "grid (SwappedOperands(split=True)), which the exporter does not write yet")
         if launch.host is not None and type(launch.host) not in HOST_PLANS:
             raise ExportError(f"{impl.name}: launch {launch.kernel.label} has a host of kind "
                               f"{type(launch.host).__name__}, which the exporter cannot write; "

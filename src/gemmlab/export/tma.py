@@ -15,7 +15,7 @@ alignment), step for step as `TmaOperands.steps` plans a call:
 
 from __future__ import annotations
 
-from ..cuda import hopper
+from ..cuda import handoff, hopper
 from ..cuda.dispatch import Launch
 from .host import dim3, kernel_launch, main_launch
 from .source import Variants
@@ -97,12 +97,22 @@ def swapped_body(launch: Launch, variants: Variants) -> list[str]:
     rows, _ = launch.tile
     share = rows // launch.kernel.cluster[0]  # in a cluster, each block multicasts its share of A
     step, box, swizzle = hopper.STEP, hopper.SWAP_BOX, SWIZZLE[hopper.SWIZZLE_BYTES]
-    lines = [f"// {type(host).__name__}(padded={host.padded!r})"]
+    lines = [f"// {type(host).__name__}(padded={host.padded!r}, split={host.split!r})"]
+    if host.split:  # as SwappedOperands.parts: the tiles a cluster takes as one, over the clusters resident
+        cluster = launch.kernel.cluster[0]
+        lines += [f"const int units = ceil_div(M, {rows}) * ceil_div(K, {launch.tile[1] * cluster}), "
+                  f"blocks = units * {cluster}, steps = ceil_div(N, {launch.step});",
+                  f"int parts = {handoff.split_call('units', 'steps', f'sm_count() / {cluster}', launch.step, 0)};",
+                  f"if (parts > {handoff.COUNTERS} / blocks) parts = std::max(1, {handoff.COUNTERS} / blocks);",
+                  f"const size_t saved = parts > 1 ? (size_t)blocks * parts * "
+                  f"{handoff.slot_floats(hopper.SWAP_CONSUMERS, hopper.SWAP_ACCUMULATORS) * 4} : 0;"]
     if host.padded:  # as SwappedOperands.steps: copy only an operand TMA cannot describe
         align, width = hopper.ALIGN, hopper.PAD_ROWS.block[0]
+        operands = f"b_at + round_up((size_t)N * ldb * 4, {align})"
+        room = f"(saved ? round_up({operands}, {align}) + saved : {operands})" if host.split else operands
         lines += ["const int lda = (N + 3) / 4 * 4, ldb = (K + 3) / 4 * 4;  // pitch(): multiples of 4 floats",
                   f"const size_t b_at = round_up((size_t)M * lda * 4, {align});",
-                  f"char* base = workspace(b_at + round_up((size_t)N * ldb * 4, {align}));",
+                  f"char* base = workspace({room});",
                   "if (!base) return;",
                   f"const bool copy_a = !({hopper.A_IN_PLACE.cpp()});",
                   f"const bool copy_b = !({hopper.B_IN_PLACE.cpp()});",
@@ -119,7 +129,19 @@ def swapped_body(launch: Launch, variants: Variants) -> list[str]:
     else:
         lines += ["const float* a = A;", "const float* b = B;",
                   "const size_t a_pitch = (size_t)N * 4, b_pitch = (size_t)K * 4;"]
+        if host.split:
+            lines += ["char* base = saved ? workspace(saved) : nullptr;", "if (saved && !base) return;"]
     lines += ["gemmlab::TmaDesc maps[2];",
               f"if (!matrix_map(&maps[0], a, M, N, a_pitch, {share}, {step}, {swizzle}, true)) return;",
               f"if (!matrix_map(&maps[1], b, N, K, b_pitch, {step}, {box}, {swizzle}, true)) return;"]
-    return lines + main_launch(launch, variants, "maps[0], maps[1], C, M, N, K")
+    if not host.split:
+        return lines + main_launch(launch, variants, "maps[0], maps[1], C, M, N, K")
+    # The scratch after any padded operands, the counters, then the persistent grid over the units.
+    align = hopper.ALIGN
+    work_at = f"round_up(b_at + round_up((size_t)N * ldb * 4, {align}), {align})" if host.padded else "0"
+    lines += [f"float* work = saved ? (float*)(base + {work_at}) : nullptr;",
+              f"unsigned* counters = parts > 1 ? handoff_counters({handoff.COUNTERS}) : nullptr;",
+              "if (parts > 1 && !counters) return;"]
+    grid = f"persistent_grid(blocks * parts, fit_main, {cluster})"
+    return lines + kernel_launch(launch.kernel, variants, grid, "maps[0], maps[1], C, M, N, K, work, counters, parts",
+                                 "main", fit=True)
