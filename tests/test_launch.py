@@ -299,11 +299,11 @@ def test_split_k_policy_splits_where_tiles_leave_slots_idle_long_reductions_too(
                         handoff.modeled_time(tiles, steps, slots, step, 1)
 
 
-def test_a_fold_twin_keeps_whole_the_tiles_time_keeps_whole_and_splits_as_before_elsewhere(monkeypatch):
-    """launches.fold_twin (bigtile's FOLD, experiments/fold): the sums folded into C every
-    LONGEST_CHAIN elements of the reduction, so where time alone keeps a tile whole it stays whole
-    at odd shapes too; where time splits it, the same parts as its unfolded launch (the parts
-    bound the chains, the kernel does not fold); its precondition and everything else its own."""
+def test_a_fold_twin_splits_by_time_alone(monkeypatch):
+    """launches.fold_twin (bigtile's FOLD, experiments/fold): the sums folded into a running sum
+    every LONGEST_CHAIN elements of the reduction, in a whole tile and in each part of a split one,
+    so its parts are time's alone (no accuracy floor at odd shapes); its precondition and
+    everything else its own."""
     from gemmlab.cuda import driver as cl
     from gemmlab.cuda import handoff
 
@@ -321,9 +321,10 @@ def test_a_fold_twin_keeps_whole_the_tiles_time_keeps_whole_and_splits_as_before
     twin = launches.fold_twin(tma_warp)
     # 3218×4046×5118 (seed 2040): 80 × 51 tiles of 64×64 fill 1056 slots; unfolded, 7 parts of 578.
     assert tma_warp.host.parts(tma_warp, 3218, 4046, 5118) == 7 and twin.host.parts(twin, 3218, 4046, 5118) == 1
-    # 472×6284×974 (seed 2040): 128 tiles leave slots idle; time splits, the chain bound as before.
-    assert twin.host.parts(twin, 472, 6284, 974) == tma_warp.host.parts(tma_warp, 472, 6284, 974) > 1
-    # Aligned shapes: no bound on the parts (the kernel folds where the tile stays whole).
+    # 472×6284×974 (seed 2040): 128 tiles leave slots idle; time splits it (8 parts), the floor 16.
+    assert 1 < twin.host.parts(twin, 472, 6284, 974) == handoff.parts(128, -(-6284 // 16), 1056, 16) \
+        < tma_warp.host.parts(tma_warp, 472, 6284, 974)
+    # Aligned shapes: no floor either way.
     for shape in ((2317, 6048, 7564), (8192, 6144, 4096), (1024, 1024, 1024)):
         assert twin.host.parts(twin, *shape) == tma_warp.host.parts(tma_warp, *shape)
     assert handoff.fold_steps(16) == 40 and handoff.fold_steps(8) == 80 and handoff.fold_steps(32) == 20

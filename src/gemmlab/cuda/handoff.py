@@ -101,11 +101,10 @@ def fold_steps(step: int) -> int:
 
 
 def parts_folding(tiles: int, steps: int, slots: int, step: int, least: int = 1) -> int:
-    """`parts` for a kernel that folds its sums into C every `fold_steps` (bigtile's FOLD): where
-    time alone keeps a tile whole, the kernel bounds its chains itself and the tile stays whole;
-    where time splits it, the parts bound them, from `least` up, as `parts`."""
-    alone = parts(tiles, steps, slots, step)
-    return 1 if alone == 1 else parts(tiles, steps, slots, step, least)
+    """`parts` for a kernel that folds its sums into a running sum every `fold_steps` (bigtile's
+    FOLD): it bounds its chains itself, in a whole tile as in each part of a split one, so time
+    alone sets the parts; `least` (the accuracy floor, `fewest`) does not."""
+    return parts(tiles, steps, slots, step)
 
 
 def split_call(tiles: str, steps: str, slots: str, step: int, chain: int = LONGEST_CHAIN) -> str:
@@ -117,9 +116,8 @@ def split_call(tiles: str, steps: str, slots: str, step: int, chain: int = LONGE
 
 
 def split_folding_call(tiles: str, steps: str, slots: str, step: int, chain: int = LONGEST_CHAIN) -> str:
-    """`parts_folding` as a C++ expression, as `split_call` writes `parts`."""
-    return (f"({split_call(tiles, steps, slots, step, 0)} == 1 ? 1 : "
-            f"{split_call(tiles, steps, slots, step, chain)})")
+    """`parts_folding` as a C++ expression, as `split_call` writes `parts`: no accuracy floor."""
+    return split_call(tiles, steps, slots, step, 0)
 
 
 def slot_floats(threads: int, per_thread: int) -> int:

@@ -27,7 +27,8 @@
 // J_OUTER (the order of one index's FMAs), FETCH_BA (the order of its fragment
 // loads), PAD_B, SPLIT (split-K: the `splitk` rung, 16_bigtile_splitk.md), and
 // the four above, TMA_COPY (both tiles by TMA: the `tma` rung, 16_bigtile_tma.md), and FOLD
-// (every FOLD steps the sums go into C: chains bounded without split-K; no launch runs it yet).
+// (every FOLD steps the sums go into a running sum: chains bounded without more split-K parts;
+// no launch runs it yet).
 // With SPLIT 0, FETCH_BA 0, TMA_COPY 0 and FOLD 0 the source compiles to the same cubins as before
 // they existed: ptxas's register allocation, and with it the
 // speed, moves with any change to the loop's code.
@@ -251,17 +252,17 @@ __device__ __forceinline__ void store_scalar(const float (&acc)[8][16], float* C
 #define FOLD 0  // steps between folds of the sums into C (0: none); see fold() below
 #endif
 #if FOLD
-// A chain of FFMAs bounded without split-K. Every FOLD reduction steps a thread adds its 128
-// sums into its own elements of C (stores them, the first time) and starts them again from zero;
-// the epilogue adds what C holds to the last chain's sums. So no sum is a chain of more than
-// FOLD·BK products, and the chains are added in reduction order, fixed: a call gives the same
-// bits every time. The accuracy is split-K's with as many parts (experiments/fold's CPU model:
-// over a reduction of 6048, one chain left 171 elements of 40,000 outside LeetGPU's tolerance
-// against the float64 product, folds of 640 88, ten parts in a tree 85), without split-K's
-// extra blocks, each refilling its
-// pipeline, nor its scratch: C is the scratch, and only this thread touches its elements
-// (its own writes are visible to its later reads). Only where a tile has one part: a split
-// tile's parts bound their chains by their number (the host's policy, cuda/handoff.py).
+// A chain of FFMAs bounded without more parts. Every FOLD reduction steps a thread adds its 128
+// sums into a running sum of its own (stores them, the first time) and starts them again from
+// zero; before the tile's sum is stored, or handed to split-K's tree, the running sum is added to
+// the last chain's. So no chain is longer than FOLD·BK products, and the chains are added in
+// reduction order, fixed: a call gives the same bits every time. The accuracy is split-K's with
+// as many parts (experiments/fold's CPU model: over a reduction of 6048, one chain left 171
+// elements of 40,000 outside LeetGPU's tolerance against the float64 product, folds of 640 88,
+// ten parts in a tree 85), without split-K's extra blocks, each refilling its pipeline. The
+// running sum is the thread's own elements of C where the tile has one part, and its part's own
+// slot of split-K's scratch where it has several (fold_part, after splitk.cuh): no other thread
+// touches either before the tree, and a thread's own writes are visible to its later reads.
 __device__ __forceinline__ void fold(float (&acc)[8][16], float* C, int M, int K, int rows, int cols, int lane,
                                      bool into) {
 #pragma unroll
@@ -287,6 +288,27 @@ __device__ __forceinline__ void fold(float (&acc)[8][16], float* C, int M, int K
 // waits on another, and the order of the adds is
 // fixed, so the result is the same bit for bit from run to run.
 #include "splitk.cuh"
+#if FOLD
+// fold() for a part of a split tile: the running sum in the part's own slot of the scratch (the
+// slot its sums go to at the tree's first level, read by no one before this part arrives there),
+// in splitk.cuh's layout. `into`: slot + sums, in that order, as fold() adds; else the sums.
+// Float4 by float4, as fold() goes element by element: splitk::take's batches of eight float4
+// in flight, then put, spilled at bigtile's register limit (ptxas, sm_90a).
+__device__ __forceinline__ void fold_part(float (&acc)[8][16], float* slot, bool into) {
+    float(&flat)[128] = reinterpret_cast<float(&)[128]>(acc);
+    float4* p = reinterpret_cast<float4*>(slot) + threadIdx.x;
+#pragma unroll
+    for (int e = 0; e < 32; ++e) {
+        float4 v = make_float4(flat[4 * e], flat[4 * e + 1], flat[4 * e + 2], flat[4 * e + 3]);
+        if (into) {
+            const float4 run = __ldcg(p + e * THREADS);
+            v.x = run.x + v.x, v.y = run.y + v.y, v.z = run.z + v.z, v.w = run.w + v.w;
+        }
+        __stcg(p + e * THREADS, v);
+        flat[4 * e] = flat[4 * e + 1] = flat[4 * e + 2] = flat[4 * e + 3] = 0.0f;
+    }
+}
+#endif
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     bigtile(BIGTILE_ARGS, float* __restrict__ work, unsigned* __restrict__ counters) {
@@ -319,10 +341,15 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(BIGTIL
 #pragma unroll
         for (int j = 0; j < 16; ++j) acc[i][j] = 0.0f;
 #if FOLD
-    // Steps left before the next fold; C holds folded sums once `folded`. A split tile does not fold.
-    const bool folding = SPLIT == 0 || gridDim.z == 1;
+    // Steps left before the next fold; the running sum holds folded sums once `folded`. A part
+    // of a split tile keeps it in its own slot (tile·P + part: splitk::combine's first level).
     int until = FOLD;
     bool folded = false;
+#if SPLIT
+    float* const own = gridDim.z > 1 ? work + (size_t)((blockIdx.y * gridDim.x + blockIdx.x) * gridDim.z + blockIdx.z)
+                                                  * THREADS * 128
+                                     : nullptr;
+#endif
 #endif
 
 #if TMA_COPY
@@ -484,14 +511,31 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(BIGTIL
         phase ^= read == 0;
 #endif
 #if FOLD
-        if (--until == 0 && t + 1 < steps && folding) {
-            fold(acc, C, M, K, row0 + wr, col0 + wc, lane, folded);
+        if (--until == 0 && t + 1 < steps) {
+#if SPLIT
+            if (own)
+                fold_part(acc, own, folded);
+            else
+#endif
+                fold(acc, C, M, K, row0 + wr, col0 + wc, lane, folded);
             folded = true;
         }
         if (until == 0) until = FOLD;
 #endif
     }
     cp_async_wait<0>();  // nothing may still be writing shared memory when the block exits
+#if SPLIT && FOLD
+    if (own && folded) {  // the part's running sum, then its last chain's, as fold_part adds them
+        float(&flat)[128] = reinterpret_cast<float(&)[128]>(acc);
+        const float4* p = reinterpret_cast<const float4*>(own) + threadIdx.x;
+#pragma unroll
+        for (int e = 0; e < 32; ++e) {
+            const float4 run = __ldcg(p + e * THREADS);
+            flat[4 * e] = run.x + flat[4 * e], flat[4 * e + 1] = run.y + flat[4 * e + 1];
+            flat[4 * e + 2] = run.z + flat[4 * e + 2], flat[4 * e + 3] = run.w + flat[4 * e + 3];
+        }
+    }
+#endif
 #if SPLIT
     if (gridDim.z > 1 && !splitk::combine<128, THREADS, 2>(reinterpret_cast<float(&)[128]>(acc), work, counters,
                                                           blockIdx.y * gridDim.x + blockIdx.x, blockIdx.z,
@@ -500,6 +544,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(BIGTIL
 #endif
 
 #if FOLD
+#if SPLIT
+    if (own) folded = false;  // a split tile's running sums were its parts', added before the tree
+#endif
     if (folded) {  // the last chain's sums after the folded ones, as fold() adds them
 #pragma unroll
         for (int i = 0; i < 8; ++i) {
