@@ -249,7 +249,7 @@ __device__ __forceinline__ void store_scalar(const float (&acc)[8][16], float* C
 #endif
 
 #ifndef FOLD
-#define FOLD 0  // steps between folds of the sums into C (0: none); see fold() below
+#define FOLD 0  // steps between folds of the sums into a running sum (0: none); see fold() below
 #endif
 #if FOLD
 // A chain of FFMAs bounded without more parts. Every FOLD reduction steps a thread adds its 128
