@@ -83,6 +83,26 @@ def test_behind_another_rung_counts_only_other_kernels_where_asked():
     assert "against rungs that ran another kernel than `default` there: 2.0 % behind splitk at b (0 shapes" in text
 
 
+def test_host_overhead_is_stated_with_the_hosts_own_time_where_the_record_has_it():
+    """The issue's measure (per-call time on an idle GPU minus GPU time), and of it the host's own
+    clock around a queued call, in µs; a record from before the host's time says the first alone."""
+    points = [_point("a", (1024, 1024, 1024), {"torch": 1.0, "default": 0.5, "splitk": 0.6, "small": 2.0})]
+    record = _record(points) | {"host_overhead": [
+        {"shape": [1024, 1024, 1024], "default": {"overhead_ms": 0.0316, "host_ms": 0.0128},
+         "torch": {"overhead_ms": 0.0761, "host_ms": 0.0152}},
+        {"shape": [2048, 2048, 2048], "default": {"overhead_ms": 0.010}, "torch": {"overhead_ms": 0.020}}]}
+    s = summary.summarize(record)
+    assert s["default"]["host_overhead_us"][0] == {"shape": [1024, 1024, 1024], "us": pytest.approx(31.6),
+                                                   "host_us": pytest.approx(12.8)}
+    assert "host_us" not in s["default"]["host_overhead_us"][1]
+    text = "\n".join(summary.lines(s))
+    assert "in brackets, the host's own time a call" in text
+    assert "default 1024×1024×1024: 31.6 (host 12.8), 2048×2048×2048: 10.0" in text
+    assert "torch 1024×1024×1024: 76.1 (host 15.2)" in text
+    old = _record(points) | {"host_overhead": [{"shape": [1024, 1024, 1024], "default": {"overhead_ms": 0.0316}}]}
+    assert "in brackets" not in "\n".join(summary.lines(summary.summarize(old)))
+
+
 def test_a_failed_row_is_named_and_not_averaged():
     points = [_point("a", (300, 300, 300), {"torch": 1.0, "default": None, "splitk": 1.0, "small": 1.0})]
     s = summary.summarize(_record(points))

@@ -111,11 +111,19 @@ def summarize(record: dict) -> dict[str, dict]:
     for entry in record.get("host_overhead", []):
         for name, figures in entry.items():
             if name != "shape" and name in out:
-                out[name].setdefault("host_overhead_us", []).append(
-                    {"shape": entry["shape"], "us": figures["overhead_ms"] * 1e3})
+                out[name].setdefault("host_overhead_us", []).append(_overhead(entry["shape"], figures))
     if base in record["names"] and record.get("host_overhead"):  # the baseline's own, to compare with
-        out[base] = {"host_overhead_us": [{"shape": e["shape"], "us": e[base]["overhead_ms"] * 1e3}
+        out[base] = {"host_overhead_us": [_overhead(e["shape"], e[base])
                                           for e in record.get("host_overhead", []) if base in e]}
+    return out
+
+
+def _overhead(shape: list[int], figures: dict) -> dict:
+    """One shape's host overhead in µs, and of it the host's own time where the record has it
+    (records before 2026-12-04 do not)."""
+    out = {"shape": shape, "us": figures["overhead_ms"] * 1e3}
+    if figures.get("host_ms") is not None:
+        out["host_us"] = figures["host_ms"] * 1e3
     return out
 
 
@@ -162,10 +170,13 @@ def lines(summary: dict[str, dict]) -> list[str]:
                    + (f"{sg['us']:+.1f} ({sg['label']})" if sg else "-") + f" | {len(s['accuracy_worse_than_cublas'])} | "
                    + (f"{tj['geomean']:.3f} ({tj['points']})" if tj else "-") + " |")
     overheads = [f"{name} " + ", ".join(f"{'×'.join(map(str, o['shape']))}: {o['us']:.1f}"
+                                        + (f" (host {o['host_us']:.1f})" if "host_us" in o else "")
                                         for o in s["host_overhead_us"])
                  for name, s in summary.items() if s.get("host_overhead_us")]
     if overheads:
-        out += ["", "Host overhead of a Python call (µs, per-call time minus GPU time): " + "; ".join(overheads) + "."]
+        hosts = any("host_us" in o for s in summary.values() for o in s.get("host_overhead_us", []))
+        out += ["", "Host overhead of a Python call (µs, per-call time minus GPU time"
+                + ("; in brackets, the host's own time a call" if hosts else "") + "): " + "; ".join(overheads) + "."]
     if summary.get("default", {}).get("vs_best_other_strict"):
         b = summary["default"]["vs_best_other_strict"]
         if b["label"]:
