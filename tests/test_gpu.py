@@ -569,10 +569,13 @@ def test_sums_folded_into_c_are_right_repeatable_and_shorter_chains(shape, every
         twin = twin.with_defines({"SPLIT": 0, "FOLD": every})
     fold = CudaSolver((dataclasses.replace(twin, when=None),))
     out = []
-    for solver in (fold, fold):
+    # A call on other inputs between the two compared: a stale running sum would show as its values.
+    others = (uniform((m, n), 23, GPU) * 10, uniform((n, k), 24, GPU) * 10)
+    for x, y in ((a, b), others, (a, b)):
         c = poison_(torch.empty(m, k, device=GPU))
-        solver(a, b, c, m, n, k)
+        fold(x, y, c, m, n, k)
         out.append(c)
+    del out[1]
     torch.cuda.synchronize()
     _assert_strict_fp32_right(out[0], a, b)
     assert unwritten(out[0]) == 0 and torch.equal(out[0].view(torch.int32), out[1].view(torch.int32))

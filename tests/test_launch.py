@@ -328,6 +328,10 @@ def test_a_fold_twin_splits_by_time_alone(monkeypatch):
     for shape in ((2317, 6048, 7564), (8192, 6144, 4096), (1024, 1024, 1024)):
         assert twin.host.parts(twin, *shape) == tma_warp.host.parts(tma_warp, *shape)
     assert handoff.fold_steps(16) == 40 and handoff.fold_steps(8) == 80 and handoff.fold_steps(32) == 20
+    # Folds too far apart to bound a chain leave the accuracy floor in place.
+    sparse = twin.with_defines({"FOLD": 100})
+    assert not handoff.folds_bound(100, 16) and handoff.folds_bound(40, 16) and not handoff.folds_bound(0, 16)
+    assert sparse.host.parts(sparse, 3218, 4046, 5118) == tma_warp.host.parts(tma_warp, 3218, 4046, 5118) == 7
 
 
 def test_the_swapped_wgmma_split_twins_split_where_the_clusters_are_few(monkeypatch):

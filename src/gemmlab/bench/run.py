@@ -238,9 +238,10 @@ def host_overhead(impl: registry.Implementation, shape: tuple[int, int, int], it
     """What a Python caller pays per call above the GPU's own time (the issue's measure): the
     median time between events around one call started on an idle GPU (the host's work before
     the kernels reach it included), minus the median with the call queued behind a spin (the
-    GPU's time alone). And of it, the host's own: the median host clock around the queued call,
-    whose launches never wait for the GPU (Python, checks, the driver's submission); the rest of
-    the overhead is the idle GPU's start, which no host code shortens."""
+    GPU's time alone). And beside it, the host's own: the median host clock around the queued
+    call, whose launches never wait for the GPU (Python, checks, the driver's submission). Where
+    the overhead is well above it, the rest is the idle GPU's start, which no host code shortens;
+    the two are medians of different runs, so the difference can come out below zero."""
     m, n, k = shape
     a, b = timing_operands(shape, seed, torch.device("cuda"))
     c = torch.empty((m, k), device="cuda")
@@ -255,14 +256,15 @@ def host_overhead(impl: registry.Implementation, shape: tuple[int, int, int], it
                 torch.cuda._sleep(QUEUE_AHEAD_CYCLES)
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
-            t0 = time.perf_counter()
-            call()
-            t1 = time.perf_counter()
+            if spin:  # the host's clock only where the GPU is busy: the idle call is the issue's measure as it was
+                t0 = time.perf_counter()
+                call()
+                host.append((time.perf_counter() - t0) * 1e3)
+            else:
+                call()
             end.record()
             end.synchronize()
             times.append(start.elapsed_time(end))
-            if spin:
-                host.append((t1 - t0) * 1e3)
     per, alone = summarize(per_call)["median_ms"], summarize(gpu)["median_ms"]
     return {"per_call_ms": per, "gpu_ms": alone, "overhead_ms": per - alone,
             "host_ms": summarize(host)["median_ms"], "iters": iters}

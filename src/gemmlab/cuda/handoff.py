@@ -100,10 +100,16 @@ def fold_steps(step: int) -> int:
     return max(1, LONGEST_CHAIN // step)
 
 
+def folds_bound(fold: int, step: int) -> bool:
+    """A kernel that folds every `fold` steps of `step` elements (bigtile's FOLD; 0: never) keeps
+    every chain within LONGEST_CHAIN itself: then `parts_folding`, else `parts` from `fewest`."""
+    return 0 < fold * step <= LONGEST_CHAIN
+
+
 def parts_folding(tiles: int, steps: int, slots: int, step: int, least: int = 1) -> int:
-    """`parts` for a kernel that folds its sums into a running sum every `fold_steps` (bigtile's
-    FOLD): it bounds its chains itself, in a whole tile as in each part of a split one, so time
-    alone sets the parts; `least` (the accuracy floor, `fewest`) does not."""
+    """`parts` for a kernel that folds its sums into a running sum often enough (`folds_bound`):
+    it bounds its chains itself, in a whole tile as in each part of a split one, so time alone
+    sets the parts; `least` (the accuracy floor, `fewest`) is taken and left aside."""
     return parts(tiles, steps, slots, step)
 
 
@@ -116,7 +122,8 @@ def split_call(tiles: str, steps: str, slots: str, step: int, chain: int = LONGE
 
 
 def split_folding_call(tiles: str, steps: str, slots: str, step: int, chain: int = LONGEST_CHAIN) -> str:
-    """`parts_folding` as a C++ expression, as `split_call` writes `parts`: no accuracy floor."""
+    """`parts_folding` as a C++ expression, as `split_call` writes `parts`: no accuracy floor
+    (`chain` taken and left aside)."""
     return split_call(tiles, steps, slots, step, 0)
 
 

@@ -35,7 +35,8 @@ def body(launch: Launch, variants: Variants) -> list[str]:
         slots = f"sm_count() * {int(launch.defines['MIN_BLOCKS'])}"
         lines += [f"// split-K (handoff.parts): parts per tile where the tiles leave the {slots} slots idle",
                   f"const int tiles = ceil_div(K, {cols}) * ceil_div(M, {rows}), steps = ceil_div(N, {launch.step});",
-                  *split_lines(launch.step, slots, fold=bool(launch.defines.get("FOLD"))),
+                  *split_lines(launch.step, slots,
+                               fold=handoff.folds_bound(int(launch.defines.get("FOLD", 0)), launch.step)),
                   "const int saved = parts > 1 ? tiles * parts : 0;  // a slot per part; unsplit none",
                   f"const size_t work_at = round_up(operands, {pad.ALIGN});",
                   f"char* base = workspace(work_at + (size_t)saved * "
