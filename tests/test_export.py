@@ -470,7 +470,7 @@ def _gpu_shapes(name: str) -> list[tuple[int, int, int]]:
     shapes = GPU_SHAPES + (SIZED if name in ("bigtile", "splitk", "tma", "default") else [])
     if name in ("tf32", "3xtf32"):  # both sides of each dispatcher's outputs floor
         shapes += [(1024, 1024, 1024), (2048, 300, 1536)]
-    if name == "3xtf32":  # above its floor with a short reduction: the strict `short` kernel
+    if name in ("tf32", "3xtf32"):  # above the floors with a short reduction: the strict `short` kernel
         shapes += [(2026, 28, 1030)]
     if name == "default":
         shapes += [s for s in representatives().values() if s not in shapes]

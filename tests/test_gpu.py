@@ -638,10 +638,11 @@ def test_the_swapped_wgmma_split_twins_are_right_repeatable_and_leave_the_counte
 
 
 @pytest.mark.parametrize("shape", [(2026, 28, 5270), (1024, 32, 1024), (2049, 1, 1023)], ids=str)
-def test_3xtf32_runs_the_strict_short_kernel_over_a_short_reduction_onto_many_outputs(shape):
-    """`3xtf32` above its outputs floor with N <= 32 (launches.RUNGS["3xtf32"], tensor_dispatch.md):
-    the strict `short` kernel, right within the FP32 gate (stricter than its class's)."""
-    impl = registry.get("3xtf32")
+@pytest.mark.parametrize("name", ["3xtf32", "tf32"])
+def test_the_tensor_dispatchers_run_the_strict_short_kernel_over_a_short_reduction_onto_many_outputs(name, shape):
+    """`3xtf32` and `tf32` above their outputs floors with N <= 32 (launches.RUNGS, tensor_dispatch.md):
+    the strict `short` kernel, right within the FP32 gate (stricter than their classes')."""
+    impl = registry.get(name)
     m, n, k = shape
     a, b = uniform((m, n), 41, GPU) * 10, uniform((n, k), 42, GPU) * 10
     c = poison_(torch.empty(m, k, device=GPU))

@@ -10,8 +10,8 @@ split-K) was no faster there (200.6 µs). With SPLIT 1 a unit is a part of a til
 consumers meet in splitk.cuh's tree as a team at a named barrier, and the last stores the tile.
 
 Arms: `tf32` as it ships; `swap-split` (`launches.wgmma_swap_split_launches()` alone, at every
-shape); `tf32-split` (`tf32` with wgmma-swap's launches replaced by their split twins, from the
-same outputs, `mma-split` below); `wgmma-swap` as it ships. Timed beside cuBLAS TF32 and FP32 as
+shape); `tf32-split` (`tf32` with wgmma-swap's launches replaced by their split twins under the
+same preconditions); `wgmma-swap` as it ships. Timed beside cuBLAS TF32 and FP32 as
 `gemmlab sweep` times a shape (bench.run.measure: interleaved, GPU time, inputs in [-10, 10),
 every result checked against the float64 product at the TF32 gate), then two calls of
 `swap-split` on fixed inputs compared bit for bit.
@@ -55,10 +55,12 @@ def main() -> None:
     shapes = [tuple(int(x) for x in s.split("x")) for s in (sys.argv[2:] or SHAPES)]
     split = launches.wgmma_swap_split_launches()
     swap = arm("swap-split", "wgmma-swap", split)
-    arms = [registry.get("tf32"), swap,
-            arm("tf32-split", "tf32", launches.from_outputs(split, launches.HOPPER_TF32_OUTPUTS)
-                + launches.RUNGS["mma-split"]),
-            registry.get("wgmma-swap"), registry.get("torch-tf32")]
+    # tf32 with each wgmma-swap launch replaced by its split twin, under the same precondition
+    twins = {x.name.removeprefix("split-"): x for x in split}
+    tf32 = registry.get("tf32")
+    in_tf32 = tuple(dataclasses.replace(twins[x.name], when=x.when) if x.source == "17_wgmma_swap.cu" else x
+                    for x in tf32.launches)
+    arms = [tf32, swap, arm("tf32-split", "tf32", in_tf32), registry.get("wgmma-swap"), registry.get("torch-tf32")]
     with open(out_path, "a") as out:
         for shape in shapes:
             m, n, k = shape

@@ -516,12 +516,15 @@ RUNGS: dict[str, tuple[Launch, ...]] = {
 # The dispatchers: the Hopper kernel where the output fills the GPU, a small-tile split-K kernel
 # below it (and at every shape on a GPU before Hopper, where the Hopper launches do not run).
 # Below, FP32-accurate is strict FP32 itself: `small` is both faster there than three TF32
-# products (19_mma_split.md) and more accurate. So it is above, where the reduction is short
-# (N ≤ SHORT_N): writing C is the work there, and three products a step of 32 buy nothing. In
-# the seed-5 tensor draw wgmma-3xtf32 ran 2026×28×5270 at 0.66× cuBLAS FP32
-# (results/h200-random-tensor.json); `short` ran such shapes (N ≤ 22, a million outputs and up)
-# at 0.98–1.32× (experiments/short-floor/1-short-floor.json).
-RUNGS["tf32"] = from_outputs(RUNGS["wgmma-swap"], HOPPER_TF32_OUTPUTS) + RUNGS["mma-split"]
+# products (19_mma_split.md) and more accurate. Above, where the reduction is short (N ≤
+# SHORT_N), both dispatchers run the strict `short` kernel: writing C is the work there, and the
+# tensor cores buy nothing for one step of 32. In the seed-5 tensor draw
+# (results/h200-random-tensor.json) wgmma-3xtf32 ran 2026×28×5270 in 55.5 µs and wgmma-swap in
+# 36.2 µs, and wgmma-swap 1463×4×616 in 12.1 µs, where `short` ran shapes of such N and outputs
+# in 6.0 µs (1024×4×1024) and at 0.98–1.32× cuBLAS FP32 from a million outputs up
+# (experiments/short-floor/1-short-floor.json).
+RUNGS["tf32"] = (from_outputs((short_launch(),), HOPPER_TF32_OUTPUTS)
+                 + from_outputs(RUNGS["wgmma-swap"], HOPPER_TF32_OUTPUTS) + RUNGS["mma-split"])
 RUNGS["3xtf32"] = (from_outputs((short_launch(),), HOPPER_3X_OUTPUTS)
                    + from_outputs(RUNGS["wgmma-3xtf32"], HOPPER_3X_OUTPUTS) + RUNGS["small"])
 # Where neither side of C is thin, `small`'s launches; where the reduction is not short, too.

@@ -578,8 +578,9 @@ IMPLEMENTATIONS += (
 IMPLEMENTATIONS += (
     Implementation(
         "tf32", CUDA, 27, TF32, _SM80,
-        "TF32 at every shape: wgmma-swap where the output fills the GPU, mma-split below it",
-        _md("tensor_dispatch"), _sources_of("wgmma-swap", "mma-split"),
+        "TF32 at every shape: wgmma-swap where the output fills the GPU, mma-split below it, strict-FP32 "
+        "short where the reduction is",
+        _md("tensor_dispatch"), _sources_of("wgmma-swap", "mma-split") + _cu("21_short"),
         launches=RUNGS["tf32"],
         chapter=TF32_CORES, step=7, variant_of="wgmma-swap",
     ),
