@@ -330,7 +330,8 @@ def test_a_fold_twin_splits_by_time_alone(monkeypatch):
     assert handoff.fold_steps(16) == 40 and handoff.fold_steps(8) == 80 and handoff.fold_steps(32) == 20
     # Folds too far apart to bound a chain leave the accuracy floor in place.
     sparse = twin.with_defines({"FOLD": 100})
-    assert not handoff.folds_bound(100, 16) and handoff.folds_bound(40, 16) and not handoff.folds_bound(0, 16)
+    chain = handoff.LONGEST_CHAIN
+    assert handoff.chain_bound(100, 16) == chain and handoff.chain_bound(40, 16) == 0 and handoff.chain_bound(0, 16) == chain
     assert sparse.host.parts(sparse, 3218, 4046, 5118) == tma_warp.host.parts(tma_warp, 3218, 4046, 5118) == 7
 
 

@@ -21,7 +21,7 @@ N = 4858, 100 against 99 and 159.
 
 Arms: `default` as it ships, and `default-fold`: every bigtile launch of `default` outside the
 tiled classes (where one chain gives cuBLAS's own bits, and LeetGPU's timed case is) replaced by
-its `launches.fold_twin` (FOLD = 640 / BK; `handoff.parts_folding`: time alone sets the parts,
+its `launches.fold_twin` (FOLD = 640 / BK; `handoff.chain_bound`: time alone sets the parts,
 with no accuracy floor, since every part bounds its own chains). Each timed beside cuBLAS as
 `gemmlab sweep` times a shape (bench.run.measure: interleaved, GPU time, every result checked
 against the float64 product, inputs in [-10, 10)); then two calls of `default-fold` on fixed

@@ -193,7 +193,7 @@ def split_twin(launch: Launch) -> Launch:
 def fold_twin(launch: Launch) -> Launch:
     """A bigtile launch's twin that folds its sums into a running sum every `handoff.fold_steps`
     steps (FOLD): its chains bounded in every part as split-K's accuracy floor bounds them, so time
-    alone sets its parts (`handoff.parts_folding`). Named "fold-" and the launch's name. No rung
+    alone sets its parts (`handoff.chain_bound`). Named "fold-" and the launch's name. No rung
     runs it yet: an experiment's arm (experiments/fold)."""
     twin = launch.with_defines({"FOLD": handoff.fold_steps(launch.step)})
     return dataclasses.replace(twin, name=f"fold-{launch.name}", when=launch.when)

@@ -100,17 +100,12 @@ def fold_steps(step: int) -> int:
     return max(1, LONGEST_CHAIN // step)
 
 
-def folds_bound(fold: int, step: int) -> bool:
-    """A kernel that folds every `fold` steps of `step` elements (bigtile's FOLD; 0: never) keeps
-    every chain within LONGEST_CHAIN itself: then `parts_folding`, else `parts` from `fewest`."""
-    return 0 < fold * step <= LONGEST_CHAIN
-
-
-def parts_folding(tiles: int, steps: int, slots: int, step: int, least: int = 1) -> int:
-    """`parts` for a kernel that folds its sums into a running sum often enough (`folds_bound`):
-    it bounds its chains itself, in a whole tile as in each part of a split one, so time alone
-    sets the parts; `least` (the accuracy floor, `fewest`) is taken and left aside."""
-    return parts(tiles, steps, slots, step)
+def chain_bound(fold: int, step: int) -> int:
+    """The chain `fewest` must bound by parts for a kernel that folds its sums into a running sum
+    every `fold` steps of `step` elements (bigtile's FOLD; 0: never): none (0) where the folds
+    keep every chain within LONGEST_CHAIN themselves, in a whole tile as in each part of a split
+    one, so that time alone sets the parts; else LONGEST_CHAIN."""
+    return 0 if 0 < fold * step <= LONGEST_CHAIN else LONGEST_CHAIN
 
 
 def split_call(tiles: str, steps: str, slots: str, step: int, chain: int = LONGEST_CHAIN) -> str:
@@ -119,12 +114,6 @@ def split_call(tiles: str, steps: str, slots: str, step: int, chain: int = LONGE
     on `slots` (C++ expressions, all three; N and K are the solve's)."""
     return (f"split_parts({tiles}, {steps}, {slots}, {min_steps(step)}, {min_steps(step, True)}, {MAX_PARTS}, "
             f"{COUNTERS}, {FIXED_N / step!r}, {LEVEL_N / step!r}, {MARGIN!r}, split_least(N, K, {chain}))")
-
-
-def split_folding_call(tiles: str, steps: str, slots: str, step: int, chain: int = LONGEST_CHAIN) -> str:
-    """`parts_folding` as a C++ expression, as `split_call` writes `parts`: no accuracy floor
-    (`chain` taken and left aside)."""
-    return split_call(tiles, steps, slots, step, 0)
 
 
 def slot_floats(threads: int, per_thread: int) -> int:

@@ -60,15 +60,14 @@ class TransposedA:
     @staticmethod
     def parts(launch: Launch, m: int, n: int, k: int) -> int:
         """Split-K parts per tile: the policy (`handoff.parts`, from `handoff.fewest`) for MIN_BLOCKS
-        blocks per SM; `handoff.parts_folding` where the kernel folds its sums into a running sum
-        often enough to bound its chains itself (FOLD, `handoff.folds_bound`)."""
+        blocks per SM, with no chain to bound where the kernel's folds bound it (FOLD,
+        `handoff.chain_bound`)."""
         import torch
 
         slots = cl.sm_count(torch.cuda.current_device()) * int(launch.defines["MIN_BLOCKS"])
         across, down = launch.tiles(m, k)
-        folding = handoff.folds_bound(int(launch.defines.get("FOLD", 0)), launch.step)
-        policy = handoff.parts_folding if folding else handoff.parts
-        return policy(across * down, -(-n // launch.step), slots, launch.step, handoff.fewest(n, k))
+        chain = handoff.chain_bound(int(launch.defines.get("FOLD", 0)), launch.step)
+        return handoff.parts(across * down, -(-n // launch.step), slots, launch.step, handoff.fewest(n, k, chain))
 
     def kernels(self, launch: Launch) -> tuple[Kernel, ...]:
         return (TRANSPOSE_FP32, PAD_COPY) if self.pad_b else (TRANSPOSE_FP32,)

@@ -108,10 +108,10 @@ def swapped_body(launch: Launch, variants: Variants) -> list[str]:
                   f"{handoff.slot_floats(hopper.SWAP_CONSUMERS, hopper.SWAP_ACCUMULATORS) * 4} : 0;"]
     if host.padded:  # as SwappedOperands.steps: copy only an operand TMA cannot describe
         align, width = hopper.ALIGN, hopper.PAD_ROWS.block[0]
-        operands = f"b_at + round_up((size_t)N * ldb * 4, {align})"
-        room = f"(saved ? round_up({operands}, {align}) + saved : {operands})" if host.split else operands
+        room = f"saved ? round_up(operands, {align}) + saved : operands" if host.split else "operands"
         lines += ["const int lda = (N + 3) / 4 * 4, ldb = (K + 3) / 4 * 4;  // pitch(): multiples of 4 floats",
                   f"const size_t b_at = round_up((size_t)M * lda * 4, {align});",
+                  f"const size_t operands = b_at + round_up((size_t)N * ldb * 4, {align});",
                   f"char* base = workspace({room});",
                   "if (!base) return;",
                   f"const bool copy_a = !({hopper.A_IN_PLACE.cpp()});",
@@ -137,8 +137,7 @@ def swapped_body(launch: Launch, variants: Variants) -> list[str]:
     if not host.split:
         return lines + main_launch(launch, variants, "maps[0], maps[1], C, M, N, K")
     # The scratch after any padded operands, the counters, then the persistent grid over the units.
-    align = hopper.ALIGN
-    work_at = f"round_up(b_at + round_up((size_t)N * ldb * 4, {align}), {align})" if host.padded else "0"
+    work_at = f"round_up(operands, {hopper.ALIGN})" if host.padded else "0"
     lines += [f"float* work = saved ? (float*)(base + {work_at}) : nullptr;",
               f"unsigned* counters = parts > 1 ? handoff_counters({handoff.COUNTERS}) : nullptr;",
               "if (parts > 1 && !counters) return;"]

@@ -11,11 +11,10 @@ from .host import kernel_launch, main_launch
 from .source import Variants
 
 
-def split_lines(step: int, slots: str, chain: int = handoff.LONGEST_CHAIN, fold: bool = False) -> list[str]:
+def split_lines(step: int, slots: str, chain: int = handoff.LONGEST_CHAIN) -> list[str]:
     """C++ that sets ``parts`` from ``tiles``, ``steps``, N and K as `handoff.parts` does, from
-    `handoff.fewest` with `chain` (with `fold`, as `handoff.parts_folding`)."""
-    call = handoff.split_folding_call if fold else handoff.split_call
-    return [f"const int parts = {call('tiles', 'steps', slots, step, chain)};"]
+    `handoff.fewest` with `chain`."""
+    return [f"const int parts = {handoff.split_call('tiles', 'steps', slots, step, chain)};"]
 
 
 def body(launch: Launch, variants: Variants) -> list[str]:
@@ -35,8 +34,7 @@ def body(launch: Launch, variants: Variants) -> list[str]:
         slots = f"sm_count() * {int(launch.defines['MIN_BLOCKS'])}"
         lines += [f"// split-K (handoff.parts): parts per tile where the tiles leave the {slots} slots idle",
                   f"const int tiles = ceil_div(K, {cols}) * ceil_div(M, {rows}), steps = ceil_div(N, {launch.step});",
-                  *split_lines(launch.step, slots,
-                               fold=handoff.folds_bound(int(launch.defines.get("FOLD", 0)), launch.step)),
+                  *split_lines(launch.step, slots, handoff.chain_bound(int(launch.defines.get("FOLD", 0)), launch.step)),
                   "const int saved = parts > 1 ? tiles * parts : 0;  // a slot per part; unsplit none",
                   f"const size_t work_at = round_up(operands, {pad.ALIGN});",
                   f"char* base = workspace(work_at + (size_t)saved * "
