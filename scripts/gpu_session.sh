@@ -152,6 +152,11 @@ for step in "$@"; do
     swap-split) run swap-split-test 300 python3 -m pytest -q -p no:cacheprovider -x tests/test_gpu.py -k swapped_wgmma_split \
                   || { echo "=== swap-split's test failed: its timing is not run"; continue; }
                 run swap-split 400 python3 experiments/swap-split/swap_split.py "$OUT/swap-split.jsonl" ;;
+    # wgmma-3xtf32 with split-K on its persistent grid (SPLIT 1) beside 3xtf32, wgmma-3xtf32 and cuBLAS
+    # FP32, where its tiles are few (experiments/3x-split); first its GPU tests (a kernel that hangs stops here).
+    3x-split) run 3x-split-test 300 python3 -m pytest -q -p no:cacheprovider -x tests/test_gpu.py -k 3xtf32_split \
+                || { echo "=== 3x-split's tests failed: its timing is not run"; continue; }
+              run 3x-split 400 python3 experiments/3x-split/three_split.py "$OUT/3x-split.jsonl" ;;
     # default against the very kernel it runs (small's), a second small, and default's entry with
     # small's launches, at tiny shapes (experiments/default-gap).
     default-gap) run default-gap 300 python3 experiments/default-gap/gap.py "$OUT/default-gap.jsonl" ;;

@@ -86,6 +86,23 @@ def test_the_swapped_wgmma_split_twins_export_and_build_for_hopper(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+def test_the_3xtf32_split_twins_export_and_build_for_hopper(tmp_path):
+    """launches.wgmma_3xtf32_split_launches (experiments/3x-split) in an exported file: its kernel's
+    last four arguments (flag, scratch, counters, parts) passed, the persistent grid over the
+    units, the specials' fallback after it, and the file built by nvcc for sm_90a."""
+    from gemmlab import launches
+
+    impl = replace(registry.get("wgmma-3xtf32"), launches=launches.wgmma_3xtf32_split_launches())
+    text = export_text(impl)
+    assert text.count("C, M, N, K, (int*)base, work, counters, parts") == 2  # A in place, and padded
+    assert text.count("persistent_grid(tiles * parts, fit_main, 1)") == 2
+    assert text.count('run("special_fp32"') == 2
+    source = tmp_path / "3x-split.cu"
+    source.write_text(text)
+    proc = build_library(source, "-arch=sm_90a", tmp_path / "3x-split.so")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 def _solve_body(text: str) -> str:
     return text.split(SIGNATURE, 1)[1].rsplit("}", 1)[0]
 
@@ -236,6 +253,32 @@ def test_the_exported_swapped_split_parts_are_the_python_ones(tmp_path, monkeypa
     assert lines[1].startswith("int parts") and lines[2].startswith("if (parts >")
     shapes = [(1024, 8192, 1024), (105, 7416, 699), (512, 4096, 512), (8192, 6144, 4096), (541, 57, 1338),
               (1, 1, 1), (2048, 2048, 2048), (300, 8000, 7000), (8192, 8192, 8192)]
+    cases = [(sms, shape) for sms in (132, 114) for shape in shapes]
+    body = "".join("    {\n" f"        sms = {sms}; const int M = {m}, N = {n}, K = {k};\n"
+                   + "".join(f"        {x}\n" for x in lines) + '        std::printf("%d\\n", parts);\n    }\n'
+                   for sms, (m, n, k) in cases)
+    program = f"int main() {{\n    int sms = 0;\n{body}    return 0;\n}}\n"
+    got = [int(x) for x in _run_host_program(program, tmp_path)]
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    want = []
+    for sms, shape in cases:
+        monkeypatch.setattr(cl, "sm_count", lambda index, sms=sms: sms)
+        want.append(launch.host.parts(launch, *shape))
+    assert got == want and max(want) > 1 and min(want) == 1
+
+
+def test_the_exported_3xtf32_split_parts_are_the_python_ones(tmp_path, monkeypatch):
+    """tma.body's parts for the 3xTF32 split (TmaOperands.parts in C++): the same over shapes that
+    split and shapes that do not, on 132 and 114 SMs (sm_count() stubbed in the program)."""
+    from gemmlab import launches
+    from gemmlab.cuda import driver as cl
+    from gemmlab.export.tma import _split_lines
+
+    launch = launches.wgmma_3xtf32_split_launches()[0]
+    lines = [x.replace("sm_count()", "sms") for x in _split_lines(launch)[:3]]  # tiles, parts, its clamp
+    assert lines[1].startswith("int parts") and lines[2].startswith("if (parts >")
+    shapes = [(1024, 8192, 1024), (105, 7416, 699), (512, 4096, 512), (8192, 6144, 4096), (541, 57, 1338),
+              (1, 1, 1), (2048, 2048, 2048), (724, 2048, 724), (3000, 600, 700), (8192, 8192, 8192)]
     cases = [(sms, shape) for sms in (132, 114) for shape in shapes]
     body = "".join("    {\n" f"        sms = {sms}; const int M = {m}, N = {n}, K = {k};\n"
                    + "".join(f"        {x}\n" for x in lines) + '        std::printf("%d\\n", parts);\n    }\n'

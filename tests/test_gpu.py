@@ -637,6 +637,75 @@ def test_the_swapped_wgmma_split_twins_are_right_repeatable_and_leave_the_counte
         assert torch.equal(out[0].view(torch.int32), out[2].view(torch.int32))
 
 
+@pytest.mark.parametrize("shape", [(512, 4096, 512), (1024, 8192, 1024), (105, 7416, 699), (724, 2048, 723),
+                                   (3000, 600, 700), (2048, 2048, 2048), (1, 1, 1)], ids=str)
+def test_the_3xtf32_split_twins_are_right_repeatable_and_leave_the_counters_at_zero(shape):
+    """15_wgmma_3xtf32.cu's SPLIT (launches.wgmma_3xtf32_split_launches, experiments/3x-split):
+    each tile's reduction in parts over the persistent grid, the consumers meeting in splitk.cuh's
+    tree at their named barrier. Within the FP32 gate, every element written, bit for bit the same
+    on a second call and through a captured graph, every counter back at zero; one part:
+    wgmma-3xtf32's own bits."""
+    import dataclasses
+
+    from gemmlab.cuda import handoff
+    from gemmlab.reference import error_figures, references, verdict
+
+    m, n, k = shape
+    plain = registry.get("wgmma-3xtf32")
+    _runs_here(plain)
+    split = dataclasses.replace(plain, name="3x-split", launches=launches.wgmma_3xtf32_split_launches())
+    a, b = uniform((m, n), 33, GPU) * 10, uniform((n, k), 34, GPU) * 10
+    out = []
+    for impl in (split, split, plain):
+        c = poison_(torch.empty(m, k, device=GPU))
+        impl.solve(a, b, c, m, n, k)
+        out.append(c)
+    again = poison_(torch.empty(m, k, device=GPU))
+    for _ in range(3):  # one C: a plan, then its graph captured, then the graph replayed
+        poison_(again)
+        split.solve(a, b, again, m, n, k)
+    torch.cuda.synchronize()
+    assert torch.equal(again.view(torch.int32), out[0].view(torch.int32))
+    ref64, _, floor = references(a, b)
+    ok, why = verdict(error_figures(out[0], ref64, floor=floor), Precision.FP32X3)
+    assert ok and unwritten(out[0]) == 0, why
+    assert torch.equal(out[0].view(torch.int32), out[1].view(torch.int32))
+    assert int(handoff.counters(GPU, 0).abs().sum()) == 0
+    launch = split.dispatch(a, b, out[0], m, n, k)
+    parts = launch.host.parts(launch, m, n, k)
+    if shape == (512, 4096, 512) and cl.sm_count(0) >= 100:  # 16 tiles: the test splits somewhere
+        assert parts > 1
+    if parts == 1:
+        assert torch.equal(out[0].view(torch.int32), out[2].view(torch.int32))
+
+
+def test_the_3xtf32_split_twins_still_fall_back_on_specials():
+    """A split call whose A holds +Inf and whose B holds NaN: the consumers' flag and the strict
+    fallback after the tree give IEEE's answer (NaN and ±Inf where the exact product has them),
+    and the counters are back at zero for the next call."""
+    import dataclasses
+
+    from gemmlab.cuda import handoff
+
+    m, n, k = 512, 4096, 512
+    plain = registry.get("wgmma-3xtf32")
+    _runs_here(plain)
+    split = dataclasses.replace(plain, name="3x-split", launches=launches.wgmma_3xtf32_split_launches())
+    a, b = uniform((m, n), 35, GPU), uniform((n, k), 36, GPU)
+    a[100, 3000] = float("inf")
+    b[17, 300] = float("nan")
+    c = poison_(torch.empty(m, k, device=GPU))
+    launch = split.dispatch(a, b, c, m, n, k)
+    if cl.sm_count(0) >= 100:
+        assert launch.host.parts(launch, m, n, k) > 1
+    split.solve(a, b, c, m, n, k)
+    torch.cuda.synchronize()
+    ref32 = (a.double() @ b.double()).float()
+    assert torch.equal(torch.isnan(c), torch.isnan(ref32)) and torch.equal(torch.isinf(c), torch.isinf(ref32))
+    assert bool(torch.isinf(ref32).any() and torch.isnan(ref32).any())
+    assert int(handoff.counters(GPU, 0).abs().sum()) == 0
+
+
 @pytest.mark.parametrize("shape", [(2026, 28, 5270), (1024, 32, 1024), (2049, 1, 1023)], ids=str)
 @pytest.mark.parametrize("name", ["3xtf32", "tf32"])
 def test_the_tensor_dispatchers_run_the_strict_short_kernel_over_a_short_reduction_onto_many_outputs(name, shape):

@@ -355,11 +355,42 @@ def test_the_swapped_wgmma_split_twins_split_where_the_clusters_are_few(monkeypa
         for shape in ((8192, 6144, 4096), (2048, 2048, 2048), (541, 57, 1338)):
             assert split.host.parts(split, *shape) == 1
             assert split.workspace_bytes(*shape) == plain.workspace_bytes(*shape)
-        slot = hopper.SWAP_CONSUMERS * hopper.SWAP_ACCUMULATORS * 4
+        slot = hopper.CONSUMERS * hopper.SWAP_ACCUMULATORS * 4
         operands = plain.workspace_bytes(1024, 8192, 1024)
         saved = 32 * 4 * slot  # the 32 blocks' own tiles, 4 parts each
         assert split.workspace_bytes(1024, 8192, 1024) == (hopper.up(operands) + saved if operands else saved)
         assert split.host.label and not plain.host.label
+
+
+def test_the_3xtf32_split_twins_split_where_the_tiles_leave_sms_idle(monkeypatch):
+    """launches.wgmma_3xtf32_split_launches (15_wgmma_3xtf32.cu's SPLIT, experiments/3x-split):
+    parts by handoff.parts over the 128×128 tiles, for one block an SM (132), with no bound on a
+    part's chain; a slot of 256 × 64 floats for each part of each tile after the rest of the
+    workspace, only where the call splits; the shipped launches unchanged; split-K only with the
+    3xTF32 planes."""
+    from gemmlab.cuda import driver as cl
+    from gemmlab.cuda import handoff, hopper
+
+    monkeypatch.setattr(cl, "sm_count", lambda index: 132)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    shipped = launches.RUNGS["wgmma-3xtf32"]
+    for plain, split in zip(shipped, launches.wgmma_3xtf32_split_launches(), strict=True):
+        assert split.defines == dict(plain.defines) | {"SPLIT": 1} and split.when == plain.when
+        assert split.host == dataclasses.replace(plain.host, split=True) and not plain.host.split
+        assert plain.host.parts(plain, 512, 4096, 512) == 1 and "SPLIT" not in plain.defines
+        # 512×4096×512: 16 tiles for 132 SMs, 128 steps of 32
+        assert split.host.parts(split, 512, 4096, 512) == handoff.parts(16, 128, 132, 32) == 8
+        # an odd N and K: still no floor of parts (3xTF32 promotes every step)
+        assert split.host.parts(split, 105, 7416, 699) == handoff.parts(6, 232, 132, 32) > handoff.fewest(7416, 699)
+        for shape in ((8192, 6144, 4096), (2048, 2048, 2048), (541, 57, 1338)):
+            assert split.host.parts(split, *shape) == 1
+            assert split.workspace_bytes(*shape) == plain.workspace_bytes(*shape)
+        slot = hopper.CONSUMERS * hopper.ACCUMULATORS_3X * 4
+        rest = plain.workspace_bytes(512, 4096, 512)
+        assert split.workspace_bytes(512, 4096, 512) == hopper.up(rest) + 16 * 8 * slot
+        assert split.host.label and not plain.host.label
+    with pytest.raises(ValueError, match="split-K"):
+        hopper.TmaOperands(a="round", b="round", split=True)
 
 
 def test_splitk_scratch_holds_the_saved_parts_only_when_it_splits(monkeypatch):

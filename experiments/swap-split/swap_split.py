@@ -27,6 +27,13 @@ Prediction (written before any run, 2026-12-04):
   `wgmma-swap` (the same schedule; the kernel's loop only counts its steps another way);
 * bits the same on a second call everywhere.
 
+Added 2026-12-05, before any run: two arms. `tf32-split-512`: `tf32-split` with the split twins
+run from 2¹⁸ outputs (512², the issue's bar) instead of 2¹⁹, where `tf32` now runs `mma-split`
+(512×4096×512: 35.4 µs against cuBLAS TF32's 24.1, 0.68×). `mma-split` as it ships. Prediction:
+`tf32-split-512` at 512×4096×512 within 10 % of `swap-split` and ≥ 0.9× cuBLAS TF32; at
+541×57×1338 (two reduction steps, both operands padded: `tf32` ran wgmma-swap in 20.6 µs against
+cuBLAS TF32's 10.0) `mma-split` 1.5–2.5× faster than `tf32`.
+
 One JSON line per shape to OUT.jsonl.
 Usage (repository root, on a GPU): python experiments/swap-split/swap_split.py OUT.jsonl [MxNxK ...]
 """
@@ -40,6 +47,8 @@ from gemmlab import launches, registry, runtime
 from gemmlab.bench.run import measure
 from gemmlab.measure.inputs import result_bits
 
+#: The outputs from which the `tf32-split-512` arm runs the split twins: 512², the issue's bar.
+SPLIT_OUTPUTS = 1 << 18
 SHAPES = ["1024x8192x1024", "1024x2048x1024", "724x2048x724", "512x4096x512", "1448x2048x1448", "105x7416x699",
           "550x3002x118", "126x3136x525", "3000x600x700", "541x57x1338", "2048x2048x2048", "8192x6144x4096"]
 
@@ -60,7 +69,10 @@ def main() -> None:
     tf32 = registry.get("tf32")
     in_tf32 = tuple(dataclasses.replace(twins[x.name], when=x.when) if x.source == "17_wgmma_swap.cu" else x
                     for x in tf32.launches)
-    arms = [tf32, swap, arm("tf32-split", "tf32", in_tf32), registry.get("wgmma-swap"), registry.get("torch-tf32")]
+    low = tuple(launches.from_outputs((x,), SPLIT_OUTPUTS)[0] if x.source == "17_wgmma_swap.cu" else x
+                for x in in_tf32)
+    arms = [tf32, swap, arm("tf32-split", "tf32", in_tf32), arm("tf32-split-512", "tf32", low),
+            registry.get("wgmma-swap"), registry.get("mma-split"), registry.get("torch-tf32")]
     with open(out_path, "a") as out:
         for shape in shapes:
             m, n, k = shape

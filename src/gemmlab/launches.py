@@ -111,6 +111,15 @@ def wgmma_3xtf32_launch(stages: int = 4, a_in_place: bool = True) -> Launch:
                              a_in_place)
 
 
+def wgmma_3xtf32_split_launches() -> tuple[Launch, Launch]:
+    """wgmma-3xtf32's launches with split-K on the persistent grid (SPLIT 1, `TmaOperands(split=
+    True)`): each tile's reduction in parts where the tiles leave SMs idle. Named "split-" and the
+    launch's name. No rung runs them yet: experiments/3x-split's arm."""
+    return tuple(dataclasses.replace(x.with_defines({"SPLIT": 1}), when=x.when, name=f"split-{x.name}",
+                                     host=dataclasses.replace(x.host, split=True))
+                 for x in RUNGS["wgmma-3xtf32"])
+
+
 def wgmma_swap_launches(stages: int = 4, cluster: int = 2, pipe: int = 2) -> tuple[Launch, Launch]:
     """A and B read where they lie (no pre-pass) where TMA can describe their rows, else padded copies."""
     tile = (256, 128)

@@ -48,6 +48,11 @@ SPECIAL_BLOCKS = 1024  # a strided grid: blocks that find the flag clear return 
 #: hopper.cuh's swizzle_aligned starts the stages on the swizzle's 1024-byte period: the
 #: dynamic shared memory asked for has that much slack.
 SMEM_SLACK = 1024
+#: The warp-specialised kernels' consumers (two warpgroups, threads 128–383): the team that meets in
+#: splitk.cuh's tree where a call splits, and whose sums a part's slot holds.
+CONSUMERS = 256
+#: 15_wgmma_3xtf32.cu's accumulators a consumer thread: 64 of its 128×128 tile.
+ACCUMULATORS_3X = 64
 
 
 def dynamic_smem(tile: tuple[int, int], barriers_per_stage: int, b_planes: int = 1):
@@ -70,15 +75,46 @@ class TmaOperands:
     ``a``: "in place" (TMA reads the caller's A), "round" (a rounded, padded copy)
     or "pad" (a padded copy as it is). ``b``: "round" (Bᵀ rounded to TF32) or
     "split" (Bᵀ as 3xTF32 planes hi and lo, and the special-values fallback).
+
+    ``split`` (15_wgmma_3xtf32.cu's SPLIT 1, with ``b`` "split"): each tile's reduction in
+    `parts` parts, units of work of the persistent grid, where the tiles leave SMs idle
+    (`handoff.parts`, with no bound on a part's chain: 3xTF32 promotes every step of 32 in IEEE
+    FP32, so its chains are N / 32 adds long). The kernel then takes scratch for the parts' sums
+    (a slot of 256 × 64 floats a part, after the rest of the workspace), the hand-off counters
+    and the parts, on a grid of as many blocks as units.
     """
 
     a: Literal["in place", "round", "pad"]
     b: Literal["round", "split"] = "round"
+    split: bool = False
+
+    def __post_init__(self):
+        if self.split and self.b != "split":
+            raise ValueError("TmaOperands: split-K is 15_wgmma_3xtf32.cu's (b='split') only")
+
+    @property
+    def label(self) -> str:
+        return "split-K where the tiles leave SMs idle" if self.split else ""
 
     @property
     def planes(self) -> int:
         """Planes of Bᵀ in the workspace."""
         return {"round": 1, "split": 2}[self.b]
+
+    @staticmethod
+    def _tiles(launch: Launch, m: int, k: int) -> int:
+        rows, cols = launch.tile
+        return -(-m // rows) * -(-k // cols)
+
+    def parts(self, launch: Launch, m: int, n: int, k: int) -> int:
+        """Parts per tile: `handoff.parts` for the blocks the GPU holds at once (one an SM)."""
+        if not self.split:
+            return 1
+        import torch
+
+        tiles = self._tiles(launch, m, k)
+        slots = cl.sm_count(torch.cuda.current_device())
+        return min(handoff.parts(tiles, -(-n // launch.step), slots, launch.step), max(1, handoff.COUNTERS // tiles))
 
     def kernels(self, launch: Launch) -> tuple[Kernel, ...]:
         out = (TRANSPOSE,) if self.b == "round" else (CLEAR_FLAG, TRANSPOSE_SPLIT, SPECIAL)
@@ -93,8 +129,16 @@ class TmaOperands:
         total = a_at + (up(m * pitch(n) * 4) if self.a != "in place" else 0)
         return a_at, b_at, total
 
+    def _saved_bytes(self, launch: Launch, m: int, n: int, k: int) -> int:
+        """A slot per part of every tile where the call splits; none where it does not."""
+        parts = self.parts(launch, m, n, k)
+        if parts == 1:
+            return 0
+        return self._tiles(launch, m, k) * parts * handoff.slot_floats(CONSUMERS, ACCUMULATORS_3X) * 4
+
     def workspace_bytes(self, launch: Launch, m: int, n: int, k: int) -> int:
-        return self._layout(m, n, k)[2]
+        total, saved = self._layout(m, n, k)[2], self._saved_bytes(launch, m, n, k)
+        return up(total) + saved if saved else total
 
     def steps(self, launch: Launch, call: Call, workspace: torch.Tensor) -> list[Step]:
         m, n, k = call.m, call.n, call.k
@@ -123,7 +167,20 @@ class TmaOperands:
         maps = [matrix_map(a, m, n, a_pitch, rows, STEP, SWIZZLE_BYTES)]
         maps += [matrix_map(base + at, k, n, ld * 4, share, STEP, SWIZZLE_BYTES) for at in b_at]
         flag = (base,) if self.b == "split" else ()
-        steps.append(Step(launch.kernel, launch.grid(m, k), (*maps, *call.gemm_args()[2:], *flag)))
+        if not self.split:
+            steps.append(Step(launch.kernel, launch.grid(m, k), (*maps, *call.gemm_args()[2:], *flag)))
+        else:
+            parts = self.parts(launch, m, n, k)
+            tiles = self._tiles(launch, m, k)
+            work = base + up(self._layout(m, n, k)[2]) if parts > 1 else 0
+            counters = handoff.counters(call.a.device, tiles * parts if parts > 1 else 0).data_ptr()
+            import torch
+
+            # Persistent: as many blocks as units, at most one an SM (the solver trims it to what
+            # the GPU holds at once).
+            grid = (max(1, min(tiles * parts, cl.sm_count(torch.cuda.current_device()))), 1, 1)
+            steps.append(Step(launch.kernel, grid, (*maps, *call.gemm_args()[2:], *flag, work, counters,
+                                                     cl.i32(parts))))
         if self.b == "split":
             tiles16 = -(-m // 16) * -(-k // 16)
             steps.append(Step(SPECIAL, (min(tiles16, SPECIAL_BLOCKS), 1, 1), (base, *call.gemm_args())))
@@ -132,8 +189,7 @@ class TmaOperands:
 
 #: Columns of B per TMA box of the swapped rung: the 128-byte swizzle's span of floats.
 SWAP_BOX = SWIZZLE_BYTES // 4
-#: The swapped rung's consumers (two warpgroups) and their accumulators a thread: a split part's sums.
-SWAP_CONSUMERS = 256
+#: The swapped rung's accumulators a consumer thread (a split part's sums: CONSUMERS × these).
 SWAP_ACCUMULATORS = 128
 #: When TMA can describe A's, or B's, rows where they lie: a 16-byte row pitch and address.
 A_IN_PLACE = Requires(n=4, align=16, operands="A")
@@ -188,7 +244,7 @@ class SwappedOperands:
         parts = self.parts(launch, m, n, k)
         if parts == 1:
             return 0
-        return self._units(launch, m, k)[1] * parts * handoff.slot_floats(SWAP_CONSUMERS, SWAP_ACCUMULATORS) * 4
+        return self._units(launch, m, k)[1] * parts * handoff.slot_floats(CONSUMERS, SWAP_ACCUMULATORS) * 4
 
     def kernels(self, launch: Launch) -> tuple[Kernel, ...]:
         return (PAD_ROWS,) if self.padded else ()

@@ -11,6 +11,10 @@ alignment), step for step as `TmaOperands.steps` plans a call:
    cluster's share of the B tile), then the main kernel;
 5. for the split, the strict-FP32 kernel that runs only if the flag was raised (A or B
    held ±Inf or NaN, or A a value that rounds past FLT_MAX).
+
+With split-K (``split``), the parts are worked out first (`TmaOperands.parts`), the scratch for
+their sums follows the rest of the workspace, and the main kernel's grid is persistent over the
+units, as `TmaOperands.steps` launches it.
 """
 
 from __future__ import annotations
@@ -74,15 +78,37 @@ def _maps(launch: Launch, planes: int) -> list[str]:
     return lines
 
 
+def _split_lines(launch: Launch) -> list[str]:
+    """C++ that sets ``tiles``, ``parts`` and ``saved`` as `TmaOperands.parts` and `_saved_bytes` do."""
+    rows, cols = launch.tile
+    slot = handoff.slot_floats(hopper.CONSUMERS, hopper.ACCUMULATORS_3X) * 4
+    return [f"const int tiles = ceil_div(M, {rows}) * ceil_div(K, {cols}), steps = ceil_div(N, {launch.step});",
+            f"int parts = {handoff.split_call('tiles', 'steps', 'sm_count()', launch.step, 0)};",
+            f"if (parts > {handoff.COUNTERS} / tiles) parts = std::max(1, {handoff.COUNTERS} / tiles);",
+            f"const size_t saved = parts > 1 ? (size_t)tiles * parts * {slot} : 0;"]
+
+
 def body(launch: Launch, variants: Variants) -> list[str]:
     host: hopper.TmaOperands = launch.host  # type: ignore[assignment]
     planes = host.planes
-    lines = [f"// {type(host).__name__}(a={host.a!r}, b={host.b!r})", *layout_lines(host),
-             "char* base = workspace(total);", "if (!base) return;"]
+    lines = [f"// {type(host).__name__}(a={host.a!r}, b={host.b!r}, split={host.split!r})", *layout_lines(host)]
+    if host.split:
+        lines += _split_lines(launch)
+        lines += [f"char* base = workspace(saved ? round_up(total, {hopper.ALIGN}) + saved : total);"]
+    else:
+        lines += ["char* base = workspace(total);"]
+    lines += ["if (!base) return;"]
     lines += _b_steps(host, variants) + _a_steps(host, variants) + _maps(launch, planes)
     maps = ", ".join(f"maps[{i}]" for i in range(1 + planes))
     flag = ", (int*)base" if host.b == "split" else ""  # 3xTF32: its consumers flag A's specials
-    lines += main_launch(launch, variants, f"{maps}, C, M, N, K{flag}")
+    if not host.split:
+        lines += main_launch(launch, variants, f"{maps}, C, M, N, K{flag}")
+    else:  # the scratch after the rest of the workspace, the counters, the persistent grid over the units
+        lines += [f"float* work = saved ? (float*)(base + round_up(total, {hopper.ALIGN})) : nullptr;",
+                  f"unsigned* counters = parts > 1 ? handoff_counters({handoff.COUNTERS}) : nullptr;",
+                  "if (parts > 1 && !counters) return;"]
+        lines += kernel_launch(launch.kernel, variants, "persistent_grid(tiles * parts, fit_main, 1)",
+                               f"{maps}, C, M, N, K{flag}, work, counters, parts", "main", fit=True)
     if host.b == "split":
         blocks = f"dim3(std::min(ceil_div(M, 16) * ceil_div(K, 16), {hopper.SPECIAL_BLOCKS}))"
         lines += kernel_launch(hopper.SPECIAL, variants, blocks, "(const int*)base, A, B, C, M, N, K",
@@ -105,7 +131,7 @@ def swapped_body(launch: Launch, variants: Variants) -> list[str]:
                   f"int parts = {handoff.split_call('units', 'steps', f'sm_count() / {cluster}', launch.step, 0)};",
                   f"if (parts > {handoff.COUNTERS} / blocks) parts = std::max(1, {handoff.COUNTERS} / blocks);",
                   f"const size_t saved = parts > 1 ? (size_t)blocks * parts * "
-                  f"{handoff.slot_floats(hopper.SWAP_CONSUMERS, hopper.SWAP_ACCUMULATORS) * 4} : 0;"]
+                  f"{handoff.slot_floats(hopper.CONSUMERS, hopper.SWAP_ACCUMULATORS) * 4} : 0;"]
     if host.padded:  # as SwappedOperands.steps: copy only an operand TMA cannot describe
         align, width = hopper.ALIGN, hopper.PAD_ROWS.block[0]
         room = f"saved ? round_up(operands, {align}) + saved : operands" if host.split else "operands"

@@ -31,6 +31,16 @@
 // 64 of the fresh tile and 2 × 16 fragments fit the consumers' 232 (ptxas
 // allocates the consumer code within its setmaxnreg claim: registers up to R190
 // appear, though its report says 168, the figure at the kernel's entry).
+//
+// SPLIT 1: split-K on the persistent grid, as 17_wgmma_swap.cu's. A unit of work is a part of
+// a tile's reduction (the host's `parts`, cuda/handoff.py: where the 128×128 tiles leave SMs
+// idle, as over a long reduction onto few outputs), and the producer and the consumers walk the
+// same units as they walk tiles without it. A part's promoted sums meet the tile's other parts
+// in splitk.cuh's tree, the consumers as a team of 256 at named barrier 1 (the producer
+// warpgroup has left by then); the last to arrive stores the tile, the others go on to their
+// next unit. Each part still promotes every step in IEEE FP32, and the tree adds in a fixed
+// order: a call gives the same bits every time. No launch of a rung runs it yet
+// (experiments/3x-split).
 #include "hopper.cuh"
 
 #ifndef STAGES
@@ -41,6 +51,16 @@
 #endif
 #ifndef AHEAD
 #define AHEAD 1
+#endif
+#ifndef SPLIT
+#define SPLIT 0
+#endif
+#if SPLIT
+#include "splitk.cuh"
+// Scratch for the parts' sums, the hand-off counters, and the parts per tile.
+#define SPLIT_ARGS , float* __restrict__ work, unsigned* __restrict__ counters, int parts
+#else
+#define SPLIT_ARGS
 #endif
 #define BM 128
 #define BN 128
@@ -87,16 +107,28 @@ __device__ __forceinline__ void split_a(unsigned (&hi)[8], unsigned (&lo)[8], un
     }
 }
 
+// The reduction steps [first, last) of unit u: part u % parts of tile u / parts (one part, the
+// whole reduction, without SPLIT).
+__device__ __forceinline__ void unit_steps(int u, int steps, int parts, int& first, int& last) {
+    const int part = u % parts;
+    first = steps * part / parts;
+    last = steps * (part + 1) / parts;
+}
+
 // One consumer warpgroup: rows 64·half… of the tile, over a flat sequence of
-// (tile, step) pairs, so that the step ahead may belong to the next tile.
+// (unit, step) pairs, so that the step ahead may belong to the next unit.
 struct Consumer {
     const float *As, *His, *Los;
     uint64_t *full, *empty;
     float* C;
-    int M, K, tiles, tiles_m, tiles_n, steps;
+    int M, K, units, tiles_m, tiles_n, steps, parts;
     int half, g, q, warp, thread;
-    int tile, t = 0, it = 0;  // where the sequence is; `it` counts steps over all tiles
+    int unit, t = 0, it = 0;  // where the sequence is: t counts the unit's steps, `it` all of them
     unsigned worst = 0;
+#if SPLIT
+    float* work;
+    unsigned* counters;
+#endif
 
     __device__ __forceinline__ const float* rows(int s) const {
         return As + s * (A_BYTES / 4) + (64 * half + 16 * warp + g) * BK;
@@ -134,9 +166,11 @@ struct Consumer {
         issue<0>(part, hi0, lo0, s);
         split_a(hi1, lo1, worst, rows(s), g, q, 1);  // the previous step's second half is complete
         issue<1>(part, hi1, lo1, s);
-        const bool tile_done = t + 1 == steps;
-        const int next_tile = tile_done ? tile + stride : tile;
-        const bool more = next_tile < tiles;
+        int first, last;
+        unit_steps(unit, steps, parts, first, last);
+        const bool unit_done = t + 1 == last - first;
+        const int next_unit = unit_done ? unit + stride : unit;
+        const bool more = next_unit < units;
         if (AHEAD) {
             wgmma_wait<1>();  // the first half's products are done with (hi0, lo0)
             if (more) prepare_first(hi0, lo0, it + 1);
@@ -146,16 +180,23 @@ struct Consumer {
         if (thread == 0) mbar_arrive(&empty[s]);
 #pragma unroll
         for (int i = 0; i < BN / 2; ++i) acc[i] += part[i];  // promotion, in IEEE FP32
-        if (tile_done) {
+        if (unit_done) {
+            const int tile = unit / parts;
+            bool whole = true;  // this warpgroup holds the tile's whole sum
+#if SPLIT
+            // The 256 consumers, threads 128-383, are the team.
+            if (parts > 1) whole = splitk::combine<BN / 2, 256, 2, false, 1, 128>(acc, work, counters, tile,
+                                                                                  unit % parts, parts);
+#endif
             int tm, tn;
             tile_coords(tile, tiles_m, tiles_n, GROUP_M, tm, tn);
-            store_tile(acc, C, M, K, tm * BM + 64 * half, tn * BN, thread);
+            if (whole) store_tile(acc, C, M, K, tm * BM + 64 * half, tn * BN, thread);
 #pragma unroll
             for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
         }
         if (!AHEAD && more) prepare_first(hi0, lo0, it + 1);
-        tile = next_tile;
-        t = tile_done ? 0 : t + 1;
+        unit = next_unit;
+        t = unit_done ? 0 : t + 1;
         ++it;
         return more;
     }
@@ -164,7 +205,7 @@ struct Consumer {
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     wgmma_3xtf32(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ TmaDesc tma_hi,
                  const __grid_constant__ TmaDesc tma_lo, float* __restrict__ C, int M, int N, int K,
-                 int* special) {
+                 int* special SPLIT_ARGS) {
     extern __shared__ unsigned char raw[];
     unsigned char* base = swizzle_aligned(raw);
     float* As = reinterpret_cast<float*>(base);
@@ -175,6 +216,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     const int tid = threadIdx.x, wg = tid / 128;
     const int tiles_m = (M + BM - 1) / BM, tiles_n = (K + BN - 1) / BN, tiles = tiles_m * tiles_n;
     const int steps = (N + BK - 1) / BK;
+#if !SPLIT
+    const int parts = 1;
+#endif
+    const int units = tiles * parts;  // unit u: part u % parts of tile u / parts
 
     if (tid == 0) {
         tma_prefetch_desc(&tma_a);
@@ -187,10 +232,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         regs_release<40>();
         if (tid != 0) return;
         int it = 0;
-        for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-            int tm, tn;
-            tile_coords(tile, tiles_m, tiles_n, GROUP_M, tm, tn);
-            for (int t = 0; t < steps; ++t, ++it) {
+        for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
+            int tm, tn, first, last;
+            tile_coords(unit / parts, tiles_m, tiles_n, GROUP_M, tm, tn);
+            unit_steps(unit, steps, parts, first, last);
+            for (int t = first; t < last; ++t, ++it) {
                 const int s = it % STAGES;
                 mbar_wait(&empty[s], ((it / STAGES) & 1) ^ 1);  // a fresh stage counts as free
                 mbar_arrive_expect(&full[s], STAGE_BYTES);
@@ -203,10 +249,14 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     }
 
     regs_claim<232>();
-    if (blockIdx.x >= tiles) return;
+    if (blockIdx.x >= units) return;
     const int lane = tid % 32;
-    Consumer c{As, His, Los, full, empty, C, M, K, tiles, tiles_m, tiles_n, steps,
+    Consumer c{As, His, Los, full, empty, C, M, K, units, tiles_m, tiles_n, steps, parts,
                wg - 1, lane / 4, lane % 4, (tid % 128) / 32, tid % 128, static_cast<int>(blockIdx.x)};
+#if SPLIT
+    c.work = work;
+    c.counters = counters;
+#endif
     float acc[BN / 2], part[BN / 2];
 #pragma unroll
     for (int i = 0; i < BN / 2; ++i) acc[i] = part[i] = 0.0f;
