@@ -157,6 +157,11 @@ for step in "$@"; do
     3x-split) run 3x-split-test 300 python3 -m pytest -q -p no:cacheprovider -x tests/test_gpu.py -k 3xtf32_split \
                 || { echo "=== 3x-split's tests failed: its timing is not run"; continue; }
               run 3x-split 400 python3 experiments/3x-split/three_split.py "$OUT/3x-split.jsonl" ;;
+    # The split-K twins no rung runs yet (experiments/tools/twins.py) under one sanitizer tool each:
+    # `gemmlab check` and the steps above walk the rungs only.
+    twins-memcheck|twins-racecheck|twins-synccheck)
+      wrap=$(python3 -m gemmlab.cuda.tools sanitizer "${step#twins-}") || { echo "=== $step: no compute-sanitizer"; continue; }
+      run "$step" 400 $wrap python3 experiments/tools/twins.py ;;
     # default against the very kernel it runs (small's), a second small, and default's entry with
     # small's launches, at tiny shapes (experiments/default-gap).
     default-gap) run default-gap 300 python3 experiments/default-gap/gap.py "$OUT/default-gap.jsonl" ;;
