@@ -209,11 +209,17 @@ def test_folding_builds_compile_without_spills_and_leave_the_shipped_cubins_alon
     assert module.cubin != plain.compile(HOPPER_ARCH).cubin
 
 
-@pytest.mark.parametrize("launch", launches.wgmma_3xtf32_split_launches(), ids=lambda x: x.name)
-def test_the_3xtf32_split_builds_compile_without_spills_into_another_cubin(launch):
-    """15_wgmma_3xtf32.cu's SPLIT (experiments/3x-split): within the registers of 384 threads,
-    no spills, the consumers' named barrier beside the block's, wgmma not serialised; SPLIT 0,
-    the shipped build, is another cubin."""
+#: The persistent split-K twins no rung runs yet, each with the rung whose launches they split:
+#: 17_wgmma_swap.cu's SPLIT (experiments/swap-split) and 15_wgmma_3xtf32.cu's (experiments/3x-split).
+_PERSISTENT_SPLITS = [(x, "wgmma-swap") for x in launches.wgmma_swap_split_launches()] + [
+    (x, "wgmma-3xtf32") for x in launches.wgmma_3xtf32_split_launches()]
+
+
+@pytest.mark.parametrize("launch,rung", _PERSISTENT_SPLITS, ids=[f"{r}-{x.name}" for x, r in _PERSISTENT_SPLITS])
+def test_the_persistent_split_builds_compile_without_spills_into_another_cubin(launch, rung):
+    """The wgmma kernels' SPLIT: within the registers of 384 threads, no spills, the consumers'
+    named barrier beside the block's (the shipped build has the block's alone), wgmma not
+    serialised; SPLIT 0, the shipped build, is another cubin."""
     from gemmlab import launches
 
     module = launch.compile(HOPPER_ARCH)
@@ -221,22 +227,6 @@ def test_the_3xtf32_split_builds_compile_without_spills_into_another_cubin(launc
     assert res.spills == 0 and res.stack_bytes == 0 and res.registers <= 65536 // launch.threads, res
     assert res.barriers == 2, res
     assert "C7513" not in module.log and "serialized" not in module.log
-    plain = next(x for x in launches.RUNGS["wgmma-3xtf32"] if f"split-{x.name}" == launch.name)
+    plain = next(x for x in launches.RUNGS[rung] if f"split-{x.name}" == launch.name)
     assert plain.compile(HOPPER_ARCH).resources[plain.entry].barriers == 1
-    assert module.cubin != plain.compile(HOPPER_ARCH).cubin
-
-
-@pytest.mark.parametrize("launch", launches.wgmma_swap_split_launches(), ids=lambda x: x.name)
-def test_the_swapped_wgmma_split_builds_compile_without_spills_into_another_cubin(launch):
-    """17_wgmma_swap.cu's SPLIT (experiments/swap-split): within the registers of 384 threads,
-    no spills, the consumers' named barrier beside the block's, wgmma not serialised; SPLIT 0,
-    the shipped build, is another cubin."""
-    from gemmlab import launches
-
-    module = launch.compile(HOPPER_ARCH)
-    res = module.resources[launch.entry]
-    assert res.spills == 0 and res.stack_bytes == 0 and res.registers <= 65536 // launch.threads, res
-    assert res.barriers == 2, res
-    assert "C7513" not in module.log and "serialized" not in module.log
-    plain = next(x for x in launches.wgmma_swap_launches() if f"split-{x.name}" == launch.name)
     assert module.cubin != plain.compile(HOPPER_ARCH).cubin

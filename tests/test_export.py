@@ -70,36 +70,32 @@ def test_a_host_of_an_unknown_kind_is_refused_saying_what_is_supported():
     assert "host of kind UnknownHost" in message and "hopper.TmaOperands hosts" in message
 
 
-def test_the_swapped_wgmma_split_twins_export_and_build_for_hopper(tmp_path):
-    """launches.wgmma_swap_split_launches (experiments/swap-split) in an exported file: its kernel's
-    last three arguments (scratch, counters, parts) passed, the persistent grid over the units, and
-    the file built by nvcc for sm_90a."""
+#: Each persistent split by its rung: the twins' maker in `launches`, the arguments its exported main
+#: launches end with, their grid over the units, and the specials' fallbacks after them (3xTF32's).
+_EXPORTED_SPLITS = {
+    "wgmma-swap": ("wgmma_swap_split_launches", "C, M, N, K, work, counters, parts",
+                   "persistent_grid(blocks * parts, fit_main, 2)", 0),
+    "wgmma-3xtf32": ("wgmma_3xtf32_split_launches", "C, M, N, K, (int*)base, work, counters, parts",
+                     "persistent_grid(tiles * parts, fit_main, 1)", 2),
+}
+
+
+@pytest.mark.parametrize("rung", _EXPORTED_SPLITS)
+def test_the_persistent_split_twins_export_and_build_for_hopper(rung, tmp_path):
+    """launches.wgmma_swap_split_launches (experiments/swap-split) and wgmma_3xtf32_split_launches
+    (experiments/3x-split) in an exported file: the kernel's last arguments (scratch, counters,
+    parts) passed in both launches (operands in place, and copied), the persistent grid over the
+    units, 3xTF32's fallback after it, and the file built by nvcc for sm_90a."""
     from gemmlab import launches
 
-    impl = replace(registry.get("wgmma-swap"), launches=launches.wgmma_swap_split_launches())
+    maker, args, grid, specials = _EXPORTED_SPLITS[rung]
+    impl = replace(registry.get(rung), launches=getattr(launches, maker)())
     text = export_text(impl)
-    assert text.count("C, M, N, K, work, counters, parts") == 2  # in place, and padded
-    assert text.count("persistent_grid(blocks * parts, fit_main, 2)") == 2
-    source = tmp_path / "swap-split.cu"
+    assert text.count(args) == 2 and text.count(grid) == 2
+    assert text.count('run("special_fp32"') == specials
+    source = tmp_path / f"{rung}-split.cu"
     source.write_text(text)
-    proc = build_library(source, "-arch=sm_90a", tmp_path / "swap-split.so")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-
-
-def test_the_3xtf32_split_twins_export_and_build_for_hopper(tmp_path):
-    """launches.wgmma_3xtf32_split_launches (experiments/3x-split) in an exported file: its kernel's
-    last four arguments (flag, scratch, counters, parts) passed, the persistent grid over the
-    units, the specials' fallback after it, and the file built by nvcc for sm_90a."""
-    from gemmlab import launches
-
-    impl = replace(registry.get("wgmma-3xtf32"), launches=launches.wgmma_3xtf32_split_launches())
-    text = export_text(impl)
-    assert text.count("C, M, N, K, (int*)base, work, counters, parts") == 2  # A in place, and padded
-    assert text.count("persistent_grid(tiles * parts, fit_main, 1)") == 2
-    assert text.count('run("special_fp32"') == 2
-    source = tmp_path / "3x-split.cu"
-    source.write_text(text)
-    proc = build_library(source, "-arch=sm_90a", tmp_path / "3x-split.so")
+    proc = build_library(source, "-arch=sm_90a", tmp_path / f"{rung}-split.so")
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -236,49 +232,37 @@ def test_the_exported_split_k_policy_is_the_python_one(tmp_path):
     assert all(w == a for w, a, f in zip(want, alone, folds, strict=True) if f)
 
 
-def test_the_exported_swapped_split_parts_are_the_python_ones(tmp_path, monkeypatch):
-    """tma.swapped_body's parts (SwappedOperands.parts in C++): the same over shapes that split
-    and shapes that do not, on 132 and 114 SMs (sm_count() stubbed in the program)."""
+def _exported_split_parts(rung: str):
+    """A persistent split twin of `rung` and the C++ lines of its exported launch that set its parts
+    (the units or tiles, the parts, and their clamp to the counters)."""
     from gemmlab import launches
-    from gemmlab.cuda import driver as cl
     from gemmlab.export.source import Variants
-    from gemmlab.export.tma import swapped_body
+    from gemmlab.export.tma import _split_lines, swapped_body
 
+    if rung == "wgmma-3xtf32":
+        launch = launches.wgmma_3xtf32_split_launches()[0]
+        return launch, _split_lines(launch)[:3]
     launch = launches.wgmma_swap_split_launches()[0]
     variants = Variants()
     variants.add(launch.kernel)
     body_lines = swapped_body(launch, variants)
     first = next(i for i, x in enumerate(body_lines) if x.startswith("const int units"))
-    lines = [x.replace("sm_count()", "sms") for x in body_lines[first:first + 3]]  # units, parts, its clamp
-    assert lines[1].startswith("int parts") and lines[2].startswith("if (parts >")
-    shapes = [(1024, 8192, 1024), (105, 7416, 699), (512, 4096, 512), (8192, 6144, 4096), (541, 57, 1338),
-              (1, 1, 1), (2048, 2048, 2048), (300, 8000, 7000), (8192, 8192, 8192)]
-    cases = [(sms, shape) for sms in (132, 114) for shape in shapes]
-    body = "".join("    {\n" f"        sms = {sms}; const int M = {m}, N = {n}, K = {k};\n"
-                   + "".join(f"        {x}\n" for x in lines) + '        std::printf("%d\\n", parts);\n    }\n'
-                   for sms, (m, n, k) in cases)
-    program = f"int main() {{\n    int sms = 0;\n{body}    return 0;\n}}\n"
-    got = [int(x) for x in _run_host_program(program, tmp_path)]
-    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
-    want = []
-    for sms, shape in cases:
-        monkeypatch.setattr(cl, "sm_count", lambda index, sms=sms: sms)
-        want.append(launch.host.parts(launch, *shape))
-    assert got == want and max(want) > 1 and min(want) == 1
+    return launch, body_lines[first:first + 3]
 
 
-def test_the_exported_3xtf32_split_parts_are_the_python_ones(tmp_path, monkeypatch):
-    """tma.body's parts for the 3xTF32 split (TmaOperands.parts in C++): the same over shapes that
-    split and shapes that do not, on 132 and 114 SMs (sm_count() stubbed in the program)."""
-    from gemmlab import launches
+@pytest.mark.parametrize("rung", ["wgmma-swap", "wgmma-3xtf32"])
+def test_the_exported_persistent_split_parts_are_the_python_ones(rung, tmp_path, monkeypatch):
+    """tma.swapped_body's parts (SwappedOperands.parts in C++) and tma.body's for the 3xTF32 split
+    (TmaOperands.parts): the same over shapes that split and shapes that do not, on 132 and 114
+    SMs (sm_count() stubbed in the program)."""
     from gemmlab.cuda import driver as cl
-    from gemmlab.export.tma import _split_lines
 
-    launch = launches.wgmma_3xtf32_split_launches()[0]
-    lines = [x.replace("sm_count()", "sms") for x in _split_lines(launch)[:3]]  # tiles, parts, its clamp
+    launch, cpp = _exported_split_parts(rung)
+    lines = [x.replace("sm_count()", "sms") for x in cpp]
     assert lines[1].startswith("int parts") and lines[2].startswith("if (parts >")
     shapes = [(1024, 8192, 1024), (105, 7416, 699), (512, 4096, 512), (8192, 6144, 4096), (541, 57, 1338),
-              (1, 1, 1), (2048, 2048, 2048), (724, 2048, 724), (3000, 600, 700), (8192, 8192, 8192)]
+              (1, 1, 1), (2048, 2048, 2048), (300, 8000, 7000), (724, 2048, 724), (3000, 600, 700),
+              (8192, 8192, 8192)]
     cases = [(sms, shape) for sms in (132, 114) for shape in shapes]
     body = "".join("    {\n" f"        sms = {sms}; const int M = {m}, N = {n}, K = {k};\n"
                    + "".join(f"        {x}\n" for x in lines) + '        std::printf("%d\\n", parts);\n    }\n'

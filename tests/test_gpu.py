@@ -596,65 +596,42 @@ def test_sums_folded_into_c_are_right_repeatable_and_shorter_chains(shape, every
         assert folded.exact_violations < one.exact_violations, (folded.exact_violations, one.exact_violations)
 
 
-@pytest.mark.parametrize("shape", [(1024, 8192, 1024), (105, 7416, 699), (512, 4096, 512), (301, 4095, 299),
-                                   (1000, 3001, 1003), (2048, 2048, 2048), (1, 1, 1)], ids=str)
-def test_the_swapped_wgmma_split_twins_are_right_repeatable_and_leave_the_counters_at_zero(shape):
-    """17_wgmma_swap.cu's SPLIT (launches.wgmma_swap_split_launches, experiments/swap-split): each
-    tile's reduction in parts over the persistent grid, the consumers meeting in splitk.cuh's tree
-    at their named barrier. Within the TF32 gate, every element written, bit for bit the same on
-    a second call, every counter back at zero; one part: wgmma-swap's own bits."""
+#: The persistent split-K twins no rung runs yet, by the rung whose launches they split: their maker in
+#: `launches`, a shape they split on an H200 (16 cluster tiles of 256 × 2·128; 16 tiles of 128×128),
+#: and the shapes each is tried at (17_wgmma_swap.cu's and 15_wgmma_3xtf32.cu's SPLIT).
+_GPU_SPLITS = {
+    "wgmma-swap": ("wgmma_swap_split_launches", (1024, 8192, 1024),
+                   [(1024, 8192, 1024), (105, 7416, 699), (512, 4096, 512), (301, 4095, 299), (1000, 3001, 1003),
+                    (2048, 2048, 2048), (1, 1, 1)]),
+    "wgmma-3xtf32": ("wgmma_3xtf32_split_launches", (512, 4096, 512),
+                     [(512, 4096, 512), (1024, 8192, 1024), (105, 7416, 699), (724, 2048, 723), (3000, 600, 700),
+                      (2048, 2048, 2048), (1, 1, 1)]),
+}
+_GPU_SPLIT_CASES = [(rung, shape) for rung, (_, _, shapes) in _GPU_SPLITS.items() for shape in shapes]
+
+
+def _split_twin(rung: str):
+    """The rung as it ships, and the same rung with its persistent split twins as its launches."""
     import dataclasses
 
-    from gemmlab.cuda import handoff
-    from gemmlab.reference import error_figures, references, verdict
-
-    m, n, k = shape
-    swap = registry.get("wgmma-swap")
-    _runs_here(swap)
-    split = dataclasses.replace(swap, name="swap-split", launches=launches.wgmma_swap_split_launches())
-    a, b = uniform((m, n), 31, GPU), uniform((n, k), 32, GPU)
-    out = []
-    for impl in (split, split, swap):
-        c = poison_(torch.empty(m, k, device=GPU))
-        impl.solve(a, b, c, m, n, k)
-        out.append(c)
-    again = poison_(torch.empty(m, k, device=GPU))
-    for _ in range(3):  # one C: a plan, then its graph captured, then the graph replayed
-        poison_(again)
-        split.solve(a, b, again, m, n, k)
-    torch.cuda.synchronize()
-    assert torch.equal(again.view(torch.int32), out[0].view(torch.int32))
-    ref64, _, floor = references(a, b)
-    ok, why = verdict(error_figures(out[0], ref64, floor=floor), Precision.TF32)
-    assert ok and unwritten(out[0]) == 0, why
-    assert torch.equal(out[0].view(torch.int32), out[1].view(torch.int32))
-    assert int(handoff.counters(GPU, 0).abs().sum()) == 0
-    launch = split.dispatch(a, b, out[0], m, n, k)
-    parts = launch.host.parts(launch, m, n, k)
-    if shape == (1024, 8192, 1024) and cl.sm_count(0) >= 100:  # 16 cluster tiles: the test splits somewhere
-        assert parts > 1
-    if parts == 1:
-        assert torch.equal(out[0].view(torch.int32), out[2].view(torch.int32))
-
-
-@pytest.mark.parametrize("shape", [(512, 4096, 512), (1024, 8192, 1024), (105, 7416, 699), (724, 2048, 723),
-                                   (3000, 600, 700), (2048, 2048, 2048), (1, 1, 1)], ids=str)
-def test_the_3xtf32_split_twins_are_right_repeatable_and_leave_the_counters_at_zero(shape):
-    """15_wgmma_3xtf32.cu's SPLIT (launches.wgmma_3xtf32_split_launches, experiments/3x-split):
-    each tile's reduction in parts over the persistent grid, the consumers meeting in splitk.cuh's
-    tree at their named barrier. Within the FP32 gate, every element written, bit for bit the same
-    on a second call and through a captured graph, every counter back at zero; one part:
-    wgmma-3xtf32's own bits."""
-    import dataclasses
-
-    from gemmlab.cuda import handoff
-    from gemmlab.reference import error_figures, references, verdict
-
-    m, n, k = shape
-    plain = registry.get("wgmma-3xtf32")
+    plain = registry.get(rung)
     _runs_here(plain)
-    split = dataclasses.replace(plain, name="3x-split", launches=launches.wgmma_3xtf32_split_launches())
-    a, b = uniform((m, n), 33, GPU) * 10, uniform((n, k), 34, GPU) * 10
+    maker = getattr(launches, _GPU_SPLITS[rung][0])
+    return plain, dataclasses.replace(plain, name=f"{rung}-split", launches=maker())
+
+
+@pytest.mark.parametrize("rung,shape", _GPU_SPLIT_CASES, ids=[f"{r}-{s}" for r, s in _GPU_SPLIT_CASES])
+def test_the_persistent_split_twins_are_right_repeatable_and_leave_the_counters_at_zero(rung, shape):
+    """The wgmma kernels' SPLIT (experiments/swap-split, experiments/3x-split): each tile's reduction
+    in parts over the persistent grid, the consumers meeting in splitk.cuh's tree at their named
+    barrier. Within the rung's gate, every element written, bit for bit the same on a second call
+    and through a captured graph, every counter back at zero; one part: the rung's own bits."""
+    from gemmlab.cuda import handoff
+    from gemmlab.reference import error_figures, references, verdict
+
+    m, n, k = shape
+    plain, split = _split_twin(rung)
+    a, b = uniform((m, n), 31, GPU) * 10, uniform((n, k), 32, GPU) * 10
     out = []
     for impl in (split, split, plain):
         c = poison_(torch.empty(m, k, device=GPU))
@@ -667,13 +644,13 @@ def test_the_3xtf32_split_twins_are_right_repeatable_and_leave_the_counters_at_z
     torch.cuda.synchronize()
     assert torch.equal(again.view(torch.int32), out[0].view(torch.int32))
     ref64, _, floor = references(a, b)
-    ok, why = verdict(error_figures(out[0], ref64, floor=floor), Precision.FP32X3)
+    ok, why = verdict(error_figures(out[0], ref64, floor=floor), plain.precision)
     assert ok and unwritten(out[0]) == 0, why
     assert torch.equal(out[0].view(torch.int32), out[1].view(torch.int32))
     assert int(handoff.counters(GPU, 0).abs().sum()) == 0
     launch = split.dispatch(a, b, out[0], m, n, k)
     parts = launch.host.parts(launch, m, n, k)
-    if shape == (512, 4096, 512) and cl.sm_count(0) >= 100:  # 16 tiles: the test splits somewhere
+    if shape == _GPU_SPLITS[rung][1] and cl.sm_count(0) >= 100:  # few tiles: the test splits somewhere
         assert parts > 1
     if parts == 1:
         assert torch.equal(out[0].view(torch.int32), out[2].view(torch.int32))
@@ -683,14 +660,10 @@ def test_the_3xtf32_split_twins_still_fall_back_on_specials():
     """A split call whose A holds +Inf and whose B holds NaN: the consumers' flag and the strict
     fallback after the tree give IEEE's answer (NaN and ±Inf where the exact product has them),
     and the counters are back at zero for the next call."""
-    import dataclasses
-
     from gemmlab.cuda import handoff
 
     m, n, k = 512, 4096, 512
-    plain = registry.get("wgmma-3xtf32")
-    _runs_here(plain)
-    split = dataclasses.replace(plain, name="3x-split", launches=launches.wgmma_3xtf32_split_launches())
+    _, split = _split_twin("wgmma-3xtf32")
     a, b = uniform((m, n), 35, GPU), uniform((n, k), 36, GPU)
     a[100, 3000] = float("inf")
     b[17, 300] = float("nan")
