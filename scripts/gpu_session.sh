@@ -149,12 +149,12 @@ for step in "$@"; do
     fold) run fold 500 python3 experiments/fold/fold.py "$OUT/fold.jsonl" ;;
     # wgmma-swap with split-K on its persistent grid (SPLIT 1) beside tf32, wgmma-swap and cuBLAS TF32,
     # where its tiles are few (experiments/swap-split); first its GPU test (a kernel that hangs stops here).
-    swap-split) run swap-split-test 300 python3 -m pytest -q -p no:cacheprovider -x tests/test_gpu.py -k "split_twins and wgmma-swap" \
+    swap-split) run swap-split-test 300 python3 -m pytest -q -p no:cacheprovider -x tests/test_gpu.py tests/test_export.py -k "split_twins and wgmma-swap" \
                   || { echo "=== swap-split's test failed: its timing is not run"; continue; }
                 run swap-split 400 python3 experiments/swap-split/swap_split.py "$OUT/swap-split.jsonl" ;;
     # wgmma-3xtf32 with split-K on its persistent grid (SPLIT 1) beside 3xtf32, wgmma-3xtf32 and cuBLAS
     # FP32, where its tiles are few (experiments/3x-split); first its GPU tests (a kernel that hangs stops here).
-    3x-split) run 3x-split-test 300 python3 -m pytest -q -p no:cacheprovider -x tests/test_gpu.py -k "split_twins and 3xtf32" \
+    3x-split) run 3x-split-test 300 python3 -m pytest -q -p no:cacheprovider -x tests/test_gpu.py tests/test_export.py -k "split_twins and 3xtf32" \
                 || { echo "=== 3x-split's tests failed: its timing is not run"; continue; }
               run 3x-split 400 python3 experiments/3x-split/three_split.py "$OUT/3x-split.jsonl" ;;
     # The split-K twins no rung runs yet (experiments/tools/twins.py) under one sanitizer tool each:

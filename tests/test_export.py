@@ -601,6 +601,36 @@ def test_each_build_of_the_exported_file_computes_the_product_on_the_gpu(name, b
             assert fig.exact_violations == 0, f"{where}: {fig}"
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("rung", _EXPORTED_SPLITS)
+def test_the_exported_persistent_split_twins_compute_the_product_on_the_gpu(rung, tmp_path):
+    """The split twins' exported file (experiments/swap-split, experiments/3x-split), built for
+    sm_90a and run through ctypes at shapes it splits (few tiles; more units than blocks), with A
+    misaligned too (the copied path): every element written, within the rung's gate."""
+    from gemmlab import launches
+
+    impl = registry.get(rung)
+    ok, why = impl.can_run_on(torch.device("cuda"))
+    if not ok:
+        pytest.skip(why)
+    maker = _EXPORTED_SPLITS[rung][0]
+    source = tmp_path / f"{rung}-split.cu"
+    source.write_text(export_text(replace(impl, launches=getattr(launches, maker)())))
+    lib = tmp_path / f"{rung}-split.so"
+    proc = build_library(source, "-arch=sm_90a", lib)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    solve = _solve_of(lib)
+    for (m, n, k), misaligned in itertools.product([(512, 4096, 512), (1024, 8192, 1024), (3000, 600, 700)],
+                                                   (False, True)):
+        a, b, ref = _case(m, n, k, misaligned)
+        c = reference.poison_(torch.empty(m, k, device="cuda"))
+        solve(a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k)
+        torch.cuda.synchronize()
+        fig = reference.error_figures(c, ref)
+        where = f"{rung} split {m}×{n}×{k}{' A misaligned' if misaligned else ''}"
+        assert fig.unwritten == 0 and fig.norm_max <= reference.GATES[impl.precision], f"{where}: {fig}"
+
+
 def test_nvcc_builds_an_export_whose_bigtile_takes_its_tiles_by_tma(tmp_path):
     """bigtile's TMA_COPY (experiments/bigtile-tma) exported: descriptors of Aᵀ and of B
     (as it lies, or its padded copy) encoded in C++ and passed in place of the two pointers."""

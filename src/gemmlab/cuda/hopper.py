@@ -81,7 +81,7 @@ class TmaOperands:
     (`handoff.parts`, with no bound on a part's chain: 3xTF32 promotes every step of 32 in IEEE
     FP32, so its chains are N / 32 adds long). The kernel then takes scratch for the parts' sums
     (a slot of 256 × 64 floats a part, after the rest of the workspace), the hand-off counters
-    and the parts, on a grid of as many blocks as units.
+    and the parts, on a persistent grid of as many blocks as units, at most one an SM.
     """
 
     a: Literal["in place", "round", "pad"]

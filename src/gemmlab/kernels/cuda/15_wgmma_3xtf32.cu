@@ -114,6 +114,11 @@ __device__ __forceinline__ void unit_steps(int u, int steps, int parts, int& fir
     first = steps * part / parts;
     last = steps * (part + 1) / parts;
 }
+__device__ __forceinline__ int unit_length(int u, int steps, int parts) {
+    int first, last;
+    unit_steps(u, steps, parts, first, last);
+    return last - first;
+}
 
 // One consumer warpgroup: rows 64·half… of the tile, over a flat sequence of
 // (unit, step) pairs, so that the step ahead may belong to the next unit.
@@ -124,6 +129,7 @@ struct Consumer {
     int M, K, units, tiles_m, tiles_n, steps, parts;
     int half, g, q, warp, thread;
     int unit, t = 0, it = 0;  // where the sequence is: t counts the unit's steps, `it` all of them
+    int length = 0;           // the unit's steps: worked out once a unit, not in every step's integer work
     unsigned worst = 0;
 #if SPLIT
     float* work;
@@ -166,9 +172,7 @@ struct Consumer {
         issue<0>(part, hi0, lo0, s);
         split_a(hi1, lo1, worst, rows(s), g, q, 1);  // the previous step's second half is complete
         issue<1>(part, hi1, lo1, s);
-        int first, last;
-        unit_steps(unit, steps, parts, first, last);
-        const bool unit_done = t + 1 == last - first;
+        const bool unit_done = t + 1 == length;
         const int next_unit = unit_done ? unit + stride : unit;
         const bool more = next_unit < units;
         if (AHEAD) {
@@ -197,6 +201,7 @@ struct Consumer {
         if (!AHEAD && more) prepare_first(hi0, lo0, it + 1);
         unit = next_unit;
         t = unit_done ? 0 : t + 1;
+        if (unit_done) length = unit_length(unit, steps, parts);
         ++it;
         return more;
     }
@@ -216,7 +221,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     const int tid = threadIdx.x, wg = tid / 128;
     const int tiles_m = (M + BM - 1) / BM, tiles_n = (K + BN - 1) / BN, tiles = tiles_m * tiles_n;
     const int steps = (N + BK - 1) / BK;
-#if !SPLIT
+#if SPLIT
+    // A unit of no steps would leave the consumers waiting for a stage the producer never loads
+    // (the host's parts keep two steps a part at least: cuda/handoff.parts); fewer parts than
+    // asked use fewer of the slots and counters sized for them.
+    parts = max(1, min(parts, steps));
+#else
     const int parts = 1;
 #endif
     const int units = tiles * parts;  // unit u: part u % parts of tile u / parts
@@ -253,6 +263,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     const int lane = tid % 32;
     Consumer c{As, His, Los, full, empty, C, M, K, units, tiles_m, tiles_n, steps, parts,
                wg - 1, lane / 4, lane % 4, (tid % 128) / 32, tid % 128, static_cast<int>(blockIdx.x)};
+    c.length = unit_length(c.unit, steps, parts);
 #if SPLIT
     c.work = work;
     c.counters = counters;
