@@ -32,6 +32,16 @@ Prediction (written before any run, 2026-12-05; parts as the host picks them on 
 * every result within the FP32 gate, no more elements outside LeetGPU's tolerance than the
   unsplit kernel (shorter chains of promoted sums), and the same bits on a second call.
 
+Added the same day, before any run: below the Hopper kernel's floor `3xtf32` runs `small`, and in
+the latest random records (seeds 2039, 2040) `default` ran 1.04–1.58× faster than `small` at 5 of
+the 7 shapes with outputs in [2¹⁸, 2²⁰) (at 686×5291×518 133.8 µs against 208.8), 0.92× at one.
+Two arms take `default`'s launches in place of `small`'s: `3xtf32-default` (the floors as
+shipped) and `3xtf32-split-default` (the split twins from 2¹⁸, then `default`). Four shapes of
+those records join the list. Prediction: `3xtf32-default` 1.1–1.6× `3xtf32` at 517×4384×925,
+686×5291×518 and 472×6284×974, still below cuBLAS FP32 there (0.7–1.0×, as `default` ran);
+`3xtf32-split-default` the fastest arm at every shape with outputs ≥ 512² but 6513×1012×87, where
+the reduction is short and `default` runs its own tiled kernels.
+
 One JSON line per shape to OUT.jsonl.
 Usage (repository root, on a GPU): python experiments/3x-split/three_split.py OUT.jsonl [MxNxK ...]
 """
@@ -46,7 +56,8 @@ from gemmlab.bench.run import measure
 from gemmlab.measure.inputs import result_bits
 
 SHAPES = ["512x4096x512", "724x2048x724", "1024x2048x1024", "1024x8192x1024", "1448x2048x1448", "3000x600x700",
-          "600x1000x600", "800x300x900", "105x7416x699", "541x57x1338", "2048x2048x2048", "8192x6144x4096"]
+          "600x1000x600", "800x300x900", "105x7416x699", "541x57x1338", "2048x2048x2048", "8192x6144x4096",
+          "517x4384x925", "686x5291x518", "472x6284x974", "6513x1012x87"]
 #: The outputs from which the `3xtf32-split` arm runs the split twins: 512², the issue's bar.
 SPLIT_OUTPUTS = 1 << 18
 
@@ -65,7 +76,14 @@ def main() -> None:
     twins = {x.name.removeprefix("split-"): x for x in split}
     chain = tuple(launches.from_outputs((dataclasses.replace(twins[x.name], when=x.when),), SPLIT_OUTPUTS)[0]
                   if x.source == "15_wgmma_3xtf32.cu" else x for x in launches.RUNGS["3xtf32"])
-    arms = [registry.get("3xtf32"), arm("3xtf32-split", "3xtf32", chain), alone, registry.get("wgmma-3xtf32")]
+    # The same two chains with `default`'s launches (this GPU's tune record) in place of `small`'s.
+    small = launches.RUNGS["small"]
+    default = tuple(registry.get("default").launches)
+    def below(c):
+        return tuple(x for x in c if x not in small) + default
+    arms = [registry.get("3xtf32"), arm("3xtf32-default", "3xtf32", below(launches.RUNGS["3xtf32"])),
+            arm("3xtf32-split", "3xtf32", chain), arm("3xtf32-split-default", "3xtf32", below(chain)),
+            alone, registry.get("wgmma-3xtf32")]
     with open(out_path, "a") as out:
         for shape in shapes:
             m, n, k = shape
