@@ -712,3 +712,20 @@ def test_the_tensor_dispatchers_run_the_strict_short_kernel_over_a_short_reducti
     assert impl.dispatch(a, b, c, m, n, k).entry == "short_n"
     impl.solve(a, b, c, m, n, k)
     _assert_strict_fp32_right(c, a, b)
+
+
+@pytest.mark.parametrize("shape,entry", [((3194, 2590, 1), "gemv"), ((7, 22, 1), "gemv"), ((1, 4489, 2), "thin_cols"),
+                                         ((455, 2541, 8), "thin_cols"), ((3, 5482, 4750), "thin_rows")], ids=str)
+@pytest.mark.parametrize("name", ["3xtf32", "tf32"])
+def test_the_tensor_dispatchers_run_the_strict_thin_kernels_where_c_is_thin(name, shape, entry):
+    """`3xtf32` and `tf32` where C is one column, at most 8 columns, or at most 4 rows over a large B
+    (launches.STRICT_THIN, tensor_dispatch.md): `default`'s strict kernels for it, right within the
+    FP32 gate (stricter than their classes')."""
+    impl = registry.get(name)
+    m, n, k = shape
+    a, b = uniform((m, n), 43, GPU) * 10, uniform((n, k), 44, GPU) * 10
+    c = poison_(torch.empty(m, k, device=GPU))
+    assert impl.dispatch(a, b, c, m, n, k).entry == entry
+    impl.solve(a, b, c, m, n, k)
+    _assert_strict_fp32_right(c, a, b)
+    assert unwritten(c) == 0

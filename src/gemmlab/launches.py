@@ -532,9 +532,18 @@ RUNGS: dict[str, tuple[Launch, ...]] = {
 # 36.2 µs, and wgmma-swap 1463×4×616 in 12.1 µs, where `short` ran shapes of such N and outputs
 # in 6.0 µs (1024×4×1024) and at 0.98–1.32× cuBLAS FP32 from a million outputs up
 # (experiments/short-floor/1-short-floor.json).
-RUNGS["tf32"] = (from_outputs((short_launch(),), HOPPER_TF32_OUTPUTS)
+# Where C is thin (one column, at most THIN columns, or a few rows over a large B), both run the
+# strict kernels `default` runs there, at any outputs: the work is streaming the long operand, and
+# 64×64 tiles of C (mma-split, small's 32×64) are one to eight columns full. In the seed-5 tensor
+# draw `tf32` (mma-split) ran 3194×2590×1 at 0.42× cuBLAS TF32 and 1×4489×2 at 0.41×, and `3xtf32`
+# (`small`) the first at 0.26× cuBLAS FP32; in seed 2040's strict draw (results/h200-random.json)
+# `default` ran its thin kernels at 0.74–2.0× cuBLAS FP32 (16 of 20 such shapes above 1.0), and
+# `gemv` ran K = 1 at 1.37× at 8045×7676×1 (experiments/gemv-floor). gemv first at K = 1, at any
+# rows: below the 1024 from which `default` runs it, it ran within 0.79–1.09× of `default`'s kernels.
+STRICT_THIN = (gemv_launch(), *default_thin_launches())
+RUNGS["tf32"] = (from_outputs((short_launch(),), HOPPER_TF32_OUTPUTS) + STRICT_THIN
                  + from_outputs(RUNGS["wgmma-swap"], HOPPER_TF32_OUTPUTS) + RUNGS["mma-split"])
-RUNGS["3xtf32"] = (from_outputs((short_launch(),), HOPPER_3X_OUTPUTS)
+RUNGS["3xtf32"] = (from_outputs((short_launch(),), HOPPER_3X_OUTPUTS) + STRICT_THIN
                    + from_outputs(RUNGS["wgmma-3xtf32"], HOPPER_3X_OUTPUTS) + RUNGS["small"])
 # Where neither side of C is thin, `small`'s launches; where the reduction is not short, too.
 RUNGS["thin"] += RUNGS["small"]

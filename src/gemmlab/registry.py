@@ -579,16 +579,16 @@ IMPLEMENTATIONS += (
     Implementation(
         "tf32", CUDA, 27, TF32, _SM80,
         "TF32 at every shape: wgmma-swap where the output fills the GPU, mma-split below it, strict-FP32 "
-        "short where the reduction is",
-        _md("tensor_dispatch"), _sources_of("wgmma-swap", "mma-split") + _cu("21_short"),
+        "short where the reduction is and thin or gemv where C is",
+        _md("tensor_dispatch"), _sources_of("wgmma-swap", "mma-split") + _cu("21_short") + _cu("20_thin") + _cu("22_gemv"),
         launches=RUNGS["tf32"],
         chapter=TF32_CORES, step=7, variant_of="wgmma-swap",
     ),
     Implementation(
         "3xtf32", CUDA, 28, FP32X3, _SM80,
-        "FP32-accurate at every shape: wgmma-3xtf32 where the output fills the GPU, strict-FP32 small below it "
-        "and short where the reduction is",
-        _md("tensor_dispatch"), _sources_of("wgmma-3xtf32", "small") + _cu("21_short"),
+        "FP32-accurate at every shape: wgmma-3xtf32 where the output fills the GPU, strict-FP32 small below it, "
+        "short where the reduction is and thin or gemv where C is",
+        _md("tensor_dispatch"), _sources_of("wgmma-3xtf32", "small") + _cu("21_short") + _cu("20_thin") + _cu("22_gemv"),
         launches=RUNGS["3xtf32"],
         chapter=FP32_CORES, step=4, variant_of="wgmma-3xtf32",
     ),
