@@ -393,6 +393,32 @@ def test_the_3xtf32_split_twins_split_where_the_tiles_leave_sms_idle(monkeypatch
         hopper.TmaOperands(a="round", b="round", split=True)
 
 
+@pytest.mark.parametrize("rung,twin,plain", [("tf32", "split-in-place", "in-place"),
+                                              ("3xtf32", "split-a-in-place", "a-in-place")])
+def test_the_tensor_dispatchers_split_where_the_tiles_are_few_in_one_wave(monkeypatch, rung, twin, plain):
+    """`tf32` and `3xtf32` run their Hopper kernel's split twin where it splits in one wave
+    (`handoff.OneWave`, from `SPLIT_OUTPUTS`), the unsplit kernel where the tiles fill the GPU or a
+    split would take more than one wave, and neither over a reduction shorter than HOPPER_MIN_N
+    (on 132 SMs; aligned operands)."""
+    from gemmlab.cuda import driver as cl
+    from gemmlab.cuda import handoff
+
+    monkeypatch.setattr(cl, "sm_count", lambda index: 132)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+
+    def picked(m, n, k):
+        a, b, c = torch.empty(m, n), torch.empty(n, k), torch.empty(m, k)
+        return next(x for x in launches.RUNGS[rung] if x.when is None or x.when(a, b, c, m, n, k)).name
+
+    assert picked(1024, 8192, 1024) == picked(512, 4096, 512) == twin
+    assert picked(2048, 2048, 2048) == picked(8192, 6144, 4096) == picked(1448, 2048, 1448) == plain
+    assert picked(3000, 600, 700) == plain  # 144 tiles, or 36 cluster tiles for 66 clusters: no one wave
+    assert picked(541, 57, 1338) not in (twin, plain)
+    wave = next(x for x in launches.RUNGS[rung] if x.name == twin).when.parts[-1]
+    assert isinstance(wave, handoff.OneWave) and wave.parts(1448, 2048, 1448, 132) == 1
+    assert wave.units(1024, 1024) * wave.parts(1024, 8192, 1024, 132) <= 132 // wave.cluster
+
+
 def test_splitk_scratch_holds_the_saved_parts_only_when_it_splits(monkeypatch):
     """The workspace is the operands, plus one 64 KB slot per part only where a shape is split."""
     from gemmlab.cuda import driver as cl

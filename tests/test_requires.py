@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from gemmlab import registry
-from gemmlab.cuda.handoff import SplitPays
+from gemmlab.cuda.handoff import OneWave, SplitPays
 from gemmlab.cuda.needs import Needs
 from gemmlab.cuda.requires import VEC4, AllOf, Requires, whole_tiles
 from gemmlab.tune.classes import InClass
@@ -45,7 +45,7 @@ def read_text(text: str):
     """An independent reading of the words: `X % d == 0` clauses and `… N-byte aligned` ones."""
     clauses = [c.strip() for c in text.split(",")]
     mods, aligns, cc, outputs, rows, cols, a_elements, b_elements = [], [], None, 0, None, None, 0, 0
-    reduction = None
+    reduction, least = None, 0
     for clause in clauses:
         if m := re.fullmatch(r"([MNK]) % (\d+) == 0", clause):
             mods.append(("MNK".index(m.group(1)), int(m.group(2))))
@@ -57,6 +57,8 @@ def read_text(text: str):
             cols = int(m.group(1))
         elif m := re.fullmatch(r"N ≤ (\d+)", clause):
             reduction = int(m.group(1))
+        elif m := re.fullmatch(r"N ≥ (\d+)", clause):
+            least = int(m.group(1))
         elif m := re.fullmatch(r"M·N ≥ (\d+)", clause):
             a_elements = int(m.group(1))
         elif m := re.fullmatch(r"N·K ≥ (\d+)", clause):
@@ -73,7 +75,7 @@ def read_text(text: str):
     def holds(tensors, dims) -> bool:
         return (all(dims[i] % d == 0 for i, d in mods) and dims[0] * dims[2] >= outputs
                 and (rows is None or dims[0] <= rows) and (cols is None or dims[2] <= cols)
-                and (reduction is None or dims[1] <= reduction)
+                and (reduction is None or dims[1] <= reduction) and dims[1] >= least
                 and dims[0] * dims[1] >= a_elements and dims[1] * dims[2] >= b_elements
                 and all(tensors[i].data_ptr() % to == 0 for which, to in aligns for i in which))
 
@@ -107,7 +109,7 @@ def test_every_precondition_is_declared_as_requires_a_shape_class_or_the_split_p
         for launch in impl.launches:
             if launch.when is not None:
                 parts = _parts(launch.when)
-                assert all(isinstance(p, Requires | InClass | SplitPays) for p in parts), launch
+                assert all(isinstance(p, Requires | InClass | SplitPays | OneWave) for p in parts), launch
                 assert sum(isinstance(p, Requires) for p in parts) <= 1, launch
 
 

@@ -114,7 +114,7 @@ def wgmma_3xtf32_launch(stages: int = 4, a_in_place: bool = True) -> Launch:
 def wgmma_3xtf32_split_launches() -> tuple[Launch, Launch]:
     """wgmma-3xtf32's launches with split-K on the persistent grid (SPLIT 1, `TmaOperands(split=
     True)`): each tile's reduction in parts where the tiles leave SMs idle. Named "split-" and the
-    launch's name. No rung runs them yet: experiments/3x-split's arm."""
+    launch's name. `3xtf32` runs them where they split in one wave (`where_split_pays`)."""
     return tuple(dataclasses.replace(x.with_defines({"SPLIT": 1}), when=x.when, name=f"split-{x.name}",
                                      host=dataclasses.replace(x.host, split=True))
                  for x in RUNGS["wgmma-3xtf32"])
@@ -135,7 +135,7 @@ def wgmma_swap_launches(stages: int = 4, cluster: int = 2, pipe: int = 2) -> tup
 def wgmma_swap_split_launches() -> tuple[Launch, Launch]:
     """wgmma-swap's launches with split-K on the persistent grid (SPLIT 1, `SwappedOperands(split=
     True)`): each tile's reduction in parts where the tiles leave SMs idle. Named "split-" and the
-    launch's name. No rung runs them yet: experiments/swap-split's arm."""
+    launch's name. `tf32` runs them where they split in one wave (`where_split_pays`)."""
     return tuple(dataclasses.replace(x.with_defines({"SPLIT": 1}), when=x.when, name=f"split-{x.name}",
                                      host=dataclasses.replace(x.host, split=True))
                  for x in wgmma_swap_launches())
@@ -460,12 +460,37 @@ def mma_split_launch(vec: int, bk: int = 16, stages: int = 4, min_blocks: int = 
 #: 724² and 1024² outputs, and wgmma-3xtf32 passes cuBLAS FP32 (and `small`) between 724² and 1024².
 HOPPER_TF32_OUTPUTS = 1 << 19
 HOPPER_3X_OUTPUTS = 1 << 20
+#: The shortest reduction the dispatchers run the Hopper kernels over: at 541×57×1338 (two steps of
+#: 32, both operands padded) wgmma-swap ran 19.6 µs and mma-split 8.1, and wgmma-3xtf32 18.1 where
+#: `small` ran 8.8 (H200, experiments/swap-split and 3x-split at 7531d4f); at N = 600 (3000×600×700)
+#: the Hopper kernels led. Between, no measurement: 128, four steps.
+HOPPER_MIN_N = 128
+#: Where the dispatchers run the Hopper kernels' split twins (SPLIT 1) ahead of the unsplit kernels:
+#: from 512² outputs, where `handoff.OneWave` splits. In experiments/3x-split (7531d4f) every
+#: one-wave split of wgmma-3xtf32 over N ≥ 1000 ran ahead of `3xtf32` as shipped (1.05–2.1×:
+#: 512×4096×512 45.2 µs against 75.2, cuBLAS FP32 58.4), and at 800×300×900 (two parts of five
+#: steps) it trailed `small` (24.9 against 21.0): so `3xtf32` splits from N = 512. In
+#: experiments/swap-split, wgmma-swap's twins from 512² ran 724×2048×724 in 33.7 µs against
+#: mma-split's 43.1 and 512×4096×512 in 35.1 against 34.2 (`tf32` as shipped).
+SPLIT_OUTPUTS = 1 << 18
+SPLIT_3X_MIN_N = 512
 
 
-def from_outputs(launches: tuple[Launch, ...], outputs: int) -> tuple[Launch, ...]:
-    """The same launches, each also requiring M·K ≥ `outputs` (none of them a fallback any more)."""
-    return tuple(dataclasses.replace(x, when=dataclasses.replace(x.when or Requires(), outputs=outputs))
+def from_outputs(launches: tuple[Launch, ...], outputs: int, min_reduction: int = 0) -> tuple[Launch, ...]:
+    """The same launches, each also requiring M·K ≥ `outputs` and N ≥ `min_reduction` (none of them
+    a fallback any more)."""
+    return tuple(dataclasses.replace(x, when=dataclasses.replace(x.when or Requires(), outputs=outputs,
+                                                                 min_reduction=min_reduction))
                  for x in launches)
+
+
+def where_split_pays(twins: tuple[Launch, ...], outputs: int, min_reduction: int = 0) -> tuple[Launch, ...]:
+    """Persistent split twins under their own preconditions, from `outputs` and `min_reduction`, and
+    only where they split in one wave (`handoff.OneWave`): elsewhere the unsplit launch after them
+    runs (at one part the SPLIT builds ran 0–21 % slower than the shipped ones: 3x-split at the
+    performance shape 3.82 ms against 3.15)."""
+    return tuple(dataclasses.replace(x, when=all_of(x.when, hopper.one_wave(x)))
+                 for x in from_outputs(twins, outputs, min_reduction))
 
 
 def _one(source: str, entry: str, block: tuple[int, int], tile: tuple[int, int], **more) -> Launch:
@@ -541,10 +566,14 @@ RUNGS: dict[str, tuple[Launch, ...]] = {
 # `gemv` ran K = 1 at 1.37× at 8045×7676×1 (experiments/gemv-floor). gemv first at K = 1, at any
 # rows: below the 1024 from which `default` runs it, it ran within 0.79–1.09× of `default`'s kernels.
 STRICT_THIN = (gemv_launch(), *default_thin_launches())
+# Where the Hopper kernels' tiles are few, their split twins first (experiments/swap-split at
+# 7531d4f: 1024×8192×1024 59.4 µs against 155.5, 1.23× cuBLAS TF32).
 RUNGS["tf32"] = (from_outputs((short_launch(),), HOPPER_TF32_OUTPUTS) + STRICT_THIN
-                 + from_outputs(RUNGS["wgmma-swap"], HOPPER_TF32_OUTPUTS) + RUNGS["mma-split"])
+                 + where_split_pays(wgmma_swap_split_launches(), SPLIT_OUTPUTS, HOPPER_MIN_N)
+                 + from_outputs(RUNGS["wgmma-swap"], HOPPER_TF32_OUTPUTS, HOPPER_MIN_N) + RUNGS["mma-split"])
 RUNGS["3xtf32"] = (from_outputs((short_launch(),), HOPPER_3X_OUTPUTS) + STRICT_THIN
-                   + from_outputs(RUNGS["wgmma-3xtf32"], HOPPER_3X_OUTPUTS) + RUNGS["small"])
+                   + where_split_pays(wgmma_3xtf32_split_launches(), SPLIT_OUTPUTS, SPLIT_3X_MIN_N)
+                   + from_outputs(RUNGS["wgmma-3xtf32"], HOPPER_3X_OUTPUTS, HOPPER_MIN_N) + RUNGS["small"])
 # Where neither side of C is thin, `small`'s launches; where the reduction is not short, too.
 RUNGS["thin"] += RUNGS["small"]
 RUNGS["short"] += RUNGS["small"]

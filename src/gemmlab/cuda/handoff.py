@@ -116,6 +116,60 @@ def split_call(tiles: str, steps: str, slots: str, step: int, chain: int = LONGE
             f"{COUNTERS}, {FIXED_N / step!r}, {LEVEL_N / step!r}, {MARGIN!r}, split_least(N, K, {chain}))")
 
 
+@dataclass(frozen=True)
+class OneWave:
+    """The parts of a persistent split-K kernel (17_wgmma_swap.cu's and 15_wgmma_3xtf32.cu's SPLIT):
+    `parts` for the units a cluster of `cluster` blocks takes as one (tiles of `tile`, rows of C by
+    columns, `cluster` of them side by side), over reductions of `step` elements, one block an SM,
+    and never more units than one wave of the GPU's clusters holds; as a launch precondition
+    (`Requires`' trio), that the call splits.
+
+    One wave: on the H200 (experiments/swap-split, experiments/3x-split, 7531d4f) splits that
+    took more than one wave lost to the unsplit kernels where `parts` modeled them faster:
+    wgmma-swap's 36 cluster tiles at 1448×2048×1448 in 5 parts (180 units on 66 clusters) ran
+    87.8 µs against 46.8, wgmma-3xtf32's 144 tiles at 3000×600×700 in 4 parts 85.4 against 54.7;
+    every split within one wave was faster than the unsplit kernel. The SM count is this GPU's,
+    at the call (`sm_count()` in the exported file)."""
+
+    tile: tuple[int, int]
+    step: int
+    cluster: int = 1
+
+    def units(self, m: int, k: int) -> int:
+        rows, cols = self.tile
+        return -(-m // rows) * -(-k // (cols * self.cluster))
+
+    def parts(self, m: int, n: int, k: int, sms: int) -> int:
+        slots, units = sms // self.cluster, self.units(m, k)
+        found = parts(units, -(-n // self.step), slots, self.step)
+        # the counters are the blocks' (a cluster's tiles each have their own)
+        return max(1, min(found, slots // units, COUNTERS // (units * self.cluster)))
+
+    def __call__(self, a, b, c, m: int, n: int, k: int) -> bool:
+        import torch
+
+        from . import driver as cl
+
+        return self.parts(m, n, k, cl.sm_count(torch.cuda.current_device())) > 1
+
+    def __str__(self) -> str:
+        rows, cols = self.tile
+        return (f"split-K pays in one wave: {rows}×{cols * self.cluster} tiles leave clusters of {self.cluster} "
+                f"idle (cuda/handoff.OneWave > 1 part)")
+
+    def cpp_parts(self) -> str:
+        """`parts` as a C++ expression over M, N, K and sm_count() (the exported file's)."""
+        rows, cols = self.tile
+        units = f"(ceil_div(M, {rows}) * ceil_div(K, {cols * self.cluster}))"
+        slots = f"(sm_count() / {self.cluster})"
+        found = split_call(units, f"ceil_div(N, {self.step})", slots, self.step, 0)
+        return (f"std::max(1, std::min(std::min({found}, {slots} / {units}), "
+                f"{COUNTERS} / ({units} * {self.cluster})))")
+
+    def cpp(self) -> str:
+        return f"{self.cpp_parts()} > 1"
+
+
 def slot_floats(threads: int, per_thread: int) -> int:
     """One block's partial sums: `per_thread` accumulators for each of its threads."""
     return threads * per_thread

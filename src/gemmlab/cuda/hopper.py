@@ -68,6 +68,17 @@ def dynamic_smem(tile: tuple[int, int], barriers_per_stage: int, b_planes: int =
     return smem
 
 
+def one_wave(launch: Launch) -> handoff.OneWave:
+    """The split-K rule of a persistent wgmma launch with SPLIT: its tiles, step and cluster."""
+    return handoff.OneWave(launch.tile, launch.step, launch.kernel.cluster[0])
+
+
+def _split_parts(launch: Launch, m: int, n: int, k: int) -> int:
+    import torch
+
+    return one_wave(launch).parts(m, n, k, cl.sm_count(torch.cuda.current_device()))
+
+
 @dataclass(frozen=True)
 class TmaOperands:
     """Host of a wgmma launch.
@@ -107,14 +118,8 @@ class TmaOperands:
         return -(-m // rows) * -(-k // cols)
 
     def parts(self, launch: Launch, m: int, n: int, k: int) -> int:
-        """Parts per tile: `handoff.parts` for the blocks the GPU holds at once (one an SM)."""
-        if not self.split:
-            return 1
-        import torch
-
-        tiles = self._tiles(launch, m, k)
-        slots = cl.sm_count(torch.cuda.current_device())
-        return min(handoff.parts(tiles, -(-n // launch.step), slots, launch.step), max(1, handoff.COUNTERS // tiles))
+        """Parts per tile: `handoff.OneWave`'s, for the blocks the GPU holds at once (one an SM)."""
+        return _split_parts(launch, m, n, k) if self.split else 1
 
     def kernels(self, launch: Launch) -> tuple[Kernel, ...]:
         out = (TRANSPOSE,) if self.b == "round" else (CLEAR_FLAG, TRANSPOSE_SPLIT, SPECIAL)
@@ -229,15 +234,8 @@ class SwappedOperands:
         return tiles, tiles * cluster
 
     def parts(self, launch: Launch, m: int, n: int, k: int) -> int:
-        """Parts per tile: `handoff.parts` for the clusters the GPU holds at once (a block an SM)."""
-        if not self.split:
-            return 1
-        import torch
-
-        slots = cl.sm_count(torch.cuda.current_device()) // launch.kernel.cluster[0]
-        units, blocks = self._units(launch, m, k)
-        # The counters are the blocks' (a cluster's tiles each have their own): never more than the buffer.
-        return min(handoff.parts(units, -(-n // launch.step), slots, launch.step), max(1, handoff.COUNTERS // blocks))
+        """Parts per tile: `handoff.OneWave`'s, for the clusters the GPU holds at once (a block an SM)."""
+        return _split_parts(launch, m, n, k) if self.split else 1
 
     def _saved_bytes(self, launch: Launch, m: int, n: int, k: int) -> int:
         """A slot per part of every block's tile where the call splits; none where it does not."""

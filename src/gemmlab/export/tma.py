@@ -82,9 +82,8 @@ def _split_lines(launch: Launch) -> list[str]:
     """C++ that sets ``tiles``, ``parts`` and ``saved`` as `TmaOperands.parts` and `_saved_bytes` do."""
     rows, cols = launch.tile
     slot = handoff.slot_floats(hopper.CONSUMERS, hopper.ACCUMULATORS_3X) * 4
-    return [f"const int tiles = ceil_div(M, {rows}) * ceil_div(K, {cols}), steps = ceil_div(N, {launch.step});",
-            f"int parts = {handoff.split_call('tiles', 'steps', 'sm_count()', launch.step, 0)};",
-            f"if (parts > {handoff.COUNTERS} / tiles) parts = std::max(1, {handoff.COUNTERS} / tiles);",
+    return [f"const int tiles = ceil_div(M, {rows}) * ceil_div(K, {cols});",
+            f"const int parts = {hopper.one_wave(launch).cpp_parts()};",
             f"const size_t saved = parts > 1 ? (size_t)tiles * parts * {slot} : 0;"]
 
 
@@ -127,9 +126,8 @@ def swapped_body(launch: Launch, variants: Variants) -> list[str]:
     if host.split:  # as SwappedOperands.parts: the tiles a cluster takes as one, over the clusters resident
         cluster = launch.kernel.cluster[0]
         lines += [f"const int units = ceil_div(M, {rows}) * ceil_div(K, {launch.tile[1] * cluster}), "
-                  f"blocks = units * {cluster}, steps = ceil_div(N, {launch.step});",
-                  f"int parts = {handoff.split_call('units', 'steps', f'sm_count() / {cluster}', launch.step, 0)};",
-                  f"if (parts > {handoff.COUNTERS} / blocks) parts = std::max(1, {handoff.COUNTERS} / blocks);",
+                  f"blocks = units * {cluster};",
+                  f"const int parts = {hopper.one_wave(launch).cpp_parts()};",
                   f"const size_t saved = parts > 1 ? (size_t)blocks * parts * "
                   f"{handoff.slot_floats(hopper.CONSUMERS, hopper.SWAP_ACCUMULATORS) * 4} : 0;"]
     if host.padded:  # as SwappedOperands.steps: copy only an operand TMA cannot describe

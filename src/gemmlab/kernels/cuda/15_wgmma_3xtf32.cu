@@ -39,8 +39,8 @@
 // in splitk.cuh's tree, the consumers as a team of 256 at named barrier 1 (the producer
 // warpgroup has left by then); the last to arrive stores the tile, the others go on to their
 // next unit. Each part still promotes every step in IEEE FP32, and the tree adds in a fixed
-// order: a call gives the same bits every time. No launch of a rung runs it yet
-// (experiments/3x-split).
+// order: a call gives the same bits every time. `3xtf32` runs it where it splits in one
+// wave (experiments/3x-split).
 #include "hopper.cuh"
 
 #ifndef STAGES

@@ -25,7 +25,7 @@
 // reduction onto few outputs); a cluster walks units as it walks tiles without it. The
 // consumers of a part meet the tile's other parts in splitk.cuh's tree, as a team at named
 // barrier 1 (the producer warpgroup has left), and the last to arrive stores the tile; the
-// others go on to their next unit. No launch runs it yet (experiments/swap-split).
+// others go on to their next unit. `tf32` runs it where it splits in one wave (experiments/swap-split).
 // What each measured is in 17_wgmma_swap.md; the launches run CLUSTER 2, PIPE 2.
 #include "hopper.cuh"
 
