@@ -45,7 +45,7 @@ def read_text(text: str):
     """An independent reading of the words: `X % d == 0` clauses and `… N-byte aligned` ones."""
     clauses = [c.strip() for c in text.split(",")]
     mods, aligns, cc, outputs, rows, cols, a_elements, b_elements = [], [], None, 0, None, None, 0, 0
-    reduction, least = None, 0
+    reduction, least, wide = None, 0, 0
     for clause in clauses:
         if m := re.fullmatch(r"([MNK]) % (\d+) == 0", clause):
             mods.append(("MNK".index(m.group(1)), int(m.group(2))))
@@ -59,6 +59,8 @@ def read_text(text: str):
             reduction = int(m.group(1))
         elif m := re.fullmatch(r"N ≥ (\d+)", clause):
             least = int(m.group(1))
+        elif m := re.fullmatch(r"K ≥ (\d+)", clause):
+            wide = int(m.group(1))
         elif m := re.fullmatch(r"M·N ≥ (\d+)", clause):
             a_elements = int(m.group(1))
         elif m := re.fullmatch(r"N·K ≥ (\d+)", clause):
@@ -75,7 +77,7 @@ def read_text(text: str):
     def holds(tensors, dims) -> bool:
         return (all(dims[i] % d == 0 for i, d in mods) and dims[0] * dims[2] >= outputs
                 and (rows is None or dims[0] <= rows) and (cols is None or dims[2] <= cols)
-                and (reduction is None or dims[1] <= reduction) and dims[1] >= least
+                and (reduction is None or dims[1] <= reduction) and dims[1] >= least and dims[2] >= wide
                 and dims[0] * dims[1] >= a_elements and dims[1] * dims[2] >= b_elements
                 and all(tensors[i].data_ptr() % to == 0 for which, to in aligns for i in which))
 

@@ -476,21 +476,28 @@ SPLIT_OUTPUTS = 1 << 18
 SPLIT_3X_MIN_N = 512
 
 
-def from_outputs(launches: tuple[Launch, ...], outputs: int, min_reduction: int = 0) -> tuple[Launch, ...]:
-    """The same launches, each also requiring M·K ≥ `outputs` and N ≥ `min_reduction` (none of them
-    a fallback any more)."""
+def from_outputs(launches: tuple[Launch, ...], outputs: int, min_reduction: int = 0,
+                 min_cols: int = 0) -> tuple[Launch, ...]:
+    """The same launches, each also requiring M·K ≥ `outputs`, N ≥ `min_reduction` and K ≥ `min_cols`
+    (none of them a fallback any more)."""
     return tuple(dataclasses.replace(x, when=dataclasses.replace(x.when or Requires(), outputs=outputs,
-                                                                 min_reduction=min_reduction))
+                                                                 min_reduction=min_reduction, min_cols=min_cols))
                  for x in launches)
 
 
-def where_split_pays(twins: tuple[Launch, ...], outputs: int, min_reduction: int = 0) -> tuple[Launch, ...]:
+def wide(launch: Launch) -> int:
+    """The columns of C a launch's blocks take side by side: its tile's, times its cluster."""
+    return launch.tile[1] * launch.kernel.cluster[0]
+
+
+def where_split_pays(twins: tuple[Launch, ...], outputs: int, min_reduction: int = 0,
+                     min_cols: int = 0) -> tuple[Launch, ...]:
     """Persistent split twins under their own preconditions, from `outputs` and `min_reduction`, and
     only where they split in one wave (`handoff.OneWave`): elsewhere the unsplit launch after them
     runs (at one part the SPLIT builds ran 0–21 % slower than the shipped ones: 3x-split at the
     performance shape 3.82 ms against 3.15)."""
     return tuple(dataclasses.replace(x, when=all_of(x.when, hopper.one_wave(x)))
-                 for x in from_outputs(twins, outputs, min_reduction))
+                 for x in from_outputs(twins, outputs, min_reduction, min_cols))
 
 
 def _one(source: str, entry: str, block: tuple[int, int], tile: tuple[int, int], **more) -> Launch:
@@ -567,13 +574,17 @@ RUNGS: dict[str, tuple[Launch, ...]] = {
 # rows: below the 1024 from which `default` runs it, it ran within 0.79–1.09× of `default`'s kernels.
 STRICT_THIN = (gemv_launch(), *default_thin_launches())
 # Where the Hopper kernels' tiles are few, their split twins first (experiments/swap-split at
-# 7531d4f: 1024×8192×1024 59.4 µs against 155.5, 1.23× cuBLAS TF32).
+# 7531d4f: 1024×8192×1024 59.4 µs against 155.5, 1.23× cuBLAS TF32). Neither where C is narrower
+# than the blocks side by side (`wide`): in the seed-2042 tensor draw (experiments/tensor-dispatch/
+# 4-random-64-seed2042.json, at 203e759) wgmma-swap ran 5501×4101×54 in 138.1 µs (split) and
+# 239.5 (not), mma-split in 60.8; 4317×11×70 21.5 against 6.4.
+_SWAP, _X3 = wide(RUNGS["wgmma-swap"][0]), wide(RUNGS["wgmma-3xtf32"][0])
 RUNGS["tf32"] = (from_outputs((short_launch(),), HOPPER_TF32_OUTPUTS) + STRICT_THIN
-                 + where_split_pays(wgmma_swap_split_launches(), SPLIT_OUTPUTS, HOPPER_MIN_N)
-                 + from_outputs(RUNGS["wgmma-swap"], HOPPER_TF32_OUTPUTS, HOPPER_MIN_N) + RUNGS["mma-split"])
+                 + where_split_pays(wgmma_swap_split_launches(), SPLIT_OUTPUTS, HOPPER_MIN_N, _SWAP)
+                 + from_outputs(RUNGS["wgmma-swap"], HOPPER_TF32_OUTPUTS, HOPPER_MIN_N, _SWAP) + RUNGS["mma-split"])
 RUNGS["3xtf32"] = (from_outputs((short_launch(),), HOPPER_3X_OUTPUTS) + STRICT_THIN
-                   + where_split_pays(wgmma_3xtf32_split_launches(), SPLIT_OUTPUTS, SPLIT_3X_MIN_N)
-                   + from_outputs(RUNGS["wgmma-3xtf32"], HOPPER_3X_OUTPUTS, HOPPER_MIN_N) + RUNGS["small"])
+                   + where_split_pays(wgmma_3xtf32_split_launches(), SPLIT_OUTPUTS, SPLIT_3X_MIN_N, _X3)
+                   + from_outputs(RUNGS["wgmma-3xtf32"], HOPPER_3X_OUTPUTS, HOPPER_MIN_N, _X3) + RUNGS["small"])
 # Where neither side of C is thin, `small`'s launches; where the reduction is not short, too.
 RUNGS["thin"] += RUNGS["small"]
 RUNGS["short"] += RUNGS["small"]

@@ -28,7 +28,9 @@ class Requires:
     and, where set, at most `rows` rows of C (M) or `cols` columns (K), and at least `a_elements`
     of A (M·N) or `b_elements` of B (N·K): thin or narrow outputs; at most `reduction` (N): a
     reduction short enough for one tile of A and B; at least `min_reduction` (N): one long enough
-    to pay for a kernel's fixed costs (the Hopper kernels' pipelines and pre-passes)."""
+    to pay for a kernel's fixed costs (the Hopper kernels' pipelines and pre-passes); at least
+    `min_cols` columns of C (K): as wide as a kernel's tile, which would otherwise compute mostly
+    nothing."""
 
     m: int = 1
     n: int = 1
@@ -42,19 +44,20 @@ class Requires:
     b_elements: int = 0
     reduction: int = 0  # 0: any N
     min_reduction: int = 0
+    min_cols: int = 0
 
     def __call__(self, a, b, c, m: int, n: int, k: int) -> bool:
         tensors = {"A": a, "B": b, "C": c}
         return (m % self.m == 0 and n % self.n == 0 and k % self.k == 0 and m * k >= self.outputs
                 and (not self.rows or m <= self.rows) and (not self.cols or k <= self.cols)
-                and (not self.reduction or n <= self.reduction) and n >= self.min_reduction
+                and (not self.reduction or n <= self.reduction) and n >= self.min_reduction and k >= self.min_cols
                 and m * n >= self.a_elements and n * k >= self.b_elements
                 and (not self.align or aligned(*(tensors[x] for x in self.operands), to=self.align)))
 
     #: The bounds on the shape's size, each a field (0: unset), in words and in C++, in order.
     _BOUNDS = (("outputs", "M·K ≥ {}", "(long long)M * K >= {}LL"), ("rows", "M ≤ {}", "M <= {}"),
                ("cols", "K ≤ {}", "K <= {}"), ("reduction", "N ≤ {}", "N <= {}"),
-               ("min_reduction", "N ≥ {}", "N >= {}"),
+               ("min_reduction", "N ≥ {}", "N >= {}"), ("min_cols", "K ≥ {}", "K >= {}"),
                ("a_elements", "M·N ≥ {}", "(long long)M * N >= {}LL"),
                ("b_elements", "N·K ≥ {}", "(long long)N * K >= {}LL"))
 
