@@ -567,6 +567,16 @@ def _case(m: int, n: int, k: int, misaligned: bool):
     return a, b, reference.reference64(a, b)
 
 
+def _exported_figures(solve, m: int, n: int, k: int, misaligned: bool) -> reference.ErrorFigures:
+    """One call of an exported file's `solve` through ctypes on `_case`'s operands, into a poisoned
+    C, and its error figures against the float64 product."""
+    a, b, ref = _case(m, n, k, misaligned)
+    c = reference.poison_(torch.empty(m, k, device="cuda"))
+    solve(a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k)
+    torch.cuda.synchronize()
+    return reference.error_figures(c, ref)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("build", GPU_BUILDS, ids=_slug)
 @pytest.mark.parametrize("name", GPU_RUNGS)
@@ -587,11 +597,7 @@ def test_each_build_of_the_exported_file_computes_the_product_on_the_gpu(name, b
     for (m, n, k), misaligned in itertools.product(_gpu_shapes(name), (False, True)):
         if misaligned and m * n * k > 2**30:
             continue  # the large shapes check the fast paths; the misaligned paths are checked above
-        a, b, ref = _case(m, n, k, misaligned)
-        c = reference.poison_(torch.empty(m, k, device="cuda"))
-        solve(a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k)
-        torch.cuda.synchronize()
-        fig = reference.error_figures(c, ref)
+        fig = _exported_figures(solve, m, n, k, misaligned)
         where = f"{name} ({build.label}) {m}×{n}×{k}{' A misaligned' if misaligned else ''}"
         assert fig.unwritten == 0, f"{where}: {fig.unwritten} elements unwritten"
         assert fig.norm_max <= reference.GATES[impl.precision], f"{where}: {fig}"
@@ -605,8 +611,9 @@ def test_each_build_of_the_exported_file_computes_the_product_on_the_gpu(name, b
 @pytest.mark.parametrize("rung", _EXPORTED_SPLITS)
 def test_the_exported_persistent_split_twins_compute_the_product_on_the_gpu(rung, tmp_path):
     """The split twins' exported file (experiments/swap-split, experiments/3x-split), built for
-    sm_90a and run through ctypes at shapes it splits (few tiles; more units than blocks), with A
-    misaligned too (the copied path): every element written, within the rung's gate."""
+    sm_90a and run through ctypes at shapes it splits (few tiles) and one it runs whole (3000×600×700,
+    more than one wave), with A misaligned too (the copied path): every element written, within
+    the rung's gate."""
     from gemmlab import launches
 
     impl = registry.get(rung)
@@ -622,11 +629,7 @@ def test_the_exported_persistent_split_twins_compute_the_product_on_the_gpu(rung
     solve = _solve_of(lib)
     for (m, n, k), misaligned in itertools.product([(512, 4096, 512), (1024, 8192, 1024), (3000, 600, 700)],
                                                    (False, True)):
-        a, b, ref = _case(m, n, k, misaligned)
-        c = reference.poison_(torch.empty(m, k, device="cuda"))
-        solve(a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k)
-        torch.cuda.synchronize()
-        fig = reference.error_figures(c, ref)
+        fig = _exported_figures(solve, m, n, k, misaligned)
         where = f"{rung} split {m}×{n}×{k}{' A misaligned' if misaligned else ''}"
         assert fig.unwritten == 0 and fig.norm_max <= reference.GATES[impl.precision], f"{where}: {fig}"
 

@@ -157,10 +157,15 @@ class OneWave:
         return (f"split-K pays in one wave: {rows}×{cols * self.cluster} tiles leave clusters of {self.cluster} "
                 f"idle (cuda/handoff.OneWave > 1 part)")
 
-    def cpp_parts(self) -> str:
-        """`parts` as a C++ expression over M, N, K and sm_count() (the exported file's)."""
+    def cpp_units(self) -> str:
+        """`units` as a C++ expression over M and K (the exported file's)."""
         rows, cols = self.tile
-        units = f"(ceil_div(M, {rows}) * ceil_div(K, {cols * self.cluster}))"
+        return f"ceil_div(M, {rows}) * ceil_div(K, {cols * self.cluster})"
+
+    def cpp_parts(self, units: str | None = None) -> str:
+        """`parts` as a C++ expression over M, N, K and sm_count() (the exported file's); `units`: a
+        C++ name already holding `cpp_units()`, else that expression."""
+        units = units or f"({self.cpp_units()})"
         slots = f"(sm_count() / {self.cluster})"
         found = split_call(units, f"ceil_div(N, {self.step})", slots, self.step, 0)
         return (f"std::max(1, std::min(std::min({found}, {slots} / {units}), "

@@ -112,11 +112,6 @@ class TmaOperands:
         """Planes of Bᵀ in the workspace."""
         return {"round": 1, "split": 2}[self.b]
 
-    @staticmethod
-    def _tiles(launch: Launch, m: int, k: int) -> int:
-        rows, cols = launch.tile
-        return -(-m // rows) * -(-k // cols)
-
     def parts(self, launch: Launch, m: int, n: int, k: int) -> int:
         """Parts per tile: `handoff.OneWave`'s, for the blocks the GPU holds at once (one an SM)."""
         return _split_parts(launch, m, n, k) if self.split else 1
@@ -139,7 +134,7 @@ class TmaOperands:
         parts = self.parts(launch, m, n, k)
         if parts == 1:
             return 0
-        return self._tiles(launch, m, k) * parts * handoff.slot_floats(CONSUMERS, ACCUMULATORS_3X) * 4
+        return one_wave(launch).units(m, k) * parts * handoff.slot_floats(CONSUMERS, ACCUMULATORS_3X) * 4
 
     def workspace_bytes(self, launch: Launch, m: int, n: int, k: int) -> int:
         total, saved = self._layout(m, n, k)[2], self._saved_bytes(launch, m, n, k)
@@ -176,7 +171,7 @@ class TmaOperands:
             steps.append(Step(launch.kernel, launch.grid(m, k), (*maps, *call.gemm_args()[2:], *flag)))
         else:
             parts = self.parts(launch, m, n, k)
-            tiles = self._tiles(launch, m, k)
+            tiles = one_wave(launch).units(m, k)
             work = base + up(self._layout(m, n, k)[2]) if parts > 1 else 0
             counters = handoff.counters(call.a.device, tiles * parts if parts > 1 else 0).data_ptr()
             import torch
@@ -228,10 +223,8 @@ class SwappedOperands:
     @staticmethod
     def _units(launch: Launch, m: int, k: int) -> tuple[int, int]:
         """(tiles a cluster takes as one, as the kernel counts them; the blocks' own tiles of C)."""
-        cluster = launch.kernel.cluster[0]
-        rows, cols = launch.tile
-        tiles = -(-m // rows) * -(-k // (cols * cluster))
-        return tiles, tiles * cluster
+        units = one_wave(launch).units(m, k)
+        return units, units * launch.kernel.cluster[0]
 
     def parts(self, launch: Launch, m: int, n: int, k: int) -> int:
         """Parts per tile: `handoff.OneWave`'s, for the clusters the GPU holds at once (a block an SM)."""

@@ -80,10 +80,10 @@ def _maps(launch: Launch, planes: int) -> list[str]:
 
 def _split_lines(launch: Launch) -> list[str]:
     """C++ that sets ``tiles``, ``parts`` and ``saved`` as `TmaOperands.parts` and `_saved_bytes` do."""
-    rows, cols = launch.tile
+    wave = hopper.one_wave(launch)  # one block a unit: the units are the tiles
     slot = handoff.slot_floats(hopper.CONSUMERS, hopper.ACCUMULATORS_3X) * 4
-    return [f"const int tiles = ceil_div(M, {rows}) * ceil_div(K, {cols});",
-            f"const int parts = {hopper.one_wave(launch).cpp_parts()};",
+    return [f"const int tiles = {wave.cpp_units()};",
+            f"const int parts = {wave.cpp_parts('tiles')};",
             f"const size_t saved = parts > 1 ? (size_t)tiles * parts * {slot} : 0;"]
 
 
@@ -124,10 +124,9 @@ def swapped_body(launch: Launch, variants: Variants) -> list[str]:
     step, box, swizzle = hopper.STEP, hopper.SWAP_BOX, SWIZZLE[hopper.SWIZZLE_BYTES]
     lines = [f"// {type(host).__name__}(padded={host.padded!r}, split={host.split!r})"]
     if host.split:  # as SwappedOperands.parts: the tiles a cluster takes as one, over the clusters resident
-        cluster = launch.kernel.cluster[0]
-        lines += [f"const int units = ceil_div(M, {rows}) * ceil_div(K, {launch.tile[1] * cluster}), "
-                  f"blocks = units * {cluster};",
-                  f"const int parts = {hopper.one_wave(launch).cpp_parts()};",
+        cluster, wave = launch.kernel.cluster[0], hopper.one_wave(launch)
+        lines += [f"const int units = {wave.cpp_units()}, blocks = units * {cluster};",
+                  f"const int parts = {wave.cpp_parts('units')};",
                   f"const size_t saved = parts > 1 ? (size_t)blocks * parts * "
                   f"{handoff.slot_floats(hopper.CONSUMERS, hopper.SWAP_ACCUMULATORS) * 4} : 0;"]
     if host.padded:  # as SwappedOperands.steps: copy only an operand TMA cannot describe
