@@ -146,20 +146,32 @@ def test_every_records_versions_name_the_tree_measured(monkeypatch):
     assert device.versions()["gemmlab_commit"] == provenance.gemmlab_commit() != "abc1234"
 
 
-def test_each_implementation_takes_each_place_in_the_timing_order_equally_often():
-    """time_interleaved starts each round one further along, so no implementation is always the
-    one timed right after another (on the H200 the call after cuBLAS's read 1.5–2.4 % slow)."""
+def test_each_implementation_takes_each_place_and_follows_each_other_equally_often():
+    """time_interleaved orders its rounds as a balanced Latin square: no implementation is always
+    the one timed right after another (on the H200 the call after cuBLAS's read 1.5–2.4 % slow,
+    0.55 µs at tiny shapes), which starting each round one further along did not give."""
+    from collections import Counter
+
     import torch
 
-    from gemmlab.measure.timing import time_interleaved
+    from gemmlab.measure.timing import round_orders, time_interleaved
 
+    for count in range(1, 10):
+        rows = round_orders(count)
+        assert all(sorted(r) == list(range(count)) for r in rows)
+        places = Counter((p, x) for r in rows for p, x in enumerate(r))
+        assert len(set(places.values())) == 1 and len(places) == count * count
+        pairs = Counter(p for r in rows for p in zip(r, r[1:], strict=False))
+        if count > 1:
+            assert len(pairs) == count * (count - 1) and len(set(pairs.values())) == 1
     order: list[str] = []
-    names = ["a", "b", "c"]
+    names = ["a", "b", "c", "d"]
     calls = {n: (lambda n=n: order.append(n)) for n in names}
     outs = {n: torch.zeros(1) for n in names}
-    times, errors = time_interleaved(calls, outs, warmup=1, iters=6, gpu=False)
-    assert errors == {} and all(len(times[n]) == 6 for n in names)
-    rounds = [order[3 + 3 * i: 6 + 3 * i] for i in range(6)]  # after the 3 warm-up calls
-    assert all(sorted(r) == names for r in rounds)
-    assert [r[0] for r in rounds] == ["a", "b", "c", "a", "b", "c"]
+    times, errors = time_interleaved(calls, outs, warmup=1, iters=8, gpu=False)
+    assert errors == {} and all(len(times[n]) == 8 for n in names)
+    rounds = [order[4 + 4 * i: 8 + 4 * i] for i in range(8)]  # after the 4 warm-up calls
+    assert rounds == [[names[i] for i in r] for r in round_orders(4) * 2]
+    followers = Counter(r[i + 1] for r in rounds for i in range(3) if r[i] == "a")
+    assert followers == {"b": 2, "c": 2, "d": 2}
     assert time_interleaved({"x": lambda: 1 / 0}, {"x": torch.zeros(1)}, 1, 3, gpu=False)[0] == {}

@@ -83,11 +83,12 @@ def sweep_shapes() -> list[tuple[str, tuple[int, int, int]]]:
 def _rotated(names: list[str] | None, i: int) -> list[str] | None:
     """The names of shape `i`, starting `i` places along. At tiny shapes the implementation listed
     first after cuBLAS read about 0.55 µs slower than the same kernel listed later (H200,
-    2026-12-02, 152×2×74: 5.5 µs against 4.9, whichever of three came first), a bias the timing
-    loop's rotation within a round does not remove (what follows the list besides the rounds:
-    the warm-ups' order and the outputs' allocation; experiments/small-shaped/first_listed.py).
-    Rotating the list from shape to shape gives each implementation that place in turn; the
-    baselines keep theirs at the front, so that every ratio's denominator is timed alike."""
+    2026-12-02, 152×2×74: 5.5 µs against 4.9, whichever of three came first). The list set the
+    warm-ups' order and, until 2026-12-05, which name followed cuBLAS in every timed round
+    (experiments/small-shaped/5-first-listed.txt: the outputs' allocation order did not matter);
+    the rounds are now a balanced Latin square (`timing.round_orders`), and rotating the list
+    from shape to shape still gives each implementation the first warm-up in turn. The baselines
+    keep their place at the front, so that every ratio's denominator is timed alike."""
     if not names:
         return names
     front = [x for x in names if x in (registry.BASELINE, registry.TF32_BASELINE)]

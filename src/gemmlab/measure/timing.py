@@ -23,6 +23,27 @@ if TYPE_CHECKING:
 QUEUE_AHEAD_CYCLES = 2_000_000
 
 
+def round_orders(count: int) -> list[list[int]]:
+    """The orders of a cycle of timed rounds over `count` implementations: a balanced Latin square
+    (Williams's design), in which each implementation takes each place equally often and follows
+    each other one equally often, over `count` rounds (twice `count` where it is odd).
+
+    Which call comes just before matters, not only the place: on the H200 the call right after
+    cuBLAS's read 1.5–2.4 % slower than the same kernel further on, and about 0.55 µs slower at
+    tiny shapes (experiments/small-shaped). Starting each round one place further along, as this
+    loop did before 2026-12-05, gives every implementation every place but keeps the cycle, so the
+    name listed after cuBLAS followed it in every round but the few where cuBLAS came last."""
+    first, low, high = [0], 1, count - 1
+    while len(first) < count:
+        first.append(low)
+        low += 1
+        if len(first) < count:
+            first.append(high)
+            high -= 1
+    rows = [[(x + r) % count for x in first] for r in range(count)]
+    return rows + [row[::-1] for row in rows] if count % 2 else rows or [[]]
+
+
 def time_interleaved(
     calls: dict[str, Callable[[], None]],
     outputs: dict[str, torch.Tensor],
@@ -37,8 +58,8 @@ def time_interleaved(
 
     Each call is warmed up; one that raises is dropped, with its error. The
     outputs of the others are poisoned, so what is judged afterwards was
-    written by the timed calls. Then every round calls each in turn (each
-    round starting one further along the list), on a GPU
+    written by the timed calls. Then every round calls each in turn (in the
+    orders of `round_orders`), on a GPU
     between its own pair of CUDA events, else with the host clock. With
     ``queue_ahead`` (small shapes, `stats.is_small`) each GPU call is queued behind a
     short spin, so that its events time the GPU's work and not the host's.
@@ -63,14 +84,11 @@ def time_interleaved(
         poison_(outputs[name])
     marks: dict[str, list] = {name: [] for name in live}
     names = list(live)
+    orders = round_orders(len(names))
     for it in range(iters):
         if progress:
             progress(f"timed round {it + 1}/{iters}")
-        # Each round starts one further along: every implementation takes every place in the
-        # order equally often. On the H200 the call right after cuBLAS's read 1.5–2.4 % slower than
-        # the same kernel further on (experiments/small-shaped), a bias a fixed order gives to one.
-        shift = it % len(names) if names else 0
-        for name in names[shift:] + names[:shift]:
+        for name in (names[i] for i in orders[it % len(orders)]):
             call = live[name]
             if before_each is not None:
                 before_each()
