@@ -157,6 +157,9 @@ for step in "$@"; do
     3x-split) run 3x-split-test 300 python3 -m pytest -q -p no:cacheprovider -x tests/test_gpu.py tests/test_export.py -k "split_twins and 3xtf32" \
                 || { echo "=== 3x-split's tests failed: its timing is not run"; continue; }
               run 3x-split 400 python3 experiments/3x-split/three_split.py "$OUT/3x-split.jsonl" ;;
+    # The tensor dispatchers' width floor at three quarters of a block, and their twins with a least
+    # part, beside the rules as shipped (experiments/width-parts).
+    width-parts) run width-parts 500 python3 experiments/width-parts/width_parts.py "$OUT/width-parts.jsonl" ;;
     # The split-K twins no rung runs yet (experiments/tools/twins.py) under one sanitizer tool each:
     # `gemmlab check` and the steps above walk the rungs only.
     twins-memcheck|twins-racecheck|twins-synccheck)

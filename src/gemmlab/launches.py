@@ -578,13 +578,30 @@ STRICT_THIN = (gemv_launch(), *default_thin_launches())
 # than the blocks side by side (`wide`): in the seed-2042 tensor draw (experiments/tensor-dispatch/
 # 4-random-64-seed2042.json, at 203e759) wgmma-swap ran 5501×4101×54 in 138.1 µs (split) and
 # 239.5 (not), mma-split in 60.8; 4317×11×70 21.5 against 6.4.
-_SWAP, _X3 = wide(RUNGS["wgmma-swap"][0]), wide(RUNGS["wgmma-3xtf32"][0])
-RUNGS["tf32"] = (from_outputs((short_launch(),), HOPPER_TF32_OUTPUTS) + STRICT_THIN
-                 + where_split_pays(wgmma_swap_split_launches(), SPLIT_OUTPUTS, HOPPER_MIN_N, _SWAP)
-                 + from_outputs(RUNGS["wgmma-swap"], HOPPER_TF32_OUTPUTS, HOPPER_MIN_N, _SWAP) + RUNGS["mma-split"])
-RUNGS["3xtf32"] = (from_outputs((short_launch(),), HOPPER_3X_OUTPUTS) + STRICT_THIN
-                   + where_split_pays(wgmma_3xtf32_split_launches(), SPLIT_OUTPUTS, SPLIT_3X_MIN_N, _X3)
-                   + from_outputs(RUNGS["wgmma-3xtf32"], HOPPER_3X_OUTPUTS, HOPPER_MIN_N, _X3) + RUNGS["small"])
+def tf32_launches(min_cols: int | None = None, split_also=None) -> tuple[Launch, ...]:
+    """`tf32`'s chain; `min_cols` (default: wgmma-swap's blocks side by side) and `split_also` (a
+    further precondition of the split twins) are what experiments vary (experiments/width-parts)."""
+    cols = wide(RUNGS["wgmma-swap"][0]) if min_cols is None else min_cols
+    twins = where_split_pays(wgmma_swap_split_launches(), SPLIT_OUTPUTS, HOPPER_MIN_N, cols)
+    return (from_outputs((short_launch(),), HOPPER_TF32_OUTPUTS) + STRICT_THIN + _also(twins, split_also)
+            + from_outputs(RUNGS["wgmma-swap"], HOPPER_TF32_OUTPUTS, HOPPER_MIN_N, cols) + RUNGS["mma-split"])
+
+
+def x3_launches(min_cols: int | None = None, split_also=None) -> tuple[Launch, ...]:
+    """`3xtf32`'s chain, with the same two handles as `tf32_launches`."""
+    cols = wide(RUNGS["wgmma-3xtf32"][0]) if min_cols is None else min_cols
+    twins = where_split_pays(wgmma_3xtf32_split_launches(), SPLIT_OUTPUTS, SPLIT_3X_MIN_N, cols)
+    return (from_outputs((short_launch(),), HOPPER_3X_OUTPUTS) + STRICT_THIN + _also(twins, split_also)
+            + from_outputs(RUNGS["wgmma-3xtf32"], HOPPER_3X_OUTPUTS, HOPPER_MIN_N, cols) + RUNGS["small"])
+
+
+def _also(chain: tuple[Launch, ...], cond) -> tuple[Launch, ...]:
+    """Each launch of `chain` also under `cond` (a function of the launch; None: as it is)."""
+    return chain if cond is None else tuple(dataclasses.replace(x, when=all_of(x.when, cond(x))) for x in chain)
+
+
+RUNGS["tf32"] = tf32_launches()
+RUNGS["3xtf32"] = x3_launches()
 # Where neither side of C is thin, `small`'s launches; where the reduction is not short, too.
 RUNGS["thin"] += RUNGS["small"]
 RUNGS["short"] += RUNGS["small"]
