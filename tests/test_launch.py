@@ -419,6 +419,34 @@ def test_the_tensor_dispatchers_split_where_the_tiles_are_few_in_one_wave(monkey
     assert wave.units(1024, 1024) * wave.parts(1024, 8192, 1024, 132) <= 132 // wave.cluster
 
 
+@pytest.mark.parametrize("build,narrow,cols", [("tf32_launches", "wgmma_swap", 256), ("x3_launches", "wgmma_3xtf32", 128)])
+def test_the_tensor_chains_take_their_width_floor_and_a_split_condition_as_arguments(monkeypatch, build, narrow, cols):
+    """`launches.tf32_launches` / `x3_launches`: the shipped chain with no arguments (the width
+    floor at the Hopper blocks side by side), a lower floor where asked, and a further condition
+    on the split twins alone (what experiments/width-parts varies)."""
+    from gemmlab.cuda import driver as cl
+
+    monkeypatch.setattr(cl, "sm_count", lambda index: 132)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    make = getattr(launches, build)
+
+    def picked(chain, m, n, k):
+        a, b, c = torch.empty(m, n), torch.empty(n, k), torch.empty(m, k)
+        return next(x for x in chain if x.when is None or x.when(a, b, c, m, n, k))
+
+    shipped, lower = make(), make(min_cols=cols * 3 // 4)
+    def plan(chain):  # a fresh build makes fresh smem functions: compare the rest
+        return [(x.source, x.name, x.defines, x.when) for x in chain]
+    assert plan(shipped) == plan(launches.RUNGS["3xtf32" if build == "x3_launches" else "tf32"])
+    m, n, k = 8192, 1024, cols * 7 // 8  # many rows of tiles, C 7/8 of the blocks wide
+    assert picked(shipped, m, n, k).entry != narrow and picked(lower, m, n, k).entry == narrow
+    assert picked(lower, 5501, 4101, cols // 4).entry != narrow  # a quarter: still below
+    never = make(split_also=lambda x: lambda *args: False)
+    assert picked(shipped, 1024, 8192, 1024).name.startswith("split")
+    assert not picked(never, 1024, 8192, 1024).name.startswith("split")
+    assert picked(never, 8192, 6144, 4096) == picked(shipped, 8192, 6144, 4096)
+
+
 def test_splitk_scratch_holds_the_saved_parts_only_when_it_splits(monkeypatch):
     """The workspace is the operands, plus one 64 KB slot per part only where a shape is split."""
     from gemmlab.cuda import driver as cl
