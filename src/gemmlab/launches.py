@@ -580,19 +580,27 @@ STRICT_THIN = (gemv_launch(), *default_thin_launches())
 # 239.5 (not), mma-split in 60.8; 4317×11×70 21.5 against 6.4.
 def tf32_launches(min_cols: int | None = None, split_also=None) -> tuple[Launch, ...]:
     """`tf32`'s chain; `min_cols` (default: wgmma-swap's blocks side by side) and `split_also` (a
-    further precondition of the split twins) are what experiments vary (experiments/width-parts)."""
-    cols = wide(RUNGS["wgmma-swap"][0]) if min_cols is None else min_cols
-    twins = where_split_pays(wgmma_swap_split_launches(), SPLIT_OUTPUTS, HOPPER_MIN_N, cols)
-    return (from_outputs((short_launch(),), HOPPER_TF32_OUTPUTS) + STRICT_THIN + _also(twins, split_also)
-            + from_outputs(RUNGS["wgmma-swap"], HOPPER_TF32_OUTPUTS, HOPPER_MIN_N, cols) + RUNGS["mma-split"])
+    further precondition of the split twins, a function of the twin) are what experiments vary
+    (experiments/width-parts)."""
+    return _tensor_chain("wgmma-swap", wgmma_swap_split_launches(), HOPPER_TF32_OUTPUTS, HOPPER_MIN_N,
+                         "mma-split", min_cols, split_also)
 
 
 def x3_launches(min_cols: int | None = None, split_also=None) -> tuple[Launch, ...]:
     """`3xtf32`'s chain, with the same two handles as `tf32_launches`."""
-    cols = wide(RUNGS["wgmma-3xtf32"][0]) if min_cols is None else min_cols
-    twins = where_split_pays(wgmma_3xtf32_split_launches(), SPLIT_OUTPUTS, SPLIT_3X_MIN_N, cols)
-    return (from_outputs((short_launch(),), HOPPER_3X_OUTPUTS) + STRICT_THIN + _also(twins, split_also)
-            + from_outputs(RUNGS["wgmma-3xtf32"], HOPPER_3X_OUTPUTS, HOPPER_MIN_N, cols) + RUNGS["small"])
+    return _tensor_chain("wgmma-3xtf32", wgmma_3xtf32_split_launches(), HOPPER_3X_OUTPUTS, SPLIT_3X_MIN_N,
+                         "small", min_cols, split_also)
+
+
+def _tensor_chain(hopper_rung: str, twins: tuple[Launch, ...], outputs: int, split_min_n: int, below: str,
+                  min_cols: int | None, split_also) -> tuple[Launch, ...]:
+    """A tensor dispatcher: `short` from `outputs`, the strict thin kernels, the Hopper rung's split
+    twins where they pay (from N ≥ `split_min_n`), the Hopper rung from `outputs`, then `below`'s
+    launches; the Hopper launches only where K ≥ `min_cols` (default: their blocks side by side)."""
+    cols = wide(RUNGS[hopper_rung][0]) if min_cols is None else min_cols
+    split = where_split_pays(twins, SPLIT_OUTPUTS, split_min_n, cols)
+    return (from_outputs((short_launch(),), outputs) + STRICT_THIN + _also(split, split_also)
+            + from_outputs(RUNGS[hopper_rung], outputs, HOPPER_MIN_N, cols) + RUNGS[below])
 
 
 def _also(chain: tuple[Launch, ...], cond) -> tuple[Launch, ...]:
