@@ -393,6 +393,12 @@ def test_the_3xtf32_split_twins_split_where_the_tiles_leave_sms_idle(monkeypatch
         hopper.TmaOperands(a="round", b="round", split=True)
 
 
+def _first(chain, m: int, n: int, k: int):
+    """The launch of `chain` a call of that shape runs (CPU tensors: the shape's preconditions)."""
+    a, b, c = torch.empty(m, n), torch.empty(n, k), torch.empty(m, k)
+    return next(x for x in chain if x.when is None or x.when(a, b, c, m, n, k))
+
+
 @pytest.mark.parametrize("rung,twin,plain", [("tf32", "split-in-place", "in-place"),
                                               ("3xtf32", "split-a-in-place", "a-in-place")])
 def test_the_tensor_dispatchers_split_where_the_tiles_are_few_in_one_wave(monkeypatch, rung, twin, plain):
@@ -407,8 +413,7 @@ def test_the_tensor_dispatchers_split_where_the_tiles_are_few_in_one_wave(monkey
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
 
     def picked(m, n, k):
-        a, b, c = torch.empty(m, n), torch.empty(n, k), torch.empty(m, k)
-        return next(x for x in launches.RUNGS[rung] if x.when is None or x.when(a, b, c, m, n, k)).name
+        return _first(launches.RUNGS[rung], m, n, k).name
 
     assert picked(1024, 8192, 1024) == picked(512, 4096, 512) == twin
     assert picked(2048, 2048, 2048) == picked(8192, 6144, 4096) == picked(1448, 2048, 1448) == plain
@@ -430,10 +435,7 @@ def test_the_tensor_chains_take_their_width_floor_and_a_split_condition_as_argum
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
     make = getattr(launches, build)
 
-    def picked(chain, m, n, k):
-        a, b, c = torch.empty(m, n), torch.empty(n, k), torch.empty(m, k)
-        return next(x for x in chain if x.when is None or x.when(a, b, c, m, n, k))
-
+    picked = _first
     shipped, lower = make(), make(min_cols=cols * 3 // 4)
     def plan(chain):  # a fresh build makes fresh smem functions: compare the rest
         return [(x.source, x.name, x.defines, x.when) for x in chain]
@@ -540,15 +542,13 @@ def test_default_turns_smalls_tile_where_the_output_is_narrow():
     """Where the record's winner is `small`, `default` runs its 64×32 twin at a narrow output
     (K ≤ NARROW_COLS over M·N ≥ NARROW_A) and the winner itself elsewhere; a tiled class has no
     twin (its K is a multiple of 128)."""
-    import torch
 
     from gemmlab.tune import default
 
     chain = default.launches()
 
     def runs(m, n, k):
-        a, b, c = torch.empty(m, n), torch.empty(n, k), torch.empty(m, k)
-        return next(x for x in chain if x.when is None or x.when(a, b, c, m, n, k))
+        return _first(chain, m, n, k)
 
     narrow = runs(2047, 1000, launches.NARROW_COLS - 1)
     assert narrow.name == "micro-odd narrow" and narrow.tile == (64, 32)
