@@ -157,6 +157,12 @@ for step in "$@"; do
     3x-split) run 3x-split-test 300 python3 -m pytest -q -p no:cacheprovider -x tests/test_gpu.py tests/test_export.py -k "split_twins and 3xtf32" \
                 || { echo "=== 3x-split's tests failed: its timing is not run"; continue; }
               run 3x-split 400 python3 experiments/3x-split/three_split.py "$OUT/3x-split.jsonl" ;;
+    # default beside default with its split bigtile launches on a line of blocks whose last wave's tiles
+    # split into more parts (bigtile's SPLIT 2, launches.tail_twin; experiments/tail-split); first its
+    # GPU tests (a kernel that hangs stops here).
+    tail-split) run tail-split-test 300 python3 -m pytest -q -p no:cacheprovider -x tests/test_gpu.py -k "tail_split" \
+                  || { echo "=== tail-split's tests failed: its timing is not run"; continue; }
+                run tail-split 500 python3 experiments/tail-split/tail_split.py "$OUT/tail-split.jsonl" ;;
     # The tensor dispatchers' width floor at three quarters of a block, and their twins with a least
     # part, beside the rules as shipped (experiments/width-parts).
     width-parts) run width-parts 500 python3 experiments/width-parts/width_parts.py "$OUT/width-parts.jsonl" ;;

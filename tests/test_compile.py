@@ -211,6 +211,28 @@ def test_folding_builds_compile_without_spills_and_leave_the_shipped_cubins_alon
     assert module.cubin != plain.compile(HOPPER_ARCH).cubin
 
 
+def _tail_twins() -> list:
+    """Each bigtile build `default` runs, on a line of blocks (launches.tail_twin: experiments/tail-split's arm)."""
+    found = {}
+    for launch in registry.get("default").launches:
+        if launch.source == "16_bigtile.cu" and launch.host is not None:
+            twin = launches.tail_twin(launch)
+            found.setdefault(twin.kernel.key, (twin, launch))
+    return list(found.values())
+
+
+@pytest.mark.parametrize("twin,plain", _tail_twins(), ids=lambda x: x.kernel.label)
+def test_tail_split_builds_compile_without_spills_into_another_cubin(twin, plain):
+    """16_bigtile.cu's SPLIT 2: every build `default` runs compiles with it in the registers its
+    occupancy allows, without spills, and is another cubin than the build it turns (SPLIT 0 or 1:
+    the tail's code is compiled out of those, so the shipped cubins are those they were measured with)."""
+    module = twin.compile(HOPPER_ARCH)
+    res = module.resources[twin.entry]
+    assert res.spills == 0 and res.stack_bytes == 0, res
+    assert res.registers <= min(255, 65536 // (twin.threads * int(twin.defines["MIN_BLOCKS"]))), res
+    assert module.cubin != plain.compile(HOPPER_ARCH).cubin
+
+
 #: The persistent split-K twins no rung runs yet, each with the rung whose launches they split:
 #: 17_wgmma_swap.cu's SPLIT (experiments/swap-split) and 15_wgmma_3xtf32.cu's (experiments/3x-split).
 _PERSISTENT_SPLITS = [(x, "wgmma-swap") for x in launches.wgmma_swap_split_launches()] + [

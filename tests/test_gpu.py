@@ -596,6 +596,90 @@ def test_sums_folded_into_c_are_right_repeatable_and_shorter_chains(shape, every
         assert folded.exact_violations < one.exact_violations, (folded.exact_violations, one.exact_violations)
 
 
+#: Shapes of the tail split (launches.tail_twin, experiments/tail-split), by the rung whose bigtile launch
+#: it turns: where its plan on an H200 splits the last wave's tiles (1348×248×6274: 2112 tiles of 64×64
+#: whole, 66 in 4 parts; 1400×250×6300: 528 of 550 tiles of 128×128 whole, 22 in 4 parts), where it
+#: splits every tile as SPLIT 1 does (829×4858×193, 472×6284×974, 1024³, 3×700×5), and where it splits
+#: none (1100×250×2800: 198 tiles of 128×128 for 264 slots; 64³).
+_TAIL_CASES = [("tma-warp", (1348, 248, 6274)), ("splitk", (1400, 250, 6300)), ("tma-warp", (829, 4858, 193)),
+               ("splitk", (472, 6284, 974)), ("tma-warp", (3, 700, 5)), ("splitk", (1100, 250, 2800)),
+               ("splitk", (64, 64, 64)), ("splitk", (1024, 1024, 1024))]
+
+
+def _tail_solver(name: str, shape):
+    """The bigtile launch `name` runs at `shape`, as its tail twin, alone (a solver of its own)."""
+    import dataclasses
+
+    from gemmlab.cuda.dispatch import CudaSolver
+
+    impl = registry.get(name)
+    _runs_here(impl)
+    m, n, k = shape
+    probe = torch.empty(1, device=GPU)
+    launch = impl.dispatch(probe, probe, probe, m, n, k)
+    assert launch.source == "16_bigtile.cu" and launch.host is not None
+    twin = launches.tail_twin(launch)
+    return twin, CudaSolver((dataclasses.replace(twin, when=None),))
+
+
+def _right_twice(solve, shape, seeds=(51, 52)):
+    """Two calls of `solve` on inputs in [-10, 10), a call on other inputs between them: C within the
+    strict gate, every element written, the same bits both times, every split-K counter at zero."""
+    from gemmlab.cuda import handoff
+
+    m, n, k = shape
+    a, b = uniform((m, n), seeds[0], GPU) * 10, uniform((n, k), seeds[1], GPU) * 10
+    others = (uniform((m, n), seeds[0] + 10, GPU) * 10, uniform((n, k), seeds[1] + 10, GPU) * 10)
+    out = []
+    for x, y in ((a, b), others, (a, b)):
+        c = poison_(torch.empty(m, k, device=GPU))
+        solve(x, y, c, m, n, k)
+        out.append(c)
+    torch.cuda.synchronize()
+    _assert_strict_fp32_right(out[0], a, b)
+    assert unwritten(out[0]) == 0 and torch.equal(out[0].view(torch.int32), out[2].view(torch.int32))
+    assert int(handoff.counters(GPU, 0).abs().sum()) == 0
+    return out[0]
+
+
+@pytest.mark.parametrize("name,shape", _TAIL_CASES, ids=[f"{n}-{s}" for n, s in _TAIL_CASES])
+def test_a_tail_split_is_right_repeatable_and_leaves_the_counters_at_zero(name, shape):
+    """16_bigtile.cu's SPLIT 2 (launches.tail_twin, experiments/tail-split): a line of blocks whose
+    tiles need not all have as many parts. Within the strict gate, every element written, bit for bit
+    the same on a second call, every counter back at zero; on an H200, the plans the shapes were
+    chosen for, and where every tile has one part, the bits of the unsplit kernel."""
+    twin, solve = _tail_solver(name, shape)
+    c = _right_twice(solve, shape)
+    plan = twin.host.plan(twin, *shape)
+    if cl.sm_count(0) == 132:
+        tail = plan.tail > 0 and plan.tail_parts > plan.lead_parts
+        assert tail == (shape in ((1348, 248, 6274), (1400, 250, 6300))), plan
+    if not plan.split:
+        m, n, k = shape
+        a, b = uniform((m, n), 51, GPU) * 10, uniform((n, k), 52, GPU) * 10
+        chain = poison_(torch.empty(m, k, device=GPU))
+        _unsplit(twin)(a, b, chain, m, n, k)
+        torch.cuda.synchronize()
+        assert torch.equal(c.view(torch.int32), chain.view(torch.int32))
+
+
+@pytest.mark.parametrize("lead,lead_parts,tail_parts", [(13, 3, 5), (0, 1, 7), (39, 1, 9), (40, 2, 2), (17, 4, 1)],
+                         ids=str)
+def test_a_tail_split_is_right_for_any_plan(monkeypatch, lead, lead_parts, tail_parts):
+    """SPLIT 2's line of blocks under plans the policy would not choose at 300×2000×500 (5 × 8 tiles
+    of 64×64): lead tiles in several parts beside a tail in more or fewer, no lead, a tail of one
+    tile, every tile in as many parts, a tail unsplit. Each right, repeatable, counters at zero."""
+    from gemmlab.cuda import handoff
+    from gemmlab.cuda.transposed import TransposedA
+
+    shape = (300, 2000, 500)
+    twin, solve = _tail_solver("tma-warp", shape)
+    assert twin.tile == (64, 64)
+    plan = handoff.Plan(40, lead, lead_parts, tail_parts)
+    monkeypatch.setattr(TransposedA, "plan", staticmethod(lambda launch, m, n, k: plan))
+    _right_twice(solve, shape)
+
+
 #: The persistent split-K twins no rung runs yet, by the rung whose launches they split: their maker in
 #: `launches`, a shape they split on an H200 (16 cluster tiles of 256 × 2·128; 16 tiles of 128×128),
 #: and the shapes each is tried at (17_wgmma_swap.cu's and 15_wgmma_3xtf32.cu's SPLIT).

@@ -299,6 +299,86 @@ def test_split_k_policy_splits_where_tiles_leave_slots_idle_long_reductions_too(
                         handoff.modeled_time(tiles, steps, slots, step, 1)
 
 
+def test_a_tail_plan_splits_only_the_last_waves_tiles_and_only_where_it_models_faster():
+    """handoff.tail_plan (bigtile's SPLIT 2): every tile in `parts`' parts, unless the tiles left
+    over after whole waves, split into more parts, model at least MARGIN faster. Every tile in one
+    kind or the other, no part under the accuracy floor, the counters within the buffer."""
+    from gemmlab.cuda import handoff
+
+    plan, parts, Plan = handoff.tail_plan, handoff.parts, handoff.Plan
+    # 1348×248×6274 on 132 SMs in tma-warp's 64×64 tiles (8 blocks an SM): two waves of whole tiles, and
+    # the 66 left in 4 parts of 64, where SPLIT 1 splits all 2178 tiles in two (51 steps against 44).
+    assert plan(2178, 16, 1056, 16) == Plan(2178, 2112, 1, 4) and parts(2178, 16, 1056, 16) == 2
+    assert handoff.plan_time(Plan(2178, 2112, 1, 4), 16, 1056, 16) == 44
+    assert handoff.plan_time(Plan(2178, 2178, 2, 2), 16, 1056, 16) == handoff.modeled_time(2178, 16, 1056, 16, 2) == 51
+    # The performance shape (3072 tiles of 128×128 on 264 slots, 11.6 waves) and 2048³ (one wave): as SPLIT 1.
+    assert plan(3072, 384, 264, 16) == Plan(3072, 3072, 1, 1) and plan(256, 128, 264, 16) == Plan(256, 256, 1, 1)
+    # Fewer tiles than slots: no whole wave to keep, so SPLIT 1's parts (1024³: 4).
+    assert plan(64, 128, 264, 8) == Plan(64, 64, 4, 4)
+    # Slots and counters only for the tiles that split (none for a lead of whole tiles, none for no tile).
+    assert Plan(2178, 2112, 1, 4).slot_count == 264 and Plan(40, 13, 3, 5).slot_count == 39 + 27 * 5
+    assert Plan(40, 17, 4, 1).slot_count == 68 and not Plan(40, 0, 3, 1).split and Plan(40, 0, 3, 2).slot_count == 80
+    for step in (8, 16, 32):
+        for slots in (264, 1056):
+            for tiles in (1, 7, 263, 265, 300, 550, 1100, 2178, 5000):
+                for steps in (1, 8, 16, 40, 400):
+                    for least in (1, 3):
+                        got = plan(tiles, steps, slots, step, least)
+                        uniform = parts(tiles, steps, slots, step, least)
+                        same = Plan(tiles, tiles, uniform, uniform)
+                        time = handoff.plan_time(got, steps, slots, step)
+                        assert 0 <= got.lead <= tiles and got.tiles == tiles
+                        assert got.blocks == got.lead * got.lead_parts + got.tail * got.tail_parts <= handoff.COUNTERS
+                        floor = min(least, max(1, steps // handoff.min_steps(step, True)))
+                        assert got.lead_parts >= min(floor, uniform) and (got.tail == 0 or got.tail_parts >= floor)
+                        if got != same:  # a tail split: the whole waves kept, the rest under a wave
+                            assert -got.lead * got.lead_parts % slots < got.lead_parts and got.tail < slots
+                            assert time <= handoff.plan_time(same, steps, slots, step) * (1 - handoff.MARGIN)
+                        split = [(n, p) for n, p in ((got.lead, got.lead_parts), (got.tail, got.tail_parts)) if p > 1]
+                        assert got.slot_count == sum(n * p for n, p in split) and got.split == (got.slot_count > 0)
+
+
+def test_a_tail_twin_is_its_launch_on_a_line_of_blocks(monkeypatch):
+    """launches.tail_twin (bigtile's SPLIT 2, experiments/tail-split): the launch's kernel, tile,
+    step, precondition and pre-passes, on the Aᵀ host's line of blocks; scratch for one slot a
+    block where some tile splits; refused for a launch without the Aᵀ host."""
+    from gemmlab.cuda import driver as cl
+    from gemmlab.cuda import handoff, transposed
+
+    monkeypatch.setattr(cl, "sm_count", lambda index: 132)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    bigtiles = [x for x in registry.get("default").launches if x.source == "16_bigtile.cu" and x.host is not None]
+    assert bigtiles
+    for plain in bigtiles:
+        twin = launches.tail_twin(plain)
+        assert twin.defines == dict(plain.defines) | {"SPLIT": 2} and twin.name == f"tail-{plain.name}"
+        assert (twin.when, twin.tile, twin.step, twin.block) == (plain.when, plain.tile, plain.step, plain.block)
+        assert twin.host == transposed.TransposedA(pad_b=plain.host.pad_b, split=True, tail=True)
+        assert twin.kernels()[1:] == plain.kernels()[1:]  # the same pre-passes
+    tma_warp = next(x for x in bigtiles if x.tile == (64, 64) and x.host.pad_b)
+    twin = launches.tail_twin(tma_warp)
+    assert twin.host.plan(twin, 1348, 248, 6274) == handoff.Plan(2178, 2112, 1, 4)
+    operands = twin.host.operand_bytes(1348, 248, 6274)
+    slot = handoff.slot_floats(twin.threads, transposed.ACCUMULATORS) * 4
+    # Slots only for the 66 tiles that split: the whole waves' tiles use none.
+    assert twin.workspace_bytes(1348, 248, 6274) == transposed.up(operands) + 66 * 4 * slot
+    # As SPLIT 1 where it splits every tile alike; nothing saved where no tile splits.
+    assert twin.workspace_bytes(829, 4858, 193) == tma_warp.workspace_bytes(829, 4858, 193)
+    assert twin.workspace_bytes(8, 8, 8) == transposed.up(twin.host.operand_bytes(8, 8, 8))
+    assert "the last wave's tiles in more parts" in twin.host.label
+    with pytest.raises(ValueError, match="Aᵀ host"):
+        launches.tail_twin(launches.TILING2D)
+    # Neither rebuilt from its knobs (that builds SPLIT 0 or 1) nor exported (no C++ of its plan).
+    from gemmlab.export import transposed as exported
+
+    with pytest.raises(ValueError, match="tail_twin"):
+        launches.split_twin(twin)
+    with pytest.raises(ValueError, match="not exported"):
+        exported.body(twin, None)
+    with pytest.raises(ValueError, match="SPLIT is 0, 1"):
+        tma_warp.with_defines({"SPLIT": 3})
+
+
 def test_a_fold_twin_splits_by_time_alone(monkeypatch):
     """launches.fold_twin (bigtile's FOLD, experiments/fold): the sums folded into a running sum
     every LONGEST_CHAIN elements of the reduction, in a whole tile and in each part of a split one,

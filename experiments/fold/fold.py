@@ -25,7 +25,7 @@ its `launches.fold_twin` (FOLD = 640 / BK; `handoff.chain_bound`: time alone set
 with no accuracy floor, since every part bounds its own chains). Each timed beside cuBLAS as
 `gemmlab sweep` times a shape (bench.run.measure: interleaved, GPU time, every result checked
 against the float64 product, inputs in [-10, 10)); then two calls of `default-fold` on fixed
-inputs compared bit for bit.
+inputs compared bit for bit (experiments/tools/beside.py).
 
 Parts (on 132 SMs, `default` → `default-fold`): 822×707×3854 5 → 1, 3218×4046×5118 7 → 1,
 2932×6611×4197 11 → 1, 5426×3303×2962 6 → 1, 3280×6498×7226 11 → 1, 4192×6096×4053 10 → 1,
@@ -46,15 +46,14 @@ One JSON line per shape to OUT.jsonl.
 Usage (repository root, on a GPU): python experiments/fold/fold.py OUT.jsonl [MxNxK ...]
 """
 import dataclasses
-import json
 import sys
-
-import torch
+from pathlib import Path
 
 from gemmlab import launches, registry, runtime
-from gemmlab.bench.run import measure
-from gemmlab.measure.inputs import result_bits
 from gemmlab.tune.classes import InClass
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+from beside import time_beside  # noqa: E402  (experiments/tools: the driver shared with tail-split)
 
 SHAPES = ["822x707x3854", "3218x4046x5118", "2932x6611x4197", "5426x3303x2962", "3280x6498x7226",
           "4192x6096x4053", "2317x6048x7564", "4019x3964x3416", "7841x4904x3932", "2707x8060x5860",
@@ -76,39 +75,17 @@ def folding(impl):
 
 
 
+def describe(arm, launch, m, n, k) -> dict:
+    """The launch's split-K parts at the shape, and how often it folds."""
+    parts = launch.host.parts(launch, m, n, k) if getattr(launch.host, "split", False) else 1
+    return {"parts": parts, "fold": launch.defines.get("FOLD", 0)}
+
+
 def main() -> None:
     runtime.configure()
-    out_path = sys.argv[1]
     shapes = [tuple(int(x) for x in s.split("x")) for s in (sys.argv[2:] or SHAPES)]
     base = registry.get("default")
-    arms = [base, folding(base)]
-    with open(out_path, "a") as out:
-        for shape in shapes:
-            m, n, k = shape
-            probe = torch.empty(1, device="cuda")
-            chosen = {x.name: x.dispatch(probe, probe, probe, m, n, k) for x in arms}
-            parts = {name: (x.host.parts(x, m, n, k) if getattr(x.host, "split", False) else 1)
-                     for name, x in chosen.items()}
-            # Fresh copies: a solver keeps each call's plan for the next call at the same operands.
-            rec = measure([dataclasses.replace(a) for a in arms], shape, 3, 10, False, 7, energy=())
-            rows = {r["name"]: r for r in rec["results"]}
-            fold = arms[1]
-            # two calls of fresh solvers on fixed inputs (seed 5, [-10, 10)), bit for bit
-            twice = [result_bits(dataclasses.replace(fold).solve, shape, 5, torch.device("cuda")) for _ in range(2)]
-            repeat = bool(torch.equal(*twice))
-            line = {"shape": shape, "clocks": rec["clocks_during_timing"], "parts": parts,
-                    "launch": {name: x.name for name, x in chosen.items()},
-                    "fold": chosen[fold.name].defines.get("FOLD", 0), "same_bits_twice": repeat,
-                    "results": {name: {"ms": r["median_ms"], "passed": r["passed"], "kernel": r.get("kernel"),
-                                       "exact_violations": (r.get("figures") or {}).get("exact_violations")}
-                                for name, r in rows.items()}}
-            out.write(json.dumps(line) + "\n")
-            out.flush()
-            t = rows["torch"]["median_ms"]
-            print("x".join(map(str, shape)).ljust(16), parts, " ".join(
-                f"{name}={r['median_ms'] * 1e3:.1f}us({t / r['median_ms']:.3f},"
-                f"{(r.get('figures') or {}).get('exact_violations')}){'' if r.get('passed') else '!FAIL'}"
-                for name, r in rows.items() if r.get("median_ms")), "repeat:", repeat, flush=True)
+    time_beside([base, folding(base)], shapes, sys.argv[1], describe)
 
 
 if __name__ == "__main__":

@@ -156,7 +156,10 @@ def bigtile_derive(d) -> dict:
         raise ValueError("bigtile: PAD_B needs A_T (the Aᵀ host is the one that pads B)")
     if d.get("SPLIT") and not d.get("A_T"):
         raise ValueError("bigtile: SPLIT needs A_T (the Aᵀ host is the one that splits)")
-    host = TransposedA(pad_b=bool(d.get("PAD_B")), split=bool(d.get("SPLIT"))) if d.get("A_T") else None
+    if d.get("SPLIT", 0) not in (0, 1, 2):
+        raise ValueError("bigtile: SPLIT is 0, 1 (every tile in as many parts) or 2 (a line of blocks)")
+    host = TransposedA(pad_b=bool(d.get("PAD_B")), split=bool(d.get("SPLIT")),
+                       tail=d.get("SPLIT") == 2) if d.get("A_T") else None
     if d.get("PAD_B") or d.get("VEC") == 1:
         when = None
     else:
@@ -218,6 +221,19 @@ def fold_twin(launch: Launch) -> Launch:
 SCALAR_B_ROWS = 128
 
 
+def tail_twin(launch: Launch) -> Launch:
+    """A bigtile launch's twin on a line of blocks (SPLIT 2, `handoff.tail_plan`): every tile in
+    the parts SPLIT 1 would give it, unless the last wave's few tiles in more parts model faster;
+    then the whole waves' tiles keep the accuracy floor's parts and the tail's fill the slots
+    their wave leaves idle. Its precondition the launch's; named "tail-" and the launch's name.
+    Needs the Aᵀ host (A_T), the one that splits. No rung runs it yet: an experiment's arm
+    (experiments/tail-split)."""
+    if launch.source != "16_bigtile.cu" or not launch.defines.get("A_T"):
+        raise ValueError(f"tail_twin: {launch.name} is not a bigtile launch with the Aᵀ host")
+    twin = launch.with_defines({"SPLIT": 2})
+    return dataclasses.replace(twin, name=f"tail-{launch.name}", when=launch.when)
+
+
 def scalar_twin(launch: Launch) -> Launch:
     """A b-padded bigtile launch's twin that reads B as it lies by 4-byte copies (VEC 1; cp.async,
     so no TMA_COPY), split-K as `split_twin`, under M ≤ SCALAR_B_ROWS: no padded copy of B, which
@@ -229,6 +245,8 @@ def scalar_twin(launch: Launch) -> Launch:
 
 def _bigtile_knobs(d) -> dict:
     """The arguments of `bigtile_launch` that rebuild a launch of defines `d`, but `pad_b` and `vec`."""
+    if d.get("SPLIT") == 2:  # bigtile_launch builds SPLIT 0 or 1: a twin of it would lose the line
+        raise ValueError("bigtile: a tail twin (SPLIT 2) is made by tail_twin, not rebuilt from its knobs")
     return {"j_outer": d["J_OUTER"], "warps_m": d["WARPS_M"], "warps_n": d["WARPS_N"], "bk": d["BK"],
             "stages": d["STAGES"], "min_blocks": d["MIN_BLOCKS"], "split": bool(d.get("SPLIT")),
             "fetch_ba": bool(d.get("FETCH_BA")), "tma": bool(d.get("TMA_COPY"))}

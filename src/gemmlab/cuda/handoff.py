@@ -32,6 +32,7 @@ same rules in C++ (tests run both).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -92,6 +93,83 @@ def parts(tiles: int, steps: int, slots: int, step: int, least: int = 1) -> int:
     times = [modeled_time(tiles, steps, slots, step, p) for p in range(low, limit + 1)]
     best = min(times)
     return next(p for p, t in enumerate(times, start=low) if t <= best * (1 + MARGIN))
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Split-K on a line of blocks whose tiles need not all have as many parts (bigtile's SPLIT 2):
+    the first `lead` of `tiles` tiles in `lead_parts` parts each, the rest (the tail) in
+    `tail_parts`. One block a part, the lead's blocks first, each kind part by part. Only a tile
+    in several parts uses scratch slots and counters: lead tile t's from t·lead_parts, the tail's
+    after the lead's where those split, else from 0."""
+
+    tiles: int
+    lead: int
+    lead_parts: int
+    tail_parts: int
+
+    @property
+    def tail(self) -> int:
+        return self.tiles - self.lead
+
+    @property
+    def blocks(self) -> int:
+        return self.lead * self.lead_parts + self.tail * self.tail_parts
+
+    @property
+    def lead_slots(self) -> int:
+        """The lead tiles' scratch slots and counters: one a block where they split, else none."""
+        return self.lead * self.lead_parts if self.lead_parts > 1 else 0
+
+    @property
+    def slot_count(self) -> int:
+        """Scratch slots, and counters, the call uses: one a block of the tiles that split."""
+        return self.lead_slots + (self.tail * self.tail_parts if self.tail_parts > 1 else 0)
+
+    @property
+    def split(self) -> bool:
+        """Some tile has more than one part."""
+        return self.slot_count > 0
+
+
+def plan_time(plan: Plan, steps: int, slots: int, step: int) -> float:
+    """`modeled_time` of a plan: its lead tiles' waves, then its tail's (the tail's blocks start as
+    the lead's leave; modeled as after them, which is exact where the lead fills whole waves)."""
+    lead = modeled_time(plan.lead, steps, slots, step, plan.lead_parts) if plan.lead else 0.0
+    tail = modeled_time(plan.tail, steps, slots, step, plan.tail_parts) if plan.tail else 0.0
+    return lead + tail
+
+
+@lru_cache(maxsize=1024)  # a pure function of its numbers, and a few hundred µs of Python at worst
+def tail_plan(tiles: int, steps: int, slots: int, step: int, least: int = 1) -> Plan:
+    """The parts of a line of blocks (bigtile's SPLIT 2): every tile in `parts` parts (as SPLIT 1),
+    unless a tail split models at least MARGIN faster. A tail split keeps the tiles of the
+    whole waves in `least` parts, or in as many as `parts` gives all, and splits the tiles left
+    over (fewer than a wave's) into as many parts as make their wave shortest, from `least` up, as
+    far as SPLIT_MIN_N_IDLE, MAX_PARTS and the counters allow: the last wave's few tiles
+    otherwise keep every slot they leave idle for a whole tile's time (1348×248×6274 on 132
+    SMs, 64×64 tiles at 8 blocks an SM: 2178 tiles, 66 in a third wave)."""
+    uniform = parts(tiles, steps, slots, step, least)
+    best = Plan(tiles, tiles, uniform, uniform)
+    if tiles < 1 or slots < 1:
+        return best
+    bar = plan_time(best, steps, slots, step) * (1 - MARGIN)
+    limit = max(1, min(MAX_PARTS, steps // min_steps(step, True)))
+    low = max(1, min(least, limit))
+    found = None
+    for lead_parts in sorted({low, uniform}):
+        waves = tiles * lead_parts // slots
+        lead = waves * slots // lead_parts
+        if waves == 0 or lead >= tiles:
+            continue
+        for tail_parts in range(low, limit + 1):
+            plan = Plan(tiles, lead, lead_parts, tail_parts)
+            if plan.blocks > COUNTERS:
+                break
+            time = plan_time(plan, steps, slots, step)
+            if time <= bar and (found is None or time < found[0]):
+                found = (time, plan)
+    return found[1] if found else best
 
 
 def fold_steps(step: int) -> int:

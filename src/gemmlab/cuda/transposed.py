@@ -21,6 +21,10 @@ With ``split`` (bigtile's SPLIT 1) the grid has a third dimension, the parts
 each tile's reduction is split into (`handoff.parts`, 1 where the tiles fill
 the GPU), and the kernel takes two more arguments: scratch for the parts'
 sums (one slot per part, after the operands) and the hand-off counters.
+With ``tail`` too (SPLIT 2, no rung runs it yet: experiments/tail-split) the
+grid is a line of blocks whose tiles need not all have as many parts
+(`handoff.tail_plan`: the last wave's tiles in more parts), and the kernel
+takes the plan's three numbers after the counters.
 """
 
 from __future__ import annotations
@@ -49,25 +53,37 @@ class TransposedA:
 
     pad_b: bool = False
     split: bool = False
+    tail: bool = False  # with split: a line of blocks, the last wave's tiles in more parts (SPLIT 2)
 
     @property
     def label(self) -> str:
         text = "Aᵀ, padded B pre-passes" if self.pad_b else "Aᵀ pre-pass"
         # Split only where the tiles do not fill the GPU (handoff.parts): say so, since the label
         # is shown beside timings at shapes (the performance shape) that run unsplit.
-        return text + (", split-K where the tiles leave SMs idle" if self.split else "")
+        text += ", split-K where the tiles leave SMs idle" if self.split else ""
+        return text + (", the last wave's tiles in more parts" if self.split and self.tail else "")
 
     @staticmethod
-    def parts(launch: Launch, m: int, n: int, k: int) -> int:
-        """Split-K parts per tile: the policy (`handoff.parts`, from `handoff.fewest`) for MIN_BLOCKS
-        blocks per SM, with no chain to bound where the kernel's folds bound it (FOLD,
-        `handoff.chain_bound`)."""
+    def _policy(launch: Launch, m: int, n: int, k: int) -> tuple[int, int, int, int, int]:
+        """What the split policy is given: tiles, reduction steps, resident slots (MIN_BLOCKS
+        blocks per SM), the step, and the least parts (`handoff.fewest`, with no chain to bound
+        where the kernel's folds bound it: FOLD, `handoff.chain_bound`)."""
         import torch
 
         slots = cl.sm_count(torch.cuda.current_device()) * int(launch.defines["MIN_BLOCKS"])
         across, down = launch.tiles(m, k)
         chain = handoff.chain_bound(int(launch.defines.get("FOLD", 0)), launch.step)
-        return handoff.parts(across * down, -(-n // launch.step), slots, launch.step, handoff.fewest(n, k, chain))
+        return across * down, -(-n // launch.step), slots, launch.step, handoff.fewest(n, k, chain)
+
+    @staticmethod
+    def parts(launch: Launch, m: int, n: int, k: int) -> int:
+        """Split-K parts per tile (SPLIT 1): the policy, `handoff.parts`."""
+        return handoff.parts(*TransposedA._policy(launch, m, n, k))
+
+    @staticmethod
+    def plan(launch: Launch, m: int, n: int, k: int) -> handoff.Plan:
+        """Split-K parts of the line of blocks (SPLIT 2): the policy, `handoff.tail_plan`."""
+        return handoff.tail_plan(*TransposedA._policy(launch, m, n, k))
 
     def kernels(self, launch: Launch) -> tuple[Kernel, ...]:
         return (TRANSPOSE_FP32, PAD_COPY) if self.pad_b else (TRANSPOSE_FP32,)
@@ -84,9 +100,12 @@ class TransposedA:
     def workspace_bytes(self, launch: Launch, m: int, n: int, k: int) -> int:
         if not self.split:
             return self.operand_bytes(m, n, k)
-        across, down = launch.tiles(m, k)
-        parts = self.parts(launch, m, n, k)
-        saved = across * down * parts if parts > 1 else 0  # a slot per part; unsplit none
+        if self.tail:
+            saved = self.plan(launch, m, n, k).slot_count
+        else:
+            across, down = launch.tiles(m, k)
+            parts = self.parts(launch, m, n, k)
+            saved = across * down * parts if parts > 1 else 0  # a slot per part; unsplit none
         return up(self.operand_bytes(m, n, k)) + saved * handoff.slot_floats(launch.threads, ACCUMULATORS) * 4
 
     def steps(self, launch: Launch, call: Call, workspace: torch.Tensor) -> list[Step]:
@@ -111,9 +130,16 @@ class TransposedA:
         if not self.split:
             steps.append(Step(launch.kernel, launch.grid(m, k), (*operands, *call.gemm_args()[2:])))
             return steps
+        work = at + up(self.operand_bytes(m, n, k))
+        if self.tail:
+            plan = self.plan(launch, m, n, k)
+            counters = handoff.counters(call.a.device, plan.slot_count).data_ptr()
+            numbers = map(cl.i32, (plan.lead, plan.lead_parts, plan.tail_parts))
+            steps.append(Step(launch.kernel, (plan.blocks, 1, 1),
+                              (*operands, *call.gemm_args()[2:], work, counters, *numbers)))
+            return steps
         across, down, _ = launch.grid(m, k)
         parts = self.parts(launch, m, n, k)
-        work = at + up(self.operand_bytes(m, n, k))
         counters = handoff.counters(call.a.device, across * down * parts if parts > 1 else 0).data_ptr()
         steps.append(Step(launch.kernel, (across, down, parts), (*operands, *call.gemm_args()[2:], work, counters)))
         return steps

@@ -29,6 +29,8 @@ def body(launch: Launch, variants: Variants) -> list[str]:
                   "const size_t operands = b_at + (size_t)N * k4 * 4;"]
     else:
         lines += ["const size_t operands = (size_t)N * m4 * 4;"]
+    if host.tail:  # no rung runs it yet (experiments/tail-split): its plan has no C++ here
+        raise ValueError(f"{launch.name}: bigtile's tail split (SPLIT 2) is not exported")
     if host.split:
         rows, cols = launch.tile
         slots = f"sm_count() * {int(launch.defines['MIN_BLOCKS'])}"

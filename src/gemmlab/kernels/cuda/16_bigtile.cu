@@ -245,7 +245,10 @@ __device__ __forceinline__ void store_scalar(const float (&acc)[8][16], float* C
 #endif
 
 #ifndef SPLIT
-#define SPLIT 0  // 1: split-K, part blockIdx.z of gridDim.z (the host's policy: cuda/handoff.py)
+// 1: split-K, part blockIdx.z of gridDim.z (the host's policy: cuda/handoff.py). 2: split-K on a
+// line of blocks whose tiles need not all have as many parts (a tail split, handoff.Plan): the
+// first `lead` tiles in `lead_parts` parts each, the rest in `tail_parts`. No rung runs 2 yet.
+#define SPLIT 0
 #endif
 
 #ifndef FOLD
@@ -310,8 +313,14 @@ __device__ __forceinline__ void fold_part(float (&acc)[8][16], float* slot, bool
 }
 #endif
 
+#if SPLIT == 2
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+    bigtile(BIGTILE_ARGS, float* __restrict__ work, unsigned* __restrict__ counters, int lead, int lead_parts,
+            int tail_parts) {
+#else
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     bigtile(BIGTILE_ARGS, float* __restrict__ work, unsigned* __restrict__ counters) {
+#endif
 #else
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(BIGTILE_ARGS) {
 #endif
@@ -319,14 +328,37 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(BIGTIL
     float* As = smem;                     // STAGES × BM×BK (A_T: BK×BM)
     float* Bs = smem + STAGES * A_STAGE;  // STAGES × BK×BN
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+#if SPLIT == 2
+    // The line: the lead tiles' blocks, then the tail's. Within each, part by part, and the tiles
+    // of a part in the order SPLIT 1's grid launches them (along C's rows, then down): a grid
+    // whose tiles all have P parts runs as SPLIT 1's would, with the same slots. A tile's slots
+    // and counters (splitk.cuh): the lead's tile t at t·lead_parts, the tail's after the lead's,
+    // or from 0 where the lead's tiles are whole and use none (handoff.Plan.slot_count).
+    const int across = (K + BN - 1) / BN, tiles = across * ((M + BM - 1) / BM);
+    const int lead_blocks = lead * lead_parts;
+    const bool in_lead = (int)blockIdx.x < lead_blocks;
+    const int parts = in_lead ? lead_parts : tail_parts, count = in_lead ? lead : tiles - lead;
+    const int place = in_lead ? blockIdx.x : blockIdx.x - lead_blocks;  // among its own kind
+    const int part = place / count, nth = place % count;              // nth tile of its kind
+    const int tile = (in_lead ? 0 : lead) + nth;
+    const int slot0 = (in_lead || lead_parts == 1 ? 0 : lead_blocks) + nth * parts;
+    const int row0 = tile / across * BM, col0 = tile % across * BN;
+#define PART part
+#define PARTS parts
+#define SLOT0 slot0
+#else
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+#define PART blockIdx.z
+#define PARTS gridDim.z
+#define SLOT0 (blockIdx.y * gridDim.x + blockIdx.x) * gridDim.z
+#endif
     // This thread's rows: wr + my_row(lane, i) (i < 8); its columns: wc + 16j + (0..3) (j < 4).
     const int wr = (warp / WARPS_N) * 64;
     const int wc = (warp % WARPS_N) * 64 + (lane % 4) * 4;
 #if SPLIT
     // This part's steps: [first, steps) of the tile's ceil(N / BK).
-    const int all = (N + BK - 1) / BK, first = all * blockIdx.z / gridDim.z;
-    const int steps = all * (blockIdx.z + 1) / gridDim.z;
+    const int all = (N + BK - 1) / BK, first = all * PART / PARTS;
+    const int steps = all * (PART + 1) / PARTS;
 #define FIRST_STEP first
 #else
     const int steps = (N + BK - 1) / BK;
@@ -342,13 +374,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(BIGTIL
         for (int j = 0; j < 16; ++j) acc[i][j] = 0.0f;
 #if FOLD
     // Steps left before the next fold; the running sum holds folded sums once `folded`. A part
-    // of a split tile keeps it in its own slot (tile·P + part: splitk::combine's first level).
+    // of a split tile keeps it in its own slot (the tile's first slot + part: the tree's first
+    // level, splitk::combine_from).
     int until = FOLD;
     bool folded = false;
 #if SPLIT
-    float* const own = gridDim.z > 1 ? work + (size_t)((blockIdx.y * gridDim.x + blockIdx.x) * gridDim.z + blockIdx.z)
-                                                  * THREADS * 128
-                                     : nullptr;
+    float* const own = PARTS > 1 ? work + (size_t)(SLOT0 + PART) * THREADS * 128 : nullptr;
 #endif
 #endif
 
@@ -537,9 +568,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(BIGTIL
     }
 #endif
 #if SPLIT
-    if (gridDim.z > 1 && !splitk::combine<128, THREADS, 2>(reinterpret_cast<float(&)[128]>(acc), work, counters,
-                                                          blockIdx.y * gridDim.x + blockIdx.x, blockIdx.z,
-                                                          gridDim.z))
+    if (PARTS > 1 && !splitk::combine_from<128, THREADS, 2>(reinterpret_cast<float(&)[128]>(acc), work, counters,
+                                                           SLOT0, PART, PARTS))
         return;  // another part of this tile goes on with its sum
 #endif
 

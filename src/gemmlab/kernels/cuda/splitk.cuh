@@ -99,18 +99,18 @@ __device__ __forceinline__ bool last_to_arrive(unsigned* counter, int children) 
     }
 }
 
-// Combine part `part` of `parts` of tile `tile` in a tree of fan-in kFan; true where this block
-// holds the tile's whole sum and stores it, false where another block goes on with it (this one
-// should return). Every thread of the block calls it (the arrivals are block-wide); with kFew only
-// the first kThreads move sums. With kBar, a team: its kThreads threads from kFirst on call it,
-// and meet at named barrier kBar.
+// Combine part `part` of `parts` of a tile whose slots and counters start at `first`, in a tree of
+// fan-in kFan; true where this block holds the tile's whole sum and stores it, false where another
+// block goes on with it (this one should return). Every thread of the block calls it (the arrivals
+// are block-wide); with kFew only the first kThreads move sums. With kBar, a team: its kThreads
+// threads from kFirst on call it, and meet at named barrier kBar. `first` is the tile's own: tiles
+// of one grid may have different numbers of parts (bigtile's SPLIT 2, a tail split).
 template <int kAcc, int kThreads, int kFan, bool kFew = false, int kBar = 0, int kFirst = 0>
-__device__ __forceinline__ bool combine(float (&acc)[kAcc], float* work, unsigned* counters, int tile, int part,
-                                        int parts) {
+__device__ __forceinline__ bool combine_from(float (&acc)[kAcc], float* work, unsigned* counters, int first,
+                                             int part, int parts) {
     static_assert(kBar == 0 || (!kFew && kBar < 16 && kThreads % 32 == 0 && kFirst % 32 == 0),
                   "a team is whole warps that all hold sums, at a named barrier 1-15");
     // Only `part`, `parts`, `span` and `count` stay live: bigtile's epilogue runs at its register limit.
-    const int first = tile * parts;  // this tile's first slot and counter
     for (int span = 1, count = parts; count > 1; span *= kFan, count = (count + kFan - 1) / kFan) {
         const int node = part / span, lo = node / kFan * kFan;  // this node, and its first sibling
         const int children = min(kFan, count - lo);
@@ -130,6 +130,13 @@ __device__ __forceinline__ bool combine(float (&acc)[kAcc], float* work, unsigne
         }
     }
     return true;
+}
+
+// combine_from for a grid whose tiles all have `parts` parts: tile `tile`'s slots start at tile·parts.
+template <int kAcc, int kThreads, int kFan, bool kFew = false, int kBar = 0, int kFirst = 0>
+__device__ __forceinline__ bool combine(float (&acc)[kAcc], float* work, unsigned* counters, int tile, int part,
+                                        int parts) {
+    return combine_from<kAcc, kThreads, kFan, kFew, kBar, kFirst>(acc, work, counters, tile * parts, part, parts);
 }
 
 }  // namespace splitk
