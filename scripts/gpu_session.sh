@@ -163,6 +163,8 @@ for step in "$@"; do
     tail-split) run tail-split-test 300 python3 -m pytest -q -p no:cacheprovider -x tests/test_gpu.py -k "tail_split" \
                   || { echo "=== tail-split's tests failed: its timing is not run"; continue; }
                 run tail-split 500 python3 experiments/tail-split/tail_split.py "$OUT/tail-split.jsonl" ;;
+    # pad.cu's padded copy at 1 and 4 columns a thread, beside torch's clone (experiments/tools/time_pad.py).
+    pad-width) run pad-width 200 python3 experiments/tools/time_pad.py "$OUT/pad-width.jsonl" ;;
     # The tensor dispatchers' width floor at three quarters of a block, and their twins with a least
     # part, beside the rules as shipped (experiments/width-parts).
     width-parts) run width-parts 500 python3 experiments/width-parts/width_parts.py "$OUT/width-parts.jsonl" ;;

@@ -233,6 +233,25 @@ def test_tail_split_builds_compile_without_spills_into_another_cubin(twin, plain
     assert module.cubin != plain.compile(HOPPER_ARCH).cubin
 
 
+def test_the_wide_padded_copy_compiles_beside_the_shipped_one():
+    """pad.cu's PAD_WIDE (experiments/tools/time_pad.py): 4 columns a thread compiles without
+    spills into another cubin than the shipped copy (PAD_WIDE 1, its macro's default); any other
+    width is refused by the source."""
+    import dataclasses
+
+    from gemmlab.cuda.compiler import CompileError
+    from gemmlab.cuda.pad import PAD_COPY
+
+    wide = dataclasses.replace(PAD_COPY, defines={"PAD_WIDE": 4}).compile(HOPPER_ARCH)
+    res = wide.resources[PAD_COPY.entry]
+    assert res.spills == 0 and res.stack_bytes == 0, res
+    assert wide.cubin != PAD_COPY.compile(HOPPER_ARCH).cubin
+    assert PAD_COPY.compile(HOPPER_ARCH).cubin == dataclasses.replace(PAD_COPY, defines={"PAD_WIDE": 1}).compile(
+        HOPPER_ARCH).cubin
+    with pytest.raises(CompileError, match="PAD_WIDE is 1 or 4"):
+        dataclasses.replace(PAD_COPY, defines={"PAD_WIDE": 2}).compile(HOPPER_ARCH)
+
+
 #: The persistent split-K twins no rung runs yet, each with the rung whose launches they split:
 #: 17_wgmma_swap.cu's SPLIT (experiments/swap-split) and 15_wgmma_3xtf32.cu's (experiments/3x-split).
 _PERSISTENT_SPLITS = [(x, "wgmma-swap") for x in launches.wgmma_swap_split_launches()] + [
