@@ -160,7 +160,7 @@ for step in "$@"; do
     # default beside default with its split bigtile launches on a line of blocks whose last wave's tiles
     # split into more parts (bigtile's SPLIT 2, launches.tail_twin; experiments/tail-split); first its
     # GPU tests (a kernel that hangs stops here).
-    tail-split) run tail-split-test 300 python3 -m pytest -q -p no:cacheprovider -x tests/test_gpu.py -k "tail_split" \
+    tail-split) run tail-split-test 300 python3 -m pytest -q -p no:cacheprovider -x tests/test_gpu.py tests/test_export.py -k "tail_split" \
                   || { echo "=== tail-split's tests failed: its timing is not run"; continue; }
                 run tail-split 500 python3 experiments/tail-split/tail_split.py "$OUT/tail-split.jsonl" ;;
     # pad.cu's padded copy at 1 and 4 columns a thread, beside torch's clone (experiments/tools/time_pad.py).

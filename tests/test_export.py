@@ -188,7 +188,8 @@ def _host_runtime() -> str:
     """host_runtime.cuh with what an exported file defines before it, for programs that call it."""
     import gemmlab.export
 
-    runtime = (Path(gemmlab.export.__file__).parent / "host_runtime.cuh").read_text()
+    here = Path(gemmlab.export.__file__).parent
+    runtime = (here / "host_runtime.cuh").read_text() + (here / "host_tail.cuh").read_text()
     return ("#include <cuda_runtime.h>\n#include <cstdio>\n"
             "namespace gemmlab { __device__ int image_features = 0; }\n"
             'namespace gemmlab_host { static const char* const RUNG = "test", *OWN_NEEDS = "", '
@@ -230,6 +231,47 @@ def test_the_exported_split_k_policy_is_the_python_one(tmp_path):
     assert any(w > a for w, a, f in zip(want, alone, folds, strict=True) if not f), "no case is split for accuracy"
     # A folding kernel bounds its chains itself: time alone sets its parts.
     assert all(w == a for w, a, f in zip(want, alone, folds, strict=True) if f)
+
+
+def test_the_exported_tail_plan_is_the_python_one(tmp_path):
+    """split_tail_plan (host_tail.cuh) against handoff.tail_plan over a grid of tile counts,
+    reductions, GPU sizes and steps, odd and even shapes (the accuracy floor), where a tail split
+    is chosen and where it is not: the same lead, lead parts and tail parts."""
+    from gemmlab.cuda import handoff
+
+    cases = [(t, n, k, slots, step) for t in (1, 7, 263, 265, 300, 550, 1089, 1122, 2178, 3283, 5000)
+             for n in (15, 130, 197, 248, 1025, 2074, 5248) for k in (4, 7) for slots in (264, 1056)
+             for step in (8, 16)]
+    calls = "".join("    {\n" f"        const int tiles = {t}, N = {n}, K = {k}, steps = {-(-n // step)};\n"
+                    "        int lead = 0, lead_parts = 1, tail_parts = 1;\n"
+                    f"        {handoff.tail_call('tiles', 'steps', str(slots), step)}\n"
+                    '        std::printf("%d,%d,%d\\n", lead, lead_parts, tail_parts);\n    }\n'
+                    for t, n, k, slots, step in cases)
+    got = _run_host_program(f"int main() {{\n{calls}    return 0;\n}}\n", tmp_path)
+    want = []
+    for t, n, k, slots, step in cases:
+        plan = handoff.tail_plan(t, -(-n // step), slots, step, handoff.fewest(n, k))
+        want.append(f"{plan.lead},{plan.lead_parts},{plan.tail_parts}")
+    assert got == want
+    tails = sum(1 for t, x in zip(cases, want, strict=True) if int(x.split(",")[0]) < t[0])
+    assert 0 < tails < len(cases), "the grid never tells a tail split from SPLIT 1's plan"
+
+
+def test_the_tail_split_twins_export_and_build_for_hopper(tmp_path):
+    """launches.tail_twin (experiments/tail-split) in an exported file: the plan in C++ and the line
+    of blocks with its three numbers after the counters, in both of tma-warp's launches, and the file
+    built by nvcc for sm_90a; the plan's helper only in a file that needs it."""
+    from gemmlab import launches
+
+    impl = registry.get("tma-warp")
+    text = export_text(replace(impl, launches=tuple(launches.tail_twin(x) for x in impl.launches)))
+    assert text.count("maps[0], maps[1], C, M, N, K, work, counters, lead, lead_parts, tail_parts") == 2
+    assert text.count("dim3(blocks)") == 2 and text.count("split_tail_plan(tiles, steps,") == 2
+    assert "split_tail_plan" not in export_text(impl)
+    source = tmp_path / "tma-warp-tail.cu"
+    source.write_text(text)
+    proc = build_library(source, "-arch=sm_90a", tmp_path / "tma-warp-tail.so")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def _exported_split_parts(rung: str):
@@ -631,6 +673,31 @@ def test_the_exported_persistent_split_twins_compute_the_product_on_the_gpu(rung
                                                    (False, True)):
         fig = _exported_figures(solve, m, n, k, misaligned)
         where = f"{rung} split {m}×{n}×{k}{' A misaligned' if misaligned else ''}"
+        assert fig.unwritten == 0 and fig.norm_max <= reference.GATES[impl.precision], f"{where}: {fig}"
+
+
+@pytest.mark.gpu
+def test_the_exported_tail_split_twins_compute_the_product_on_the_gpu(tmp_path):
+    """The tail split's exported file (experiments/tail-split): tma-warp's launches as tail twins,
+    built for sm_90a and run through ctypes where the last wave's tiles split (1348×248×6274:
+    b-padded; 2112×256×2112: B in place), where every tile splits alike (829×4858×193) and where
+    none does (64³), A misaligned too: every element written, within the strict gate."""
+    from gemmlab import launches
+
+    impl = registry.get("tma-warp")
+    ok, why = impl.can_run_on(torch.device("cuda"))
+    if not ok:
+        pytest.skip(why)
+    source = tmp_path / "tma-warp-tail.cu"
+    source.write_text(export_text(replace(impl, launches=tuple(launches.tail_twin(x) for x in impl.launches))))
+    lib = tmp_path / "tma-warp-tail.so"
+    proc = build_library(source, "-arch=sm_90a", lib)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    solve = _solve_of(lib)
+    for (m, n, k), misaligned in itertools.product([(1348, 248, 6274), (2112, 256, 2112), (829, 4858, 193),
+                                                    (64, 64, 64)], (False, True)):
+        fig = _exported_figures(solve, m, n, k, misaligned)
+        where = f"tail split {m}×{n}×{k}{' A misaligned' if misaligned else ''}"
         assert fig.unwritten == 0 and fig.norm_max <= reference.GATES[impl.precision], f"{where}: {fig}"
 
 

@@ -368,13 +368,9 @@ def test_a_tail_twin_is_its_launch_on_a_line_of_blocks(monkeypatch):
     assert "the last wave's tiles in more parts" in twin.host.label
     with pytest.raises(ValueError, match="Aᵀ host"):
         launches.tail_twin(launches.TILING2D)
-    # Neither rebuilt from its knobs (that builds SPLIT 0 or 1) nor exported (no C++ of its plan).
-    from gemmlab.export import transposed as exported
-
+    # Not rebuilt from its knobs: that builds SPLIT 0 or 1.
     with pytest.raises(ValueError, match="tail_twin"):
         launches.split_twin(twin)
-    with pytest.raises(ValueError, match="not exported"):
-        exported.body(twin, None)
     with pytest.raises(ValueError, match="SPLIT is 0, 1"):
         tma_warp.with_defines({"SPLIT": 3})
 

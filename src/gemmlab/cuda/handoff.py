@@ -186,12 +186,23 @@ def chain_bound(fold: int, step: int) -> int:
     return 0 if 0 < fold * step <= LONGEST_CHAIN else LONGEST_CHAIN
 
 
+def _cpp_policy(tiles: str, steps: str, slots: str, step: int, chain: int) -> str:
+    """The arguments the exported file's split_parts and split_tail_plan share, in their order."""
+    return (f"{tiles}, {steps}, {slots}, {min_steps(step)}, {min_steps(step, True)}, {MAX_PARTS}, "
+            f"{COUNTERS}, {FIXED_N / step!r}, {LEVEL_N / step!r}, {MARGIN!r}, split_least(N, K, {chain})")
+
+
 def split_call(tiles: str, steps: str, slots: str, step: int, chain: int = LONGEST_CHAIN) -> str:
     """`parts(..., fewest(N, K, chain))` as a C++ expression of the exported file's `split_parts`
     and `split_least` (export/host_runtime.cuh), for `tiles` over `steps` steps of `step` elements
     on `slots` (C++ expressions, all three; N and K are the solve's)."""
-    return (f"split_parts({tiles}, {steps}, {slots}, {min_steps(step)}, {min_steps(step, True)}, {MAX_PARTS}, "
-            f"{COUNTERS}, {FIXED_N / step!r}, {LEVEL_N / step!r}, {MARGIN!r}, split_least(N, K, {chain}))")
+    return f"split_parts({_cpp_policy(tiles, steps, slots, step, chain)})"
+
+
+def tail_call(tiles: str, steps: str, slots: str, step: int, chain: int = LONGEST_CHAIN) -> str:
+    """`tail_plan(..., fewest(N, K, chain))` as a C++ statement of the exported file's
+    `split_tail_plan`: it sets the ints `lead`, `lead_parts` and `tail_parts` (declared before it)."""
+    return f"split_tail_plan({_cpp_policy(tiles, steps, slots, step, chain)}, &lead, &lead_parts, &tail_parts);"
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,8 @@ sums (one slot per part, after the operands) and the hand-off counters.
 With ``tail`` too (SPLIT 2, no rung runs it yet: experiments/tail-split) the
 grid is a line of blocks whose tiles need not all have as many parts
 (`handoff.tail_plan`: the last wave's tiles in more parts), and the kernel
-takes the plan's three numbers after the counters.
+takes the plan's three numbers after the counters (export/host_tail.cuh is
+the plan in C++).
 """
 
 from __future__ import annotations

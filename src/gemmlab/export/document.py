@@ -166,6 +166,8 @@ def _helpers(impl: registry.Implementation, p: Plan) -> str:
     text = (here / "host_runtime.cuh").read_text()
     if uses_tma(impl):
         text += "\n" + (here / "host_tma.cuh").read_text()
+    if any(getattr(launch.host, "tail", False) for launch in p.launches):  # bigtile's SPLIT 2
+        text += "\n" + (here / "host_tail.cuh").read_text()
     advice = f"the fastest build on an H100/H200 is nvcc {BEST.flags}; the file header lists every build"
     own = strongest(p.launches[:p.own])
     return ("namespace gemmlab_host {\n"

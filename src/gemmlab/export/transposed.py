@@ -29,16 +29,25 @@ def body(launch: Launch, variants: Variants) -> list[str]:
                   "const size_t operands = b_at + (size_t)N * k4 * 4;"]
     else:
         lines += ["const size_t operands = (size_t)N * m4 * 4;"]
-    if host.tail:  # no rung runs it yet (experiments/tail-split): its plan has no C++ here
-        raise ValueError(f"{launch.name}: bigtile's tail split (SPLIT 2) is not exported")
     if host.split:
         rows, cols = launch.tile
         slots = f"sm_count() * {int(launch.defines['MIN_BLOCKS'])}"
-        lines += [f"// split-K (handoff.parts): parts per tile where the tiles leave the {slots} slots idle",
-                  f"const int tiles = ceil_div(K, {cols}) * ceil_div(M, {rows}), steps = ceil_div(N, {launch.step});",
-                  *split_lines(launch.step, slots, handoff.chain_bound(int(launch.defines.get("FOLD", 0)), launch.step)),
-                  "const int saved = parts > 1 ? tiles * parts : 0;  // a slot per part; unsplit none",
-                  f"const size_t work_at = round_up(operands, {pad.ALIGN});",
+        chain = handoff.chain_bound(int(launch.defines.get("FOLD", 0)), launch.step)
+        tiles = f"const int tiles = ceil_div(K, {cols}) * ceil_div(M, {rows}), steps = ceil_div(N, {launch.step});"
+        if host.tail:
+            lines += [f"// split-K on a line of blocks (handoff.tail_plan): the tiles past whole waves of the {slots} "
+                      "slots in more parts", tiles,
+                      "int lead = 0, lead_parts = 1, tail_parts = 1;",
+                      handoff.tail_call("tiles", "steps", slots, launch.step, chain),
+                      "const int blocks = lead * lead_parts + (tiles - lead) * tail_parts;",
+                      "// a slot per block of the tiles that split (handoff.Plan.slot_count)",
+                      "const int saved = (lead_parts > 1 ? lead * lead_parts : 0) + "
+                      "(tail_parts > 1 ? (tiles - lead) * tail_parts : 0);"]
+        else:
+            lines += [f"// split-K (handoff.parts): parts per tile where the tiles leave the {slots} slots idle", tiles,
+                      *split_lines(launch.step, slots, chain),
+                      "const int saved = parts > 1 ? tiles * parts : 0;  // a slot per part; unsplit none"]
+        lines += [f"const size_t work_at = round_up(operands, {pad.ALIGN});",
                   f"char* base = workspace(work_at + (size_t)saved * "
                   f"{handoff.slot_floats(launch.threads, transposed.ACCUMULATORS) * 4});",
                   f"unsigned* counters = handoff_counters({handoff.COUNTERS});",
@@ -63,7 +72,10 @@ def body(launch: Launch, variants: Variants) -> list[str]:
                   f"if (!matrix_map(&maps[1], b, N, K, (size_t){b_pitch} * 4, {launch.step}, {cols}, "
                   "CU_TENSOR_MAP_SWIZZLE_NONE)) return;"]
         operands = "maps[0], maps[1]"
-    if host.split:
+    if host.tail:
+        lines += kernel_launch(launch.kernel, variants, "dim3(blocks)",
+                               f"{operands}, C, M, N, K, work, counters, lead, lead_parts, tail_parts", "main")
+    elif host.split:
         rows, cols = launch.tile
         grid = f"dim3(ceil_div(K, {cols}), ceil_div(M, {rows}), parts)"
         lines += kernel_launch(launch.kernel, variants, grid, f"{operands}, C, M, N, K, work, counters", "main")
