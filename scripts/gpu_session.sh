@@ -163,6 +163,8 @@ for step in "$@"; do
     tail-split) run tail-split-test 300 python3 -m pytest -q -p no:cacheprovider -x tests/test_gpu.py tests/test_export.py -k "tail_split" \
                   || { echo "=== tail-split's tests failed: its timing is not run"; continue; }
                 run tail-split 500 python3 experiments/tail-split/tail_split.py "$OUT/tail-split.jsonl" ;;
+    # The same at the four short reductions for tma, splitk and tma-warp, each beside its tail twins.
+    tail-rungs) run tail-rungs 400 python3 experiments/tail-split/tail_split.py "$OUT/tail-rungs.jsonl" --rungs ;;
     # pad.cu's padded copy at 1 and 4 columns a thread, beside torch's clone (experiments/tools/time_pad.py).
     pad-width) run pad-width 200 python3 experiments/tools/time_pad.py "$OUT/pad-width.jsonl" ;;
     # The tensor dispatchers' width floor at three quarters of a block, and their twins with a least

@@ -39,8 +39,13 @@ speed-ups of the product alone, the pre-passes unchanged):
 * every result within the strict gate, the same bits on a second call; elements outside
   LeetGPU's tolerance against the float64 product within ±10 % of `default`'s.
 
+With --rungs (after the arms above): `tma` (128×128 tiles, BK 16), `splitk` (128×128, BK 8) and
+`tma-warp` (64×64), each beside its rung turned, at the four short reductions: whether the tail
+split changes which tile pays there (the medium-odd class is `tma-warp`'s by calibration). No
+prediction beyond the arms': each turned rung 5–20 % faster than itself where its plan splits a tail.
+
 One JSON line per shape to OUT.jsonl.
-Usage (repository root, on a GPU): python experiments/tail-split/tail_split.py OUT.jsonl [MxNxK ...]
+Usage (repository root, on a GPU): python experiments/tail-split/tail_split.py OUT.jsonl [--rungs] [MxNxK ...]
 """
 import dataclasses
 import sys
@@ -55,6 +60,8 @@ TAILS = ["2426x197x2068", "1095x251x3889", "3082x243x4267", "1348x248x6274", "36
          "4518x2140x6616", "4019x3964x3416", "2303x3345x2292", "2056x2425x3291", "2354x2856x2313", "3476x4118x2096",
          "3674x2267x3245"]
 CONTROLS = ["829x4858x193", "472x6284x974", "3218x4046x5118", "2048x2048x2048"]
+#: With --rungs: the rungs whose every launch splits (SPLIT 1), each beside its tail twins.
+RUNGS = ["tma", "splitk", "tma-warp"]
 
 
 def split_bigtile(launch) -> bool:
@@ -79,9 +86,14 @@ def plan_of(arm, launch, m, n, k) -> dict:
 
 def main() -> None:
     runtime.configure()
-    shapes = [tuple(int(x) for x in s.split("x")) for s in (sys.argv[2:] or TAILS + CONTROLS)]
-    base = registry.get("default")
-    time_beside([base, tailing(base)], shapes, sys.argv[1], plan_of)
+    args = sys.argv[2:]
+    rungs = bool(args) and args[0] == "--rungs"
+    shapes = [tuple(int(x) for x in s.split("x")) for s in (args[rungs:] or (TAILS[:4] if rungs else TAILS + CONTROLS))]
+    if rungs:  # which tile the tail split favours: the splitting rungs and their twins, beside default's
+        arms = [registry.get("default")] + [x for name in RUNGS for x in (registry.get(name), tailing(registry.get(name)))]
+    else:
+        arms = [registry.get("default"), tailing(registry.get("default"))]
+    time_beside(arms, shapes, sys.argv[1], plan_of)
 
 
 if __name__ == "__main__":
