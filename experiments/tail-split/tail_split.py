@@ -4,17 +4,17 @@ Why. Issue 27 asks for no shape with outputs of at least 256² below 0.90× cuBL
 worst was 1348×248×6274 (0.746×, `results/h200-random.json`), seed 2034's 2426×197×2068 (0.683×):
 short reductions onto millions of outputs, where no strict rung came near cuBLAS. There `default`
 runs tma-warp's build: 64×64 tiles of one warp, 8 blocks an SM, 1056 slots on 132 SMs. 2178 tiles
-are two waves and 66 tiles: a third wave of 66 lone warps, one an SM, which the split model
+are two waves and 66 tiles: a third wave of 66 lone warps on 66 of the 132 SMs, which the split model
 (`handoff.modeled_time`) counts as long as a full wave. `handoff.parts` splits every tile of such a
 grid in two (modeled 51 steps of a block against 54 unsplit), so each of the 2178 tiles pays a
 second pipeline fill and a slot of sums through L2, and the fifth wave is still 12 % full.
 
 SPLIT 2 (16_bigtile.cu) runs a line of blocks whose tiles need not all have as many parts:
 `handoff.tail_plan` keeps the tiles of whole waves in the parts the accuracy floor asks (one
-here) and splits the tiles left over into the parts that make their wave shortest (4 parts of 64
+here), or in SPLIT 1's where those model faster, and splits the tiles left over into the parts that make their wave shortest (4 parts of 64
 at 1348×248×6274: 2 × 18 + 8 = 44 modeled steps against 51). It is chosen only where it models
 at least `handoff.MARGIN` faster than SPLIT 1's plan; elsewhere the line runs SPLIT 1's plan, in
-SPLIT 1's block order. Over the 1152 shapes of the committed random records (1 to 2041), 288 run
+SPLIT 1's block order. Over the 1152 shapes of the 64-shape random records (seeds 1 to 2041), 288 run
 a bigtile launch with the Aᵀ host in `default` and 13 get a tail split (the listing below).
 
 Arms: `default` as it ships, and `default-tail`: every split bigtile launch of `default` (SPLIT 1,

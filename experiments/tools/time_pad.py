@@ -3,13 +3,14 @@
 Why. bigtile's b-padded launches (`default`'s odd-K classes) copy B into rows of a multiple of 4
 floats before every product, one float a thread (PAD_WIDE 1). ncu at 472×6284×974 (experiments/
 small-odd, 710310e) read that pass at 20.6–21.7 µs for 2 × 24.5 MB: about 2.3 TB/s, half the H200's
-memory speed, where the Aᵀ pass, 16 bytes a thread, moved 2 × 16 MB at 3.4 TB/s. A thread of
+memory speed, where the Aᵀ pass, 16 bytes a thread, moved 2 × 16 MB at 3.4 TB/s at 829×4858×193
+(and 2 × 11.9 MB at about 3 TB/s at 472×6284×974). A thread of
 PAD_WIDE 4 has four loads in flight and stores one float4 (the padded rows are aligned).
 
 Prediction (written before any run, 2026-12-05): PAD_WIDE 4 1.4–1.8× the speed of PAD_WIDE 1 on
-B's copies of more than 4 MB (248×6274, 6284×974, 4858×193, 4046×5118, 8191×8191), within 10 %
-of torch's clone of the same bytes; below 1 MB (197×2068 is 1.6 MB) within ±15 % either way, the
-launch and the tail of the grid dominating; C's copy back into rows that are not 16-byte apart
+B's copies of more than 4 MB (248×6274, 6284×974, 4046×5118, 8191×8191), within 10 % of torch's
+clone of the same bytes; at 4858×193 (3.75 MB) and 197×2068 (1.6 MB) within ±15 % either way, the
+launch and the tail of the grid weighing more; C's copy back into rows that are not 16-byte apart
 (`PaddedOperands`' last step: 4 scalar stores a thread) no slower than PAD_WIDE 1. Both widths
 give the same bytes, checked here.
 
@@ -33,7 +34,7 @@ from gemmlab.cuda.pad import PAD_COPY, pitch
 from gemmlab.judge.cases import uniform
 from gemmlab.measure.device import gpu
 
-#: B's shape (N×K) at odd-K shapes of the random records whose `default` launch pads B.
+#: B's shape (N×K) at shapes of the random records where `default`'s launch pads B, and the largest odd B.
 SHAPES = ["248x6274", "6284x974", "4858x193", "4046x5118", "197x2068", "8191x8191"]
 WIDTHS = (1, 4)
 

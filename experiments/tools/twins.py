@@ -11,7 +11,7 @@ the tail split's first two split only the last wave's tiles (1056 whole of 1089 
 64×64; 264 of 289 of 128×128), the third every tile alike.
 Exit status 1 if any result fails.
 
-Usage (repository root, on a GPU): python experiments/tools/twins.py [swap-split|3x-split ...]
+Usage (repository root, on a GPU): python experiments/tools/twins.py [swap-split|3x-split|tail-tma-warp|tail-splitk ...]
 Under a sanitizer: $(python -m gemmlab.cuda.tools sanitizer racecheck) python experiments/tools/twins.py
 """
 

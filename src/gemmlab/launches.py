@@ -224,8 +224,8 @@ SCALAR_B_ROWS = 128
 def tail_twin(launch: Launch) -> Launch:
     """A bigtile launch's twin on a line of blocks (SPLIT 2, `handoff.tail_plan`): every tile in
     the parts SPLIT 1 would give it, unless the last wave's few tiles in more parts model faster;
-    then the whole waves' tiles keep the accuracy floor's parts and the tail's fill the slots
-    their wave leaves idle. Its precondition the launch's; named "tail-" and the launch's name.
+    then the whole waves' tiles keep the accuracy floor's parts (or SPLIT 1's) and the tail's fill
+    the slots their wave leaves idle. Its precondition the launch's; named "tail-" and the launch's name.
     Needs the Aᵀ host (A_T), the one that splits. No rung runs it yet: an experiment's arm
     (experiments/tail-split)."""
     if launch.source != "16_bigtile.cu" or not launch.defines.get("A_T"):
