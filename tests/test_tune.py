@@ -178,6 +178,37 @@ def test_a_knob_a_launch_leaves_out_holds_its_macros_default():
     assert any(c["FETCH_BA"] == 1 for c in SPACES["splitk"].candidates("b-in-place"))
 
 
+def test_a_retired_knob_is_not_searched_and_a_record_naming_it_rebuilds_only_at_its_kept_value():
+    """bigtile's J_OUTER (issue 27: a knob stays only where it wins; 1 won no class of the installed
+    record): its launches keep 2, no candidate varies it, a record made while it was searched
+    rebuilds the same launch from its J_OUTER 2 and is refused at any other value."""
+    space = SPACES["bigtile"]
+    assert "J_OUTER" not in dict(space.knobs) and space.retired == {"J_OUTER": 2}
+    assert all(space.build("b-in-place", c).defines["J_OUTER"] == 2 for c in space.candidates("b-in-place"))
+    knobs = space.current("b-in-place")
+    plain = default.rebuild({"rung": "bigtile", "launch": "b-in-place", "knobs": knobs})
+    assert default.rebuild({"rung": "bigtile", "launch": "b-in-place", "knobs": knobs | {"J_OUTER": 2}}) == plain
+    with pytest.raises(record.RecordError, match="J_OUTER 1 is no longer searched"):
+        default.rebuild({"rung": "bigtile", "launch": "b-in-place", "knobs": knobs | {"J_OUTER": 1}})
+
+
+@pytest.mark.parametrize("rung", ["bigtile", "splitk", "warptile"])
+def test_every_knob_the_installed_record_tuned_won_a_class_at_two_values_or_more(rung):
+    """Issue 27's honest spaces, read from the H200's record (the rungs it tuned over every class):
+    each knob of the rung's space took at least two values among the classes' fastest candidates
+    of each launch, so none is searched where one value always wins."""
+    data = json.loads(record.installed_path("nvidia-h200").read_text())
+    space, won = SPACES[rung], {}
+    for entry in data["classes"].values():
+        timed = [c for c in entry["candidates"] if c["rung"] == rung and c.get("median_ms") is not None]
+        for launch in {c["launch"] for c in timed}:
+            best = min((c for c in timed if c["launch"] == launch), key=lambda c: c["median_ms"])
+            for name, value in space.knobs_of(best["knobs"]).items():
+                won.setdefault(name, set()).add(value)
+    assert set(won) == {name for name, _ in space.knobs}
+    assert all(len(values) >= 2 for values in won.values()), won
+
+
 def test_fetch_ba_compiles_without_spills_into_another_build():
     # 16_bigtile.md: the measured build (BK 16, 3 stages, SPLIT) with B's fragments fetched first
     launch = SPACES["splitk"].build("b-in-place", SPACES["splitk"].knobs_of({"BK": 16, "STAGES": 3, "FETCH_BA": 1}))

@@ -103,8 +103,18 @@ def _winner(rung: str, cls_key: str) -> dict:
             "kernel": built.kernel.label + (f" ({host})" if host else "")}
 
 
+def _knobs(winner: dict) -> dict | None:
+    """A winner's knobs as its space reads them now (a knob retired since the record: taken out)."""
+    space, knobs = SPACES.get(winner.get("rung")), winner.get("knobs")
+    try:
+        return space.knobs_of(knobs) if space and isinstance(knobs, dict) else knobs
+    except ValueError:  # a retired knob at another value: not this space's build
+        return knobs
+
+
 def _same_build(winner: dict, current: dict) -> bool:
-    return all(winner.get(k) == current.get(k) for k in ("rung", "launch", "knobs", "kernel"))
+    return _knobs(winner) == _knobs(current) and all(winner.get(k) == current.get(k)
+                                                     for k in ("rung", "launch", "kernel"))
 
 
 def calibrate(record: dict, sweeps: list[dict], rungs: list[str], digest=None) -> dict:

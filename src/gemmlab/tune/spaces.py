@@ -43,6 +43,9 @@ class Space:
     # default in the .cu): a knob added later keeps the rung's launches, and their cubins, as
     # they were, and records made before it still name whole launches.
     absent: Mapping[str, int] = field(default_factory=dict)
+    # Knobs the space once searched and no longer does, with the value its launches keep: a record made
+    # before names them, and must name that value (its winner is then this space's launch).
+    retired: Mapping[str, int] = field(default_factory=dict)
     # Launches that run before a winner of this space in `default` (given the winner and its
     # class), each where its own precondition holds as well as the class's: kernels or
     # builds for the shapes of a class they suit better (before `small`'s winner, `thin`'s kernels
@@ -59,8 +62,14 @@ class Space:
         return {name: int(defines[name]) if name in defines else self.absent[name] for name, _ in self.knobs}
 
     def knobs_of(self, knobs: Mapping[str, int]) -> Knobs:
-        """`knobs` with the absent ones filled in (a record made before a knob existed)."""
-        return {**self.absent, **knobs}
+        """`knobs` with the absent ones filled in (a record made before a knob existed) and the retired
+        ones taken out (a record made while they were searched); ValueError where a retired knob's value
+        is not the one the space keeps (the record's launch is not one this space builds)."""
+        out = {**self.absent, **knobs}
+        for name, kept in self.retired.items():
+            if name in out and int(out.pop(name)) != kept:
+                raise ValueError(f"{self.rung}: {name} {knobs[name]} is no longer searched (its launches keep {kept})")
+        return out
 
     def candidates(self, launch: str) -> list[Knobs]:
         """Every valid knob setting for launch `launch`, the current one first, then the product."""
@@ -89,7 +98,7 @@ def _float4_valid(knobs: Mapping[str, int]) -> bool:
 
 
 def _bigtile(name: str, knobs: Mapping[str, int]) -> Launch:
-    return builders.bigtile_launch(name == "b-padded", knobs["J_OUTER"], knobs["WARPS_M"], 2, knobs["BK"],
+    return builders.bigtile_launch(name == "b-padded", 2, knobs["WARPS_M"], 2, knobs["BK"],
                                    knobs["STAGES"], 2 if knobs["WARPS_M"] == 2 else 1,
                                    fetch_ba=bool(knobs["FETCH_BA"]), tma=bool(knobs["TMA_COPY"]))
 
@@ -216,13 +225,16 @@ _ABSENT = {"FETCH_BA": 0, "TMA_COPY": 0}
 SPACES: dict[str, Space] = {
     # bigtile: b-in-place B as it lies, b-padded B's padded copy (any shape). MIN_BLOCKS follows the warps:
     # two 128-thread blocks or one 256-thread block per SM. A_T stays 1: A as it lies (A_T 0) lost
-    # at every setting tried (16_bigtile.md). J_OUTER 0 is left out: in the 2026-11-30 record it
-    # ran 4–90 % behind each class's best. FETCH_BA (B's fragments first) changes ptxas's
+    # at every setting tried (16_bigtile.md). J_OUTER is not searched, its launches keep 2: 0 ran 4–90 %
+    # behind each class's best in the 2026-11-30 record, and 1 won no class of the installed one
+    # (04c164b, 2026-12-04: its best 1.0–6.6 % behind each class's best), so it was a knob that never
+    # won (issue 27: a knob stays only where it wins). FETCH_BA (B's fragments first) changes ptxas's
     # register allocation: 2–3 % at the large shapes on the H200 (16_bigtile.md). TMA_COPY: the
     # tiles by TMA (sm_90a, BK 16 or 32), 2.7 % at the performance shape (16_bigtile_tma.md).
-    "bigtile": Space("bigtile", (("J_OUTER", (2, 1)), ("WARPS_M", (2, 4)), ("BK", (16, 8, 32)), ("STAGES", (4, 3, 2)),
+    "bigtile": Space("bigtile", (("WARPS_M", (2, 4)), ("BK", (16, 8, 32)), ("STAGES", (4, 3, 2)),
                                  ("FETCH_BA", (0, 1)), ("TMA_COPY", (0, 1))),
-                     _bigtile, _BIGTILE, _step_fits, absent=_ABSENT, refine=_bigtile_refine, refined_by=("splitk",)),
+                     _bigtile, _BIGTILE, _step_fits, absent=_ABSENT, retired={"J_OUTER": 2}, refine=_bigtile_refine,
+                     refined_by=("splitk",)),
     # splitk: bigtile with SPLIT 1 (J_OUTER 2, 2×2 warps: the winners above); its parts per tile
     # are the host's policy (cuda/handoff.py), not a knob.
     "splitk": Space("splitk", (("BK", (8, 16, 32)), ("STAGES", (3, 4, 2)), ("FETCH_BA", (0, 1)), ("TMA_COPY", (0, 1))),
