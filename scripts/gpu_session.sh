@@ -165,6 +165,9 @@ for step in "$@"; do
                 run tail-split 500 python3 experiments/tail-split/tail_split.py "$OUT/tail-split.jsonl" ;;
     # The same at the four short reductions for tma, splitk and tma-warp, each beside its tail twins.
     tail-rungs) run tail-rungs 400 python3 experiments/tail-split/tail_split.py "$OUT/tail-rungs.jsonl" --rungs ;;
+    # splitk and tma in 256×128 tiles (WARPS_M 4, one block an SM) beside default and tma-warp at long
+    # reductions onto few outputs (experiments/wide-split).
+    wide-split) run wide-split 400 python3 experiments/wide-split/wide_split.py "$OUT/wide-split.jsonl" ;;
     # pad.cu's padded copy at 1 and 4 columns a thread, beside torch's clone (experiments/tools/time_pad.py).
     pad-width) run pad-width 200 python3 experiments/tools/time_pad.py "$OUT/pad-width.jsonl" ;;
     # The tensor dispatchers' width floor at three quarters of a block, and their twins with a least

@@ -233,6 +233,17 @@ def test_tail_split_builds_compile_without_spills_into_another_cubin(twin, plain
     assert module.cubin != plain.compile(HOPPER_ARCH).cubin
 
 
+@pytest.mark.parametrize("rung", ["splitk", "tma"])
+def test_the_split_rungs_in_256x128_tiles_compile_without_spills(rung):
+    """experiments/wide-split's arms: `splitk` and `tma` with WARPS_M 4 and one block an SM, each launch
+    in 256×128 tiles of 256 threads, within 255 registers and without spills."""
+    for launch in registry.get(rung).launches:
+        wide = launch.with_defines({"WARPS_M": 4, "MIN_BLOCKS": 1})
+        assert wide.tile == (256, 128) and wide.threads == 256
+        res = wide.compile(HOPPER_ARCH).resources[wide.entry]
+        assert res.spills == 0 and res.stack_bytes == 0 and res.registers <= 255, res
+
+
 def test_the_wide_padded_copy_compiles_beside_the_shipped_one():
     """pad.cu's PAD_WIDE (experiments/tools/time_pad.py): 4 columns a thread compiles without
     spills into another cubin than the shipped copy (PAD_WIDE 1, its macro's default); any other
