@@ -77,11 +77,12 @@ def tailing(impl):
 
 
 def plan_of(arm, launch, m, n, k) -> dict:
-    """What a launch's host splits at a shape: SPLIT 1's parts, or SPLIT 2's plan."""
+    """What a launch's host splits at a shape: SPLIT 2's plan, or the parts of every tile (a host
+    with a split flag splits only where it is set; `small`'s SplitGrid always may)."""
     host = launch.host
     if getattr(host, "tail", False):
         return {"plan": dataclasses.asdict(host.plan(launch, m, n, k))}
-    return {"parts": host.parts(launch, m, n, k) if getattr(host, "split", False) else 1}
+    return {"parts": host.parts(launch, m, n, k) if getattr(host, "split", hasattr(host, "parts")) else 1}
 
 
 def main() -> None:

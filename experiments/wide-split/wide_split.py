@@ -56,7 +56,7 @@ def wide(name: str):
 
 def parts_of(arm, launch, m, n, k) -> dict:
     """The launch's tile and split-K parts at the shape."""
-    split = getattr(launch.host, "split", False)
+    split = getattr(launch.host, "split", hasattr(launch.host, "parts"))  # small's SplitGrid: always may
     return {"tile": list(launch.tile), "parts": launch.host.parts(launch, m, n, k) if split else 1}
 
 
