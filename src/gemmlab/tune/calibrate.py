@@ -104,12 +104,9 @@ def _winner(rung: str, cls_key: str) -> dict:
 
 
 def _knobs(winner: dict) -> dict | None:
-    """A winner's knobs as its space reads them now (a knob retired since the record: taken out)."""
+    """A winner's knobs as its space reads them now (absent and retired ones at their values)."""
     space, knobs = SPACES.get(winner.get("rung")), winner.get("knobs")
-    try:
-        return space.knobs_of(knobs) if space and isinstance(knobs, dict) else knobs
-    except ValueError:  # a retired knob at another value: not this space's build
-        return knobs
+    return space.knobs_of(knobs) if space and isinstance(knobs, dict) else knobs
 
 
 def _same_build(winner: dict, current: dict) -> bool:

@@ -43,8 +43,8 @@ class Space:
     # default in the .cu): a knob added later keeps the rung's launches, and their cubins, as
     # they were, and records made before it still name whole launches.
     absent: Mapping[str, int] = field(default_factory=dict)
-    # Knobs the space once searched and no longer does, with the value its launches keep: a record made
-    # before names them, and must name that value (its winner is then this space's launch).
+    # Knobs the space once searched and no longer does, with the value its launches keep: no candidate
+    # varies them, and a record made while they were searched still rebuilds what it timed.
     retired: Mapping[str, int] = field(default_factory=dict)
     # Launches that run before a winner of this space in `default` (given the winner and its
     # class), each where its own precondition holds as well as the class's: kernels or
@@ -63,13 +63,8 @@ class Space:
 
     def knobs_of(self, knobs: Mapping[str, int]) -> Knobs:
         """`knobs` with the absent ones filled in (a record made before a knob existed) and the retired
-        ones taken out (a record made while they were searched); ValueError where a retired knob's value
-        is not the one the space keeps (the record's launch is not one this space builds)."""
-        out = {**self.absent, **knobs}
-        for name, kept in self.retired.items():
-            if name in out and int(out.pop(name)) != kept:
-                raise ValueError(f"{self.rung}: {name} {knobs[name]} is no longer searched (its launches keep {kept})")
-        return out
+        ones at their kept values where the record does not name them (a record made after)."""
+        return {**self.absent, **self.retired, **knobs}
 
     def candidates(self, launch: str) -> list[Knobs]:
         """Every valid knob setting for launch `launch`, the current one first, then the product."""
@@ -98,7 +93,8 @@ def _float4_valid(knobs: Mapping[str, int]) -> bool:
 
 
 def _bigtile(name: str, knobs: Mapping[str, int]) -> Launch:
-    return builders.bigtile_launch(name == "b-padded", 2, knobs["WARPS_M"], 2, knobs["BK"],
+    j_outer = knobs.get("J_OUTER", _BIGTILE_RETIRED["J_OUTER"])  # retired: set only by a record's candidates
+    return builders.bigtile_launch(name == "b-padded", j_outer, knobs["WARPS_M"], 2, knobs["BK"],
                                    knobs["STAGES"], 2 if knobs["WARPS_M"] == 2 else 1,
                                    fetch_ba=bool(knobs["FETCH_BA"]), tma=bool(knobs["TMA_COPY"]))
 
@@ -220,6 +216,8 @@ _BIGTILE = ("b-in-place", "b-padded")
 
 #: FETCH_BA and TMA_COPY leave the launches they are not set on as they were (16_bigtile.cu's 0).
 _ABSENT = {"FETCH_BA": 0, "TMA_COPY": 0}
+#: bigtile's knobs no longer searched, and the value its launches keep (SPACES' note).
+_BIGTILE_RETIRED = {"J_OUTER": 2}
 
 
 SPACES: dict[str, Space] = {
@@ -233,7 +231,7 @@ SPACES: dict[str, Space] = {
     # tiles by TMA (sm_90a, BK 16 or 32), 2.7 % at the performance shape (16_bigtile_tma.md).
     "bigtile": Space("bigtile", (("WARPS_M", (2, 4)), ("BK", (16, 8, 32)), ("STAGES", (4, 3, 2)),
                                  ("FETCH_BA", (0, 1)), ("TMA_COPY", (0, 1))),
-                     _bigtile, _BIGTILE, _step_fits, absent=_ABSENT, retired={"J_OUTER": 2}, refine=_bigtile_refine,
+                     _bigtile, _BIGTILE, _step_fits, absent=_ABSENT, retired=_BIGTILE_RETIRED, refine=_bigtile_refine,
                      refined_by=("splitk",)),
     # splitk: bigtile with SPLIT 1 (J_OUTER 2, 2×2 warps: the winners above); its parts per tile
     # are the host's policy (cuda/handoff.py), not a knob.
