@@ -48,12 +48,16 @@ Usage (repository root, on a GPU): python experiments/3x-split/three_split.py OU
 import dataclasses
 import json
 import sys
+from pathlib import Path
 
 import torch
 
 from gemmlab import launches, registry, runtime
 from gemmlab.bench.run import measure
 from gemmlab.measure.inputs import result_bits
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+from beside import results_of  # noqa: E402  (experiments/tools: the results of a line, as its drivers write them)
 
 SHAPES = ["512x4096x512", "724x2048x724", "1024x2048x1024", "1024x8192x1024", "1448x2048x1448", "3000x600x700",
           "600x1000x600", "800x300x900", "105x7416x699", "541x57x1338", "2048x2048x2048", "8192x6144x4096",
@@ -96,11 +100,7 @@ def main() -> None:
             twice = [result_bits(dataclasses.replace(alone).solve, shape, 5, torch.device("cuda")) for _ in range(2)]
             repeat = bool(torch.equal(*twice))
             line = {"shape": shape, "clocks": rec["clocks_during_timing"], "parts": chosen.host.parts(chosen, m, n, k),
-                    "same_bits_twice": repeat,
-                    "results": {name: {"ms": r["median_ms"], "passed": r["passed"], "kernel": r.get("kernel"),
-                                       "ratio_vs_cublas": r.get("ratio_vs_cublas"),
-                                       "exact_violations": (r.get("figures") or {}).get("exact_violations")}
-                                for name, r in rows.items()}}
+                    "same_bits_twice": repeat, "results": results_of(rows)}
             out.write(json.dumps(line) + "\n")
             out.flush()
             t = rows["torch"]["median_ms"]

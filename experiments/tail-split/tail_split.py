@@ -54,7 +54,7 @@ from pathlib import Path
 from gemmlab import launches, registry, runtime
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from beside import time_beside  # noqa: E402  (experiments/tools: the driver shared with fold)
+from beside import split_of, time_beside  # noqa: E402  (experiments/tools: the driver shared with fold)
 
 TAILS = ["2426x197x2068", "1095x251x3889", "3082x243x4267", "1348x248x6274", "3601x5248x2344", "4320x2074x2239",
          "4518x2140x6616", "4019x3964x3416", "2303x3345x2292", "2056x2425x3291", "2354x2856x2313", "3476x4118x2096",
@@ -76,15 +76,6 @@ def tailing(impl):
                                variant_of=impl.name)
 
 
-def plan_of(arm, launch, m, n, k) -> dict:
-    """What a launch's host splits at a shape: SPLIT 2's plan, or the parts of every tile (a host
-    with a split flag splits only where it is set; `small`'s SplitGrid always may)."""
-    host = launch.host
-    if getattr(host, "tail", False):
-        return {"plan": dataclasses.asdict(host.plan(launch, m, n, k))}
-    return {"parts": host.parts(launch, m, n, k) if getattr(host, "split", hasattr(host, "parts")) else 1}
-
-
 def main() -> None:
     runtime.configure()
     args = sys.argv[2:]
@@ -94,7 +85,7 @@ def main() -> None:
         arms = [registry.get("default")] + [x for name in RUNGS for x in (registry.get(name), tailing(registry.get(name)))]
     else:
         arms = [registry.get("default"), tailing(registry.get("default"))]
-    time_beside(arms, shapes, sys.argv[1], plan_of)
+    time_beside(arms, shapes, sys.argv[1], split_of)
 
 
 if __name__ == "__main__":

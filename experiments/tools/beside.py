@@ -19,6 +19,25 @@ from gemmlab.bench.run import measure
 from gemmlab.measure.inputs import result_bits
 
 
+def results_of(rows: dict) -> dict:
+    """A JSON line's results: each arm's median, verdict, kernel, ratio to cuBLAS FP32 and count of
+    elements outside LeetGPU's tolerance against the float64 product (experiments/3x-split's too)."""
+    return {name: {"ms": r["median_ms"], "passed": r["passed"], "kernel": r.get("kernel"),
+                   "ratio_vs_cublas": r.get("ratio_vs_cublas"),
+                   "exact_violations": (r.get("figures") or {}).get("exact_violations")}
+            for name, r in rows.items()}
+
+
+def split_of(arm, launch, m: int, n: int, k: int) -> dict:
+    """A `describe` for `time_beside`: what the launch's host splits at the shape, bigtile's SPLIT 2
+    plan or the parts every tile gets (a host with a split flag splits only where it is set;
+    `small`'s SplitGrid always may; a launch without a host, never)."""
+    host = launch.host
+    if getattr(host, "tail", False):
+        return {"plan": dataclasses.asdict(host.plan(launch, m, n, k))}
+    return {"parts": host.parts(launch, m, n, k) if getattr(host, "split", hasattr(host, "parts")) else 1}
+
+
 def time_beside(arms: list, shapes: list[tuple[int, int, int]], out_path: str, describe) -> None:
     with open(out_path, "a") as out:
         for shape in shapes:
@@ -33,11 +52,7 @@ def time_beside(arms: list, shapes: list[tuple[int, int, int]], out_path: str, d
             repeat = bool(torch.equal(*twice))
             line = {"shape": shape, "clocks": rec["clocks_during_timing"], "commit": rec["versions"].get("gemmlab_commit"),
                     "splits": splits, "launch": {name: x.name for name, x in chosen.items()},
-                    "same_bits_twice": repeat,
-                    "results": {name: {"ms": r["median_ms"], "passed": r["passed"], "kernel": r.get("kernel"),
-                                       "ratio_vs_cublas": r.get("ratio_vs_cublas"),
-                                       "exact_violations": (r.get("figures") or {}).get("exact_violations")}
-                                for name, r in rows.items()}}
+                    "same_bits_twice": repeat, "results": results_of(rows)}
             out.write(json.dumps(line) + "\n")
             out.flush()
             t = rows["torch"]["median_ms"]

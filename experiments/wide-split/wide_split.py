@@ -40,7 +40,7 @@ from pathlib import Path
 from gemmlab import registry, runtime
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from beside import time_beside  # noqa: E402  (experiments/tools: the driver shared with fold, tail-split)
+from beside import split_of, time_beside  # noqa: E402  (experiments/tools: the driver shared with fold, tail-split)
 
 SHAPES = ["829x4858x193", "472x6284x974", "151x5626x742", "367x4623x491", "307x6656x431", "389x6804x587",
           "649x2060x809", "703x8056x678", "1024x1024x1024", "2048x2048x2048"]
@@ -56,8 +56,7 @@ def wide(name: str):
 
 def parts_of(arm, launch, m, n, k) -> dict:
     """The launch's tile and split-K parts at the shape."""
-    split = getattr(launch.host, "split", hasattr(launch.host, "parts"))  # small's SplitGrid: always may
-    return {"tile": list(launch.tile), "parts": launch.host.parts(launch, m, n, k) if split else 1}
+    return {"tile": list(launch.tile), **split_of(arm, launch, m, n, k)}
 
 
 def main() -> None:
