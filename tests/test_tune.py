@@ -313,9 +313,9 @@ def test_build_check_compares_builds_only_on_the_records_gpu_and_compiler(monkey
 
     found, _ = default.plan()
     assert found is not None  # the H200 record ships with gemmlab
-    monkeypatch.setattr(default, "_gpu", lambda: (None, None))
+    monkeypatch.setattr(default, "_gpu", lambda: (None, None, None))
     assert default.build_check().startswith("no GPU here")
-    monkeypatch.setattr(default, "_gpu", lambda: ("NVIDIA H200", found["gpu"]["sm_count"]))
+    monkeypatch.setattr(default, "_gpu", lambda: ("NVIDIA H200", found["gpu"]["sm_count"], "9.0"))
     monkeypatch.setattr(compiler, "device_arch", lambda: found["arch"])
     monkeypatch.setattr(compiler, "nvrtc_version", lambda: "0.1")
     assert default.build_check().startswith("not comparable: the record was built for sm_90a by NVRTC")
@@ -454,6 +454,53 @@ def test_record_round_trip_and_install(tuned, tmp_path):
     assert found == record.load(installed) and "nvidia-test-gpu.json" in why
     assert record.find("NVIDIA Test GPU", 114, tmp_path / "tuned")[0] is None  # another SM count
     assert record.find("NVIDIA Other", H200_SMS, tmp_path / "tuned")[0] is None
+
+
+def test_a_gpu_without_its_own_record_borrows_a_siblings_and_says_so(tuned, tmp_path, monkeypatch):
+    """Same compute capability and SM count: the sibling's record (the TARGET's before others), named
+    as borrowed; another capability or SM count: none; the GPU's own record always comes first."""
+    folder = tmp_path / "tuned"
+    other = copy.deepcopy(tuned)
+    other["gpu"].update(name="NVIDIA Zed", slug="nvidia-zed", compute_capability="9.0")
+    record.install(other, folder)
+    target = copy.deepcopy(other)
+    target["gpu"].update(name="NVIDIA H200", slug=record.TARGET)
+    record.install(target, folder)
+    found, why = record.find("NVIDIA H100 80GB HBM3", H200_SMS, folder, capability="9.0")
+    assert found["gpu"]["name"] == "NVIDIA H200" and "borrowed" in why and "sm_90" in why
+    assert not record.is_own(found, "NVIDIA H100 80GB HBM3")
+    assert record.find("NVIDIA H100 80GB HBM3", 114, folder, capability="9.0")[0] is None
+    assert record.find("NVIDIA RTX", H200_SMS, folder, capability="8.9")[0] is None
+    assert record.find("NVIDIA H100 80GB HBM3", H200_SMS, folder)[0] is None  # capability unknown
+    mine, why = record.find("NVIDIA Zed", H200_SMS, folder, capability="9.0")
+    assert mine["gpu"]["name"] == "NVIDIA Zed" and "this GPU" in why and record.is_own(mine, "NVIDIA Zed")
+
+    # What the commands print: one line with the command that makes the GPU's own record.
+    monkeypatch.setattr(default, "_gpu", lambda: ("NVIDIA H100 80GB HBM3", H200_SMS, "9.0"))
+    monkeypatch.setattr(record, "INSTALLED", folder)
+    monkeypatch.setattr(record.find, "__defaults__", (folder, None))
+    default.plan.cache_clear()
+    try:
+        line = default.notice()
+        assert line and "NVIDIA H200's record" in line and default.TUNE_COMMAND in line
+        assert default.provenance()["own"] is False
+        monkeypatch.setattr(default, "_gpu", lambda: ("NVIDIA H200", H200_SMS, "9.0"))
+        default.plan.cache_clear()
+        assert default.notice() is None and default.provenance()["own"] is True
+    finally:
+        default.plan.cache_clear()
+
+
+def test_a_named_record_file_overrides_the_installed_one(tuned, tmp_path, monkeypatch):
+    path = record.install(tuned, tmp_path)
+    monkeypatch.setenv(default.RECORD_ENV, str(path))
+    default.plan.cache_clear()
+    try:
+        found, why = default.plan()
+        assert found == record.load(path) and default.RECORD_ENV in why
+    finally:
+        monkeypatch.delenv(default.RECORD_ENV)
+        default.plan.cache_clear()
 
 
 @pytest.mark.parametrize(("change", "fragment"), [

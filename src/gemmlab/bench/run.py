@@ -26,6 +26,7 @@ from ..measure.inputs import TIMING_HIGH, TIMING_LOW, fresh_seed, timing_operand
 from ..measure.stats import is_small, summarize, tflops
 from ..measure.timing import QUEUE_AHEAD_CYCLES, time_interleaved
 from ..reference import GATES, error_figures, references, verdict
+from ..tune import default as tuned_default
 
 CPU_SHAPE = (256, 256, 256)
 FLUSH_BYTES = 256 << 20  # several times the 60 MB L2 of an H200
@@ -123,6 +124,9 @@ def measure(
                              f"back-to-back calls, {energy_rounds} per implementation, alternating",
                    "measured": sorted(e.impl.name for e in entries if e.energy)} if gpu else None,
         "skipped": skipped,
+        # Which tune record `default` dispatched by (a borrowed one on a GPU without its own).
+        **({"tune_record": tuned_default.provenance()}
+           if gpu and any(e.impl.name == tuned_default.NAME for e in entries) else {}),
         "results": rows,
     }
 

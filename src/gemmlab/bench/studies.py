@@ -119,6 +119,7 @@ def sweep(names: list[str], warmup: int = 2, iters: int = 10,
     out_names = [r["name"] for r in points[0]["results"]]  # the first point's order: the names as given
     return {"schema": 1, "study": "sweep", "date": last["date"], "device": last["device"],
             "versions": last["versions"], "warmup": warmup, "iters": iters, "names": out_names,
+            **({"tune_record": last["tune_record"]} if "tune_record" in last else {}),
             "points": points}
 
 

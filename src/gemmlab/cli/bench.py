@@ -142,6 +142,7 @@ def bench(
     ui = _ui(as_json)
     if not runtime.has_gpu():
         ui.print(f"[yellow]{NO_GPU_BENCH}[/yellow]")
+    common.record_notice([i.name for i in impls] if names else None, ui)
     bar, update = common.progress_bar(ui)
     with bar:
         record = run([i.name for i in impls] if names else None, size, warmup, iters, flush_l2,
@@ -224,6 +225,7 @@ def sweep(
     if not runtime.has_gpu():
         raise CannotRun("no CUDA GPU: the sweep times shapes up to 8192³ and needs one")
     ui = _ui(as_json)
+    common.record_notice(chosen, ui)
     bar, update = common.progress_bar(ui)
     with bar:
         if random:

@@ -102,6 +102,7 @@ def check(
     seed = fresh_seed() if seed is None else seed
     cases = select_cases(seed, groups, list(custom) if custom else None, perf)
     ui.print(f"device: {runtime.gpu_name()} · base seed {seed} · {len(cases)} case{'s' if len(cases) != 1 else ''}")
+    common.record_notice([i.name for i in impls], ui)
     tally, report = Tally(), []
     for impl in impls:
         ok, why = impl.can_run_on(device)

@@ -56,6 +56,8 @@ def facts_table(impl: registry.Implementation) -> Table:
         facts.add_row("FLOP per global byte per tile", f"{impl.intensity:.1f}")
     if impl.name == tuned_default.NAME:
         facts.add_row("tune record", tuned_default.plan()[1])
+        if line := tuned_default.notice():
+            facts.add_row("this GPU", line)
         facts.add_row("builds", tuned_default.build_check())
     for launch in impl.launches:
         facts.add_row(f"kernel {impl.launch_label(launch)}",

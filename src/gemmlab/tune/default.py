@@ -17,9 +17,10 @@ precondition (a whole-tile path on a shape of the class it does not tile),
 runs what `warptile` runs.
 
 Which record: on a GPU, ``tuned/<gpu-slug>.json`` if its SM count is the
-GPU's; without a GPU, the target GPU's (``record.TARGET``), so that `explain`
-and `export` on a laptop show what the H200 runs. None found: the built-in
-chain alone. The launches are resolved on first use, not at import (asking
+GPU's, else a sibling's of the same architecture and SM count (the H100 SXM
+runs the H200's, and `notice` says so); without a GPU, the target GPU's
+(``record.TARGET``), so that `explain` and `export` on a laptop show what the
+H200 runs. None found: the built-in chain alone. The launches are resolved on first use, not at import (asking
 for the GPU would initialise CUDA).
 
 The registry makes `default`'s entry from `launches()` and `rungs()`; this module
@@ -29,8 +30,10 @@ reads the launch builders and the spaces, never the registry.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Sequence
 from functools import cache
+from pathlib import Path
 
 from .. import launches as builders
 from ..cuda.dispatch import Launch
@@ -80,25 +83,56 @@ def launches_from(record: dict | None, builtin: Sequence[Launch]) -> tuple[Launc
     return (*out, *builtin)
 
 
-def _gpu() -> tuple[str | None, int | None]:
+def _gpu() -> tuple[str | None, int | None, str | None]:
+    """(name, SM count, compute capability "9.0") of the current GPU; Nones without one."""
     from .. import runtime
     from ..cuda.compiler import keep_ptxas_reports
 
     keep_ptxas_reports()  # before CUDA initialises
     if not runtime.has_gpu():
-        return None, None
+        return None, None, None
     import torch
 
     props = torch.cuda.get_device_properties(torch.cuda.current_device())
-    return props.name, props.multi_processor_count
+    return props.name, props.multi_processor_count, f"{props.major}.{props.minor}"
+
+
+#: A record file to dispatch by instead of the installed one (a calibration sweep times a record
+#: before it is installed; a user compares two records): read and validated like an installed one.
+RECORD_ENV = "GEMMLAB_TUNE_RECORD"
 
 
 @cache
 def plan() -> tuple[dict | None, str]:
     """(the record `default` dispatches by here, or None; where it came from, in words)."""
-    name, sms = _gpu()
-    found, why = rec.find(name, sms)
+    if chosen := os.environ.get(RECORD_ENV):
+        return rec.load(Path(chosen)), f"{chosen} (named by {RECORD_ENV})"
+    name, sms, capability = _gpu()
+    found, why = rec.find(name, sms, capability=capability)
     return found, why if found else f"built-in ({BUILTIN}'s launches): {why}"
+
+
+#: What makes a record of the GPU at hand (cli/tune.py: no names tunes what `default` needs).
+TUNE_COMMAND = "gemmlab tune --install"
+
+
+def notice() -> str | None:
+    """One line where this GPU has no record of its own (None where it has, or there is no GPU):
+    what `default` runs instead, and the command that makes one."""
+    name = _gpu()[0]
+    found, why = plan()
+    if name is None or rec.is_own(found, name):
+        return None
+    runs = f"{found['gpu']['name']}'s record" if found else f"{BUILTIN}'s launches alone"
+    return f"{name} has no tune record of its own: default runs {runs}; `{TUNE_COMMAND}` makes one"
+
+
+def provenance() -> dict:
+    """What a results record says of the tune record `default` ran by: its GPU and date, whether
+    it is this GPU's own, and the words `plan` gives."""
+    found, why = plan()
+    return {"gpu": found["gpu"]["name"] if found else None, "date": found.get("date") if found else None,
+            "own": rec.is_own(found, _gpu()[0]) if found else False, "why": why}
 
 
 def launches() -> tuple[Launch, ...]:
@@ -130,7 +164,7 @@ def build_check() -> str:
     found, _ = plan()
     if found is None:
         return "no tune record"
-    name, _ = _gpu()
+    name = _gpu()[0]
     if name is None:
         return "no GPU here: builds are compared on the record's GPU"
     from ..cuda.compiler import device_arch, nvrtc_version

@@ -170,19 +170,52 @@ def install(record: dict, folder: Path = INSTALLED) -> Path:
     return path
 
 
-def find(gpu_name: str | None, sm_count: int | None, folder: Path = INSTALLED) -> tuple[dict | None, str]:
-    """The installed record for this GPU (None without a GPU: the TARGET's), and why or why not.
+def find(gpu_name: str | None, sm_count: int | None, folder: Path = INSTALLED,
+         capability: str | None = None) -> tuple[dict | None, str]:
+    """The installed record `default` dispatches by on this GPU (None without a GPU: the TARGET's),
+    and why, in words.
 
-    A record is for a GPU when its slug names it and its SM count is the GPU's (the class
-    bounds are in SMs). A malformed installed record raises RecordError: it is a bug to ship.
+    A GPU's own record is the one its slug names, measured on its SM count (the class bounds are
+    in SMs). A GPU without one borrows a sibling's: a record of the same compute capability and
+    SM count (the H100 SXM and the H200 are both sm_90 with 132 SMs), the TARGET's first, and says
+    so. None where no record matches. A malformed installed record raises RecordError: a bug to ship.
     """
     gpu_slug = slug(gpu_name) if gpu_name else TARGET
     path = Path(folder) / f"{gpu_slug}.json"
-    if not path.is_file():
-        return None, f"no tune record for {gpu_name or TARGET} ({path.name})"
-    record = load(path)
-    if sm_count is not None and record["gpu"]["sm_count"] != sm_count:
-        return None, (f"{path.name} was measured on {record['gpu']['sm_count']} SMs, this GPU has "
-                      f"{sm_count}")
-    where = "this GPU" if gpu_name else f"{record['gpu']['name']}, the target (no GPU here)"
-    return record, f"{path.name} ({where}; tuned {record.get('date', '?')})"
+    own_why = f"no tune record for {gpu_name or TARGET} ({path.name})"
+    if path.is_file():
+        record = load(path)
+        if sm_count is None or record["gpu"]["sm_count"] == sm_count:
+            where = "this GPU" if gpu_name else f"{record['gpu']['name']}, the target (no GPU here)"
+            return record, f"{path.name} ({where}; tuned {record.get('date', '?')})"
+        own_why = f"{path.name} was measured on {record['gpu']['sm_count']} SMs, this GPU has {sm_count}"
+    sibling = _sibling(folder, capability, sm_count, exclude=path)
+    if sibling is None:
+        return None, own_why
+    record, other = sibling
+    return record, (f"{other.name}, borrowed: {gpu_name} has no record of its own, and "
+                    f"{record['gpu']['name']} has its architecture (sm_{capability.replace('.', '')}) "
+                    f"and {sm_count} SMs (tuned {record.get('date', '?')})")
+
+
+def _sibling(folder: Path, capability: str | None, sm_count: int | None,
+             exclude: Path) -> tuple[dict, Path] | None:
+    """An installed record of another GPU with this compute capability and SM count: the TARGET's
+    if it is one, else the first by file name."""
+    if capability is None or sm_count is None:
+        return None
+    paths = sorted(Path(folder).glob("*.json"), key=lambda p: (p.stem != TARGET, p.name))
+    for other in paths:
+        if other == exclude:
+            continue
+        record = load(other)
+        if (record["gpu"].get("compute_capability") == capability
+                and record["gpu"]["sm_count"] == sm_count):
+            return record, other
+    return None
+
+
+def is_own(record: dict | None, gpu_name: str | None) -> bool:
+    """Whether `record` was measured on this GPU (by name); True without a GPU (nothing to tune)."""
+    return gpu_name is None or (record is not None and record["gpu"].get("slug", slug(record["gpu"]["name"]))
+                                == slug(gpu_name))
