@@ -106,15 +106,13 @@ for step in "$@"; do
     # `short` beside small, thin, default and cuBLAS where N ≤ 32, from 2^14 outputs to 2^26: where its
     # kernel pays, the output floor `default` would run it above (21_short.md).
     short-floor) run short-floor 400 gemmlab sweep short small thin default \
-                   $(for s in 128x8x128 256x16x256 512x24x512 1024x4x1024 1024x32x1024 700x30x3000 3000x5x700 \
-                              2048x22x2048 4096x12x4096 3237x1x5791 5675x22x5060 8192x32x8192; do echo --shape $s; done) \
+                   $(python3 -c "from gemmlab.tune.preludes import FLOOR_SHAPES as F; print(*[f'--shape {s}' for s in F['short']])") \
                    --out "$LOGS/results"
                  cp "$(ls -t "$LOGS"/results/*/sweep-*.json | head -1)" "$OUT/short-floor.json" ;;
     # `gemv` beside thin, default and cuBLAS where K = 1, from 2^10 elements of A to 2^26, few rows and
     # many, N aligned and odd: where its kernel pays, and the rows `default` would run it from (22_gemv.md).
     gemv-floor) run gemv-floor 400 gemmlab sweep gemv thin default \
-                  $(for s in 64x16x1 2x4663x1 13x2667x1 296x473x1 80x1057x1 1024x1024x1 7086x638x1 \
-                             4096x4096x1 3000x7001x1 8045x7676x1 8192x8192x1 16x8192x1; do echo --shape $s; done) \
+                  $(python3 -c "from gemmlab.tune.preludes import FLOOR_SHAPES as F; print(*[f'--shape {s}' for s in F['gemv']])") \
                   --out "$LOGS/results"
                 cp "$(ls -t "$LOGS"/results/*/sweep-*.json | head -1)" "$OUT/gemv-floor.json" ;;
     # `thin` beside small, default and cuBLAS where M ≤ 8, B from 4·10³ elements to 6.7·10⁷, then seed

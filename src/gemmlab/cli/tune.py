@@ -96,10 +96,11 @@ def _tunable(tokens: list[str]) -> list[str]:
 @app.command("tune", cls=shapes.Command)
 @guarded
 def tune_cmd(
-    names: Annotated[list[str], typer.Argument(help="rungs to search, each with a search space: "
+    names: Annotated[list[str] | None, typer.Argument(help="rungs to search, each with a search space: "
                                                     f"{', '.join(SPACES)} (gemmlab.tune.spaces); a rung "
-                                                    "number stands for those on it",
-                                               metavar="NAME|STEP", show_default=False)],
+                                                    "number stands for those on it. None: everything "
+                                                    "default needs here (search, sweeps, calibration)",
+                                               metavar="NAME|STEP", show_default=False)] = None,
     shape: Annotated[list[str] | None, typer.Option("--shape", metavar=shapes.METAVAR,
         help=f"tune at this shape, {shapes.HELP}, for its shape class (repeatable, one per class; "
              f"default: one representative shape for each of the {len(CLASSES)} classes)")] = None,
@@ -116,38 +117,99 @@ def tune_cmd(
         help="no GPU time: recalibrate the installed record on random sweeps (gemmlab sweep --random): a NAME's "
              "launch that beat default over a class's shapes wins it; a prelude NAME (short, gemv) runs first "
              "where it beat default at every shape, designed sweeps counted (tune/calibrate.py)")] = None,
+    searched_record: Annotated[Path | None, typer.Option("--searched", metavar="RECORD",
+        help="with no names: skip the search and go on from this search record of this GPU "
+             "(a run cut after its first stage)")] = None,
     as_json: AsJson = False,
 ) -> None:
     """Search rungs' compile-time configurations per shape class on this GPU; write the record.
+
+    With no names: all that `default` needs on this GPU, in three stages (tune/pipeline.py): the
+    search of its rungs, random and designed sweeps with that record in force, and calibration
+    on them; `--install` makes the result the GPU's record.
 
     Every candidate is compiled (spills and compile errors rejected without GPU time), verified
     against the float64 product with C poisoned, then timed interleaved with cuBLAS FP32.
     Exit 0: every class has a winner; 1: some class has no verified candidate (the record is
     written, not installed); 2: usage error; 3: no GPU.
     """
-    from ..provenance import gemmlab_commit
-    from ..tune import record, search
+    from ..tune import pipeline, record
 
     given = shapes.many(shape)
-    rungs = searched(_tunable(names), preludes_too=bool(calibrate))
+    everything = not names
+    if everything and calibrate:
+        rungs = list(pipeline.CALIBRATED)
+    elif everything:
+        rungs = list(pipeline.SEARCHED)
+    else:
+        rungs = searched(_tunable(names), preludes_too=bool(calibrate))
+    if searched_record is not None and not everything:
+        raise UsageError("--searched goes on from a search with no names; with names, tune searches them")
+    if everything and not calibrate and given:
+        raise UsageError("--shape tunes the named rungs at chosen shapes; with no names, tune searches every class")
     output_file(output, force)
     usage.out_folder(out)
     if calibrate:
         _calibrate(rungs, calibrate, output, out, install, as_json)
         return
+    prior = _searched_record(searched_record) if searched_record is not None else None
     if not runtime.has_gpu():
         raise CannotRun("no CUDA GPU: gemmlab tune verifies and times every candidate on one")
+    from ..measure import device as device_info
+
+    info = device_info.gpu()
+    if prior is not None and prior["gpu"]["slug"] != record.slug(info["name"]):
+        raise UsageError(f"{searched_record} was searched on {prior['gpu']['name']}, this GPU is {info['name']}")
+    ui = _ui(as_json)
+    seed = fresh_seed() if seed is None else seed
+    stages = 3 if everything else 1
+    if prior is None:
+        if everything:
+            ui.print(f"stage 1 of 3: search {' '.join(rungs)} in every shape class")
+        rec = _search(rungs, by_class(given, info["sm_count"]), info, warmup, iters, seed, ui)
+        path = output if output and not everything else record.save(rec, out)
+        if path == output:
+            output.write_text(record.dumps(record.validate(rec)))
+        ui.print(record_table(rec))
+        ui.print(f"{'search ' if everything else ''}record: {path}")
+    else:
+        rec, path = prior, searched_record
+        ui.print(f"stage 1 of 3: the search record {path} ({rec['date']})")
+    missing = [key for key, entry in rec["classes"].items() if not entry["winner"]]
+    if missing:
+        ui.print(f"[red]no candidate verified for {', '.join(missing)}[/red]"
+                 + ("; not installed" if install else "") + ("; not calibrated" if stages > 1 else ""))
+    elif stages > 1:
+        rec, path = _sweep_and_calibrate(rec, path, seed, output, out, ui)
+    if install and not missing:
+        ui.print(f"installed: {record.install(rec)} (gemmlab default reads it on this GPU)")
+    if as_json:
+        machine.emit(rec)
+    raise typer.Exit(int(Exit.FAILED if missing else Exit.PASSED))
+
+
+def _searched_record(path: Path) -> dict:
+    from ..tune import record
+
+    try:
+        rec = record.load(path)
+    except record.RecordError as exc:
+        raise UsageError(str(exc)) from None
+    if rec.get("calibration"):
+        raise UsageError(f"{path} is calibrated already: --searched goes on from a search record")
+    return rec
+
+
+def _search(rungs: list[str], classes: dict, info: dict, warmup: int, iters: int, seed: int, ui) -> dict:
+    """Stage 1: every candidate of `rungs` in `classes`, verified and timed beside cuBLAS."""
     import torch
 
     from ..cuda.compiler import device_arch
     from ..measure import device as device_info
+    from ..provenance import gemmlab_commit
+    from ..tune import search
 
-    info = device_info.gpu()
-    classes = by_class(given, info["sm_count"])
-    ui = _ui(as_json)
-    seed = fresh_seed() if seed is None else seed
     total, done = search.steps_for(rungs, classes, iters), 0
-
     bar, update = common.progress_bar(ui)
 
     def say(message: str) -> None:
@@ -159,31 +221,65 @@ def tune_cmd(
         rec = search.tune(rungs, classes, search.GpuMeasure(), device_arch(), info, device_info.versions(),
                           gemmlab_commit(), warmup, iters, seed, progress=say)
     rec["clocks_during_timing"] = sampler.summary()
+    return rec
+
+
+def _sweep_and_calibrate(rec: dict, path: Path, seed: int, output: Path | None, out: Path, ui) -> tuple[dict, Path]:
+    """Stages 2 and 3: the sweeps with `rec` (at `path`) in force, then `rec` calibrated on them."""
+    import time
+
+    from ..tune import calibrate, pipeline, record
+
+    runs = pipeline.sweep_args(seed)
+    sweeps = []
+    for i, args in enumerate(runs, 1):
+        start = time.monotonic()
+        with ui.status(f"stage 2 of 3: sweep {i} of {len(runs)} ({'random' if '--random' in args else args[0]})…"):
+            try:
+                sweeps.append(pipeline.sweep(Path(path).resolve(), args, out, lambda _: None))
+            except pipeline.StageFailed as exc:
+                raise CannotRun(f"stage 2 stopped: {exc}; go on later with --searched {path}") from None
+        ui.print(f"stage 2 of 3: sweep {i} of {len(runs)}: {len(sweeps[-1]['points'])} shapes in "
+                 f"{time.monotonic() - start:.0f} s")
+    ui.print("stage 3 of 3: calibration")
+    calibrated = calibrate.calibrate(rec, sweeps, list(pipeline.CALIBRATED), _digest(rec))
+    calibrated["date"] = calibrated["calibration"]["date"]
+    _print_calibration(calibrated)
     if output:
-        output.write_text(record.dumps(record.validate(rec)))
-        path = output
-    else:
-        path = record.save(rec, out)
-    ui.print(record_table(rec))
-    ui.print(f"record: {path}")
-    missing = [key for key, entry in rec["classes"].items() if not entry["winner"]]
-    if missing:
-        ui.print(f"[red]no candidate verified for {', '.join(missing)}[/red]"
-                 + ("; not installed" if install else ""))
-    elif install:
-        ui.print(f"installed: {record.install(rec)} (gemmlab default reads it on this GPU)")
-    if as_json:
-        machine.emit(rec)
-    raise typer.Exit(int(Exit.FAILED if missing else Exit.PASSED))
+        output.write_text(record.dumps(record.validate(calibrated)))
+        return calibrated, output
+    saved = record.save(calibrated, out)
+    ui.print(f"record: {saved}")
+    return calibrated, saved
+
+
+def _digest(current: dict):
+    """The cubin digest of a launch as this machine builds it for the record's GPU, where this
+    NVRTC is the record's (else None: a digest from another compiler says nothing)."""
+    from ..cuda.compiler import nvrtc_version
+    from ..tune.search import cubin_digest
+
+    if nvrtc_version() != current.get("versions", {}).get("nvrtc"):
+        return None
+    return lambda launch: cubin_digest(launch.kernel.compile(current["arch"]).cubin)
+
+
+def _print_calibration(rec: dict) -> None:
+    for key, entry in rec["calibration"]["classes"].items():
+        scores = ", ".join(f"{n} {s:.3f}" for n, s in entry["scores"].items())
+        # Each rung against default on the shapes both ran (sweeps may have timed different rungs).
+        against = ", ".join(f"{n} {c['geomean']:.3f} vs {c['default']:.3f} on {c['points']}"
+                            for n, c in entry.get("compared", {}).items())
+        side.print(escape(f"{key}: {entry['points']} shapes" + (f"; {scores}" if scores else "")
+                          + (f"; against default: {against}" if against else "")
+                          + (f" → {entry['chosen']}" if entry["chosen"] else "")), highlight=False)
 
 
 def _calibrate(rungs: list[str], sweeps: list[Path], output: Path | None, out: Path, install: bool,
                as_json: bool) -> None:
     """`gemmlab tune NAME… --calibrate SWEEP…`: the installed record recalibrated on the sweeps."""
     from ..bench import results
-    from ..cuda.compiler import nvrtc_version
     from ..tune import calibrate, record
-    from ..tune.search import cubin_digest
 
     current, why = tuned_default.plan()
     if current is None:
@@ -201,26 +297,15 @@ def _calibrate(rungs: list[str], sweeps: list[Path], output: Path | None, out: P
             raise UsageError(f"{path} was measured on {data['device']['name']}, the record is "
                              f"{current['gpu']['name']}'s")
         loaded.append(data)
-    same_build = nvrtc_version() == current.get("versions", {}).get("nvrtc")
-
-    def digest(launch) -> str | None:
-        return cubin_digest(launch.kernel.compile(current["arch"]).cubin) if same_build else None
-
+    digest = _digest(current)
     rec = calibrate.calibrate(current, loaded, rungs, digest)
     rec["date"] = rec["calibration"]["date"]
     path = output or record.save(rec, out)
     if output:
         output.write_text(record.dumps(record.validate(rec)))
-    for key, entry in rec["calibration"]["classes"].items():
-        scores = ", ".join(f"{n} {s:.3f}" for n, s in entry["scores"].items())
-        # Each rung against default on the shapes both ran (sweeps may have timed different rungs).
-        against = ", ".join(f"{n} {c['geomean']:.3f} vs {c['default']:.3f} on {c['points']}"
-                            for n, c in entry.get("compared", {}).items())
-        side.print(escape(f"{key}: {entry['points']} shapes" + (f"; {scores}" if scores else "")
-                          + (f"; against default: {against}" if against else "")
-                          + (f" → {entry['chosen']}" if entry["chosen"] else "")), highlight=False)
-    side.print(f"record: {path}" + ("" if same_build else " (cubin digests left out: this NVRTC is not "
-                                                           "the record's)"), highlight=False)
+    _print_calibration(rec)
+    side.print(f"record: {path}" + ("" if digest else " (cubin digests left out: this NVRTC is not "
+                                                      "the record's)"), highlight=False)
     if install:
         side.print(f"installed: {record.install(rec)}", highlight=False)
     if as_json:

@@ -26,6 +26,17 @@ from ..measure.stats import geomean
 PRELUDES: dict[str, Callable[[], Launch]] = {"short": builders.short_launch, "gemv": builders.gemv_launch}
 
 
+#: The shapes a designed sweep times each prelude at, beside `default` (`gemmlab tune` with no
+#: names, gpu_session's short-floor and gemv-floor): from 2^10 outputs to 2^26, few rows and many,
+#: aligned and odd, within the launch's own precondition. Random draws seldom hold such shapes at size.
+FLOOR_SHAPES: dict[str, tuple[str, ...]] = {
+    "short": ("128x8x128", "256x16x256", "512x24x512", "1024x4x1024", "1024x32x1024", "700x30x3000",
+              "3000x5x700", "2048x22x2048", "4096x12x4096", "3237x1x5791", "5675x22x5060", "8192x32x8192"),
+    "gemv": ("64x16x1", "2x4663x1", "13x2667x1", "296x473x1", "80x1057x1", "1024x1024x1", "7086x638x1",
+             "4096x4096x1", "3000x7001x1", "8045x7676x1", "8192x8192x1", "16x8192x1"),
+}
+
+
 def own(rung: str) -> Launch:
     return PRELUDES[rung]()
 
