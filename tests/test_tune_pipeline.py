@@ -1,0 +1,85 @@
+"""`gemmlab tune` with no names (tune/pipeline.py): what its stages run, on the CPU."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gemmlab.tune import pipeline, preludes, record
+from gemmlab.tune.default import RECORD_ENV
+from gemmlab.tune.spaces import SPACES
+
+
+def test_the_sweeps_time_default_each_calibrated_rung_and_cublas_then_each_preludes_own_shapes():
+    runs = pipeline.sweep_args(seed=5)
+    drawn = runs[0]
+    assert drawn[:len(pipeline.CALIBRATED) + 2] == ["default", *pipeline.CALIBRATED, "torch"]
+    assert drawn[drawn.index("--random") + 1] == str(pipeline.DRAWN) and drawn[drawn.index("--seed") + 1] == "5"
+    designed = {args[0]: [args[i + 1] for i, a in enumerate(args) if a == "--shape"] for args in runs[1:]}
+    assert designed == {rung: list(shapes) for rung, shapes in preludes.FLOOR_SHAPES.items()}
+    assert set(pipeline.SEARCHED) <= set(SPACES)  # the search stage tunes rungs with a space
+    assert all(r in SPACES or r in preludes.PRELUDES for r in pipeline.CALIBRATED)
+
+
+@pytest.mark.parametrize("rung", sorted(preludes.FLOOR_SHAPES))
+def test_each_designed_shape_is_one_its_prelude_runs_at(rung):
+    for text in preludes.FLOOR_SHAPES[rung]:
+        m, n, k = map(int, text.split("x"))
+        assert preludes.applies(preludes.own(rung), m, n, k), text
+
+
+def test_a_sweep_runs_in_a_child_that_dispatches_by_the_search_record_and_keeps_its_file(tmp_path, monkeypatch):
+    seen = {}
+
+    def fake_run(argv, env, **_):
+        seen["argv"], seen["record"] = argv, env[RECORD_ENV]
+        out = argv[argv.index("--out") + 1]
+        folder = Path(out) / "nvidia-test-gpu"
+        folder.mkdir(parents=True)
+        (folder / "random-1.json").write_text(json.dumps({"points": [1, 2]}))
+        return subprocess.CompletedProcess(argv, 1, stdout="1 failed")
+
+    monkeypatch.setattr(pipeline.subprocess, "run", fake_run)
+    got = pipeline.sweep(tmp_path / "search.json", ["default", "torch", "--random", "3"], tmp_path / "out",
+                         lambda _: None)
+    assert got == {"points": [1, 2]}  # a sweep with a wrong result still counts: calibration skips that rung
+    assert seen["argv"][:4] == [sys.executable, "-m", "gemmlab", "sweep"]
+    assert seen["record"] == str(tmp_path / "search.json")
+    assert json.loads((tmp_path / "out" / "nvidia-test-gpu" / "random-1.json").read_text()) == got
+
+
+def test_a_sweep_that_writes_no_record_stops_the_stage_in_one_line(tmp_path):
+    """The real child on this CPU: `gemmlab sweep` needs a GPU, exits 3 and writes nothing."""
+    with pytest.raises(pipeline.StageFailed) as info:
+        pipeline.sweep(tmp_path / "search.json", ["default", "torch", "--random", "2", "--seed", "1"],
+                       tmp_path / "out", lambda _: None)
+    assert "exited 3" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_tune_with_no_names_refuses_bad_arguments_before_it_needs_a_gpu(tmp_path, tuned_record):
+    def tune(*args):
+        return subprocess.run([sys.executable, "-m", "gemmlab", "tune", *args], capture_output=True, text=True)
+
+    got = tune("--searched", str(tmp_path / "none.json"))
+    assert got.returncode == 2 and "none.json" in got.stderr
+    calibrated = tmp_path / "calibrated.json"
+    calibrated.write_text(record.dumps(dict(tuned_record, calibration={"date": "x"})))
+    got = tune("--searched", str(calibrated))
+    assert got.returncode == 2 and "calibrated already" in got.stderr
+    got = tune("bigtile", "--searched", str(calibrated))
+    assert got.returncode == 2 and "with no names" in got.stderr
+    got = tune("--shape", "64x64x64")
+    assert got.returncode == 2 and "every class" in got.stderr
+    got = tune("--install")
+    assert got.returncode == 3 and got.stderr.count("\n") <= 1  # no GPU here: one line
+
+
+@pytest.fixture
+def tuned_record() -> dict:
+    """The installed target record as a search record would read (no calibration)."""
+    found = record.load(record.installed_path(record.TARGET))
+    return {k: v for k, v in found.items() if k != "calibration"}
