@@ -15,6 +15,7 @@ import torch
 from gemmlab.judge import boundary, guards, procs
 from gemmlab.judge.arena import Arena, layout
 from gemmlab.judge.isolate import judge_file
+from gemmlab.judge.sandbox import WRITABLE_ENV
 
 SOL = Path(__file__).parent / "fixtures" / "solutions"
 #: The examples only (2 cases), 2 timed calls at 32³: the fact under test is elsewhere.
@@ -120,6 +121,7 @@ def test_a_fork_chain_does_not_outlive_the_verdict(tmp_path, monkeypatch, mechan
         pytest.skip("no writable cgroup v2 here")
     if mechanism == "walk":
         monkeypatch.setenv("GEMMLAB_JUDGE_CGROUP", "0")
+    monkeypatch.setenv(WRITABLE_ENV, str(tmp_path))  # where the test reads the chain's heartbeat
     beat = tmp_path / "heartbeat"
     v = judge_file(SOL / "fork_chain.py", seed=54, env={"GEMMLAB_TEST_HEARTBEAT": str(beat)}, **QUICK)
     assert v.exit_code in (0, 1) and v.killed >= 1, v
@@ -135,7 +137,8 @@ def test_too_many_processes_is_a_named_limit():
     assert "process limit: the solution ran" in v.failure and "over the limit of 16" in v.failure, v.failure
 
 
-def test_a_file_past_the_write_limit_is_cut_off(tmp_path):
+def test_a_file_past_the_write_limit_is_cut_off(tmp_path, monkeypatch):
+    monkeypatch.setenv(WRITABLE_ENV, str(tmp_path))
     big = tmp_path / "big"
     v = judge_file(SOL / "writes_big_file.py", seed=56, file_limit=1 << 20, env={"GEMMLAB_TEST_BIGFILE": str(big)},
                    **QUICK)
@@ -150,7 +153,10 @@ def test_memfd_ram_counts_against_the_memory_limit():
 
 @pytest.mark.skipif(not os.path.isdir("/dev/shm") or os.statvfs("/dev/shm").f_bavail * os.statvfs("/dev/shm").f_frsize
                     < 800 << 20, reason="/dev/shm is too small here for 600 MiB")
-def test_dev_shm_counts_against_the_memory_limit():
+def test_dev_shm_counts_against_the_memory_limit(monkeypatch):
+    """Where no sandbox keeps the solution out of /dev/shm (an old kernel), what it puts there is
+    charged to it: the test lets it in."""
+    monkeypatch.setenv(WRITABLE_ENV, "/dev/shm")
     path = f"/dev/shm/gemmlab-test-{os.getpid()}"
     try:
         v = judge_file(SOL / "fills_shm.py", seed=58, memory_limit=512 << 20,
@@ -187,6 +193,7 @@ def test_the_baseline_runs_only_once_the_solution_s_processes_are_gone(tmp_path,
         return original(*args, **kwargs)
 
     monkeypatch.setattr(isolate, "_baseline", checked)
+    monkeypatch.setenv(WRITABLE_ENV, str(tmp_path))
     v = judge_file(SOL / "busy_after_timing.py", seed=59, perf=False, groups=["example"],
                    time_shape=(32, 32, 32), iters=3, warmup=0, env={"GEMMLAB_TEST_PIDFILE": str(pidfile)})
     assert v.timing is not None and "baseline_ms" in v.timing, v.failure

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from gemmlab.cli import app
 from gemmlab.judge.isolate import judge_file
 from gemmlab.judge.limits import Limits
+from gemmlab.judge.sandbox import WRITABLE_ENV
 
 SOL = Path(__file__).parent / "fixtures" / "solutions"
 # The notes' shapes and the examples in [-1, 1), the wide group in [-10, 10), timed calls at 64³.
@@ -101,7 +102,8 @@ def _gone(pid: int) -> bool:
         return True
 
 
-def test_hang_with_a_grandchild_is_a_verdict_within_its_budget(tmp_path):
+def test_hang_with_a_grandchild_is_a_verdict_within_its_budget(tmp_path, monkeypatch):
+    monkeypatch.setenv(WRITABLE_ENV, str(tmp_path))
     pidfile = tmp_path / "pid"
     budget = Limits("cpu").call_s((2, 2, 2), first=True)
     t0 = time.monotonic()
@@ -124,7 +126,8 @@ def test_plain_hang_with_timeout_override():
     assert time.monotonic() - t0 < 2 + 5
 
 
-def test_daemon_holding_the_pipe_does_not_delay_the_verdict(tmp_path):
+def test_daemon_holding_the_pipe_does_not_delay_the_verdict(tmp_path, monkeypatch):
+    monkeypatch.setenv(WRITABLE_ENV, str(tmp_path))
     pidfile = tmp_path / "pid"
     t0 = time.monotonic()
     v = judge_file(SOL / "daemon_grandchild.py", seed=29, env={"GEMMLAB_TEST_PIDFILE": str(pidfile)}, **FAST)

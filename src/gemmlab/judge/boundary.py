@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 from . import procs
+from .sandbox import Plan
 
 _names = itertools.count()
 #: Threads and processes together that the solution's tree may hold: a backstop against a fork
@@ -137,21 +138,27 @@ class Cgroup:
 class Boundary:
     """One solution's processes: started confined, counted, and ended together."""
 
-    def __init__(self, process_limit: int, file_limit: int | None):
+    def __init__(self, process_limit: int, file_limit: int | None, sandbox: Plan | None = None):
         self.process_limit = process_limit
         self.file_limit = file_limit
+        self.sandbox = sandbox
         self.cgroup = Cgroup.make()
         if self.cgroup is not None:
             self.cgroup.limit_pids(TASKS_MAX)
         self.root = 0
         self.start = 0
 
-    def wrap(self, cmd: list[str]) -> list[str]:
-        """`cmd` behind the confine step, which applies the limits before anything else runs."""
+    def wrap(self, cmd: list[str], connect: str | None = None) -> list[str]:
+        """`cmd` behind the confine step, which applies the limits, connects to `connect` (the
+        judge's channel) and enters the sandbox before anything else runs."""
         extra = ["--cgroup", str(self.cgroup.path)] if self.cgroup else []
         extra += ["--tasks", str(TASKS_MAX)]
         if self.file_limit is not None:
             extra += ["--fsize", str(self.file_limit)]
+        if connect:
+            extra += ["--connect", connect]
+        if self.sandbox is not None:
+            extra += self.sandbox.to_args()
         return [sys.executable, "-m", "gemmlab.judge.confine", *extra, "--", *cmd]
 
     def attach(self, pid: int) -> None:

@@ -46,8 +46,12 @@ C_SAME, C_STORAGE, C_CHANGED = 0, 1, 2
 
 
 def _connect(address: str) -> socket.socket:
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    sock.connect("\0" + address[1:] if address.startswith("@") else address)
+    """The channel: a descriptor the confine step connected (``fd:N``), or a socket's name."""
+    if address.startswith("fd:"):
+        sock = socket.socket(fileno=int(address[3:]))
+    else:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        sock.connect("\0" + address[1:] if address.startswith("@") else address)
     sock.set_inheritable(False)
     return sock
 

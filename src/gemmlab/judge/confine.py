@@ -1,10 +1,16 @@
-"""``python -m gemmlab.judge.confine [--cgroup DIR] [--tasks N] [--fsize BYTES] -- CMD…``
+"""``python -m gemmlab.judge.confine [--cgroup DIR] [--tasks N] [--fsize BYTES] [--connect @NAME]
+[sandbox options] -- CMD…``
 
 The first thing the solution's process runs: it joins the cgroup the judge
-made for it and sets its limits on itself, then becomes CMD (exec keeps the
-pid). Everything CMD starts inherits both, with no window in which a child
-could be born outside them; setting them from the judge after the start would
+made for it and sets its limits on itself, connects to the judge's channel,
+puts itself in the sandbox (`sandbox`), then becomes CMD (exec keeps the pid).
+Everything CMD starts inherits all of it, with no window in which a child
+could be born outside; setting them from the judge after the start would
 race the child's first fork. Imports nothing heavy: it must start fast.
+
+The channel is connected before the sandbox, which scopes abstract Unix
+sockets to itself: CMD finds it as an inherited descriptor (``--channel fd:N``)
+and can reach no other socket of the judge's.
 
 Limits: RLIMIT_NPROC, a backstop against a fork bomb (the kernel counts every
 thread of the user, and does not apply it to root; the judge counts the tree's
@@ -17,7 +23,10 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import socket
 import sys
+
+from . import sandbox
 
 
 def _user_threads(uid: int) -> int:
@@ -52,17 +61,48 @@ def confine(cgroup: str | None, tasks: int | None, fsize: int | None) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
+def connect(address: str, cmd: list[str]) -> list[str]:
+    """Connect to the judge's channel; `cmd` with its ``--channel`` naming the inherited descriptor."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    sock.connect("\0" + address[1:] if address.startswith("@") else address)
+    sock.set_inheritable(True)
+    fd = os.dup(sock.fileno())  # a descriptor the socket object does not own (it closes at exit)
+    sock.close()
+    os.set_inheritable(fd, True)
+    return [f"fd:{fd}" if i and cmd[i - 1] == "--channel" else a for i, a in enumerate(cmd)]
+
+
 def main(argv: list[str]) -> None:
     ap = argparse.ArgumentParser(prog="gemmlab.judge.confine")
     ap.add_argument("--cgroup")
     ap.add_argument("--tasks", type=int)
     ap.add_argument("--fsize", type=int)
+    ap.add_argument("--connect")
+    ap.add_argument("--scratch")
+    ap.add_argument("--read", action="append")
+    ap.add_argument("--write", action="append")
+    ap.add_argument("--judge")
+    ap.add_argument("--layers")
+    ap.add_argument("--network", action="store_true")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     args = ap.parse_args(argv)
     cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
     if not cmd:
         ap.error("no command to run")
     confine(args.cgroup, args.tasks, args.fsize)
+    if args.connect:
+        try:
+            cmd = connect(args.connect, cmd)
+        except OSError as exc:
+            sys.stderr.write(f"gemmlab judge: the solution's process could not reach its judge: {exc}\n")
+            os._exit(70)
+    if args.scratch:
+        try:
+            sandbox.apply(sandbox.Plan.from_args(args))
+        except sandbox.SandboxError as exc:  # the judge planned this layer: never run without it
+            sys.stderr.write(f"gemmlab judge: the sandbox could not be applied ({exc.strerror}: "
+                             f"{exc.filename or exc}); the solution was not run\n")
+            os._exit(70)
     os.execvp(cmd[0], cmd)
 
 

@@ -77,6 +77,7 @@ class Verdict:
     log: str = ""  # the solution's own output (stdout and stderr), its tail
     killed: int = 0  # processes the solution left running at the verdict, ended by the judge
     memory_peak: int = 0
+    sandbox: dict[str, str] = field(default_factory=dict)  # each layer: "on", or why it was off
 
     @property
     def exit_code(self) -> Exit:
@@ -390,7 +391,9 @@ def _judge(plan: Plan, device: torch.device, cases: list[tuple[Case, int]], shap
                 yard = Yardstick(harness_device, Limits(device.type), shape)
             remote = RemoteSolve(harness_cmd(plan.path, plan.request.framework, plan.lib, wrapper),
                                  harness_env(plan.request.framework, env), limits, harness_device,
-                                 capacity(shapes))
+                                 capacity(shapes), readable=[Path(p) for p in (plan.path, plan.lib) if p],
+                                 tool=wrapper is not None)
+            verdict.sandbox = remote.session.sandbox.layers
             healthy, overhead = _judge_cases(remote, yard, verdict, cases, precision, say)
             if healthy and not verdict.failure and not verdict.cannot_run and iters > 0:
                 say(f"timed calls at {'×'.join(map(str, shape))}, each one checked")

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 
@@ -78,18 +79,18 @@ def _sync(device: torch.device) -> None:
 
 class RemoteSolve:
     def __init__(self, cmd: list[str], env: dict[str, str], limits: Limits, device: torch.device,
-                 floats: int):
+                 floats: int, readable: list[Path] | None = None, tool: bool = False):
         self.device = device
         self.limits = limits
         self.arena = Arena(floats, device)
-        self.session = Session(cmd, env, limits, own_files=self.arena.own_files())
+        self.session = Session(cmd, env, limits, own_files=self.arena.own_files(), readable=readable, tool=tool)
         self.seq = 0
         self.first = True
         self.connected = False
         self.closed = False
 
     def connect(self) -> Fault | None:
-        """Wait for the child's harness to connect (it has imported torch, not the solution)."""
+        """Wait for the child's confine step to connect (before the harness imports anything)."""
         fault = self.session.connect(time.monotonic() + self.limits.load_s())
         self.connected = fault is None
         if fault and fault.kind == "time limit":
@@ -103,7 +104,8 @@ class RemoteSolve:
             fault = self.connect()
             if fault:
                 return fault
-        deadline = time.monotonic() + self.limits.load_s()
+        # The harness starts (imports torch) and then loads the solution: a budget for each.
+        deadline = time.monotonic() + 2 * self.limits.load_s()
         try:
             handle, fds = self.arena.handle()
         except (RuntimeError, OSError) as exc:  # CUDA IPC refused here: the judge's limit, not the solution's

@@ -28,7 +28,16 @@ def header(v: Verdict, file: str, precision: str) -> str:
     parts = [file, v.framework or "unknown", f"gate {precision}", v.device or "?", f"seed {v.seed}"]
     if v.build:
         parts.append(f"built with {v.build}")
+    if v.sandbox:
+        parts.append("sandbox: " + sandbox_summary(v.sandbox))
     return " · ".join(parts)
+
+
+def sandbox_summary(layers: dict[str, str]) -> str:
+    """The layers that were on, then each that was off and why."""
+    on = [k for k, v in layers.items() if v == "on"]
+    off = [f"{k} off ({v})" for k, v in layers.items() if v != "on"]
+    return ", ".join(on + off) or "none"
 
 
 def timing_lines(t: dict) -> list[str]:

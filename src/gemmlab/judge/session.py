@@ -6,9 +6,10 @@ a chatty solution never blocks), its exit, its process tree's memory and
 process count. A descendant that holds the output pipe open therefore delays
 nothing: the judge never waits for that pipe's end of file without a deadline.
 
-The channel is an abstract Unix socket (a random name, no file anywhere), and
-the judge accepts only a connection from a process inside the solution's
-boundary (SO_PEERCRED).
+The channel is an abstract Unix socket (a random name, no file anywhere),
+connected by the confine step before it enters the sandbox, and the judge
+accepts only a connection from a process inside the solution's boundary
+(SO_PEERCRED).
 """
 
 from __future__ import annotations
@@ -16,14 +17,18 @@ from __future__ import annotations
 import os
 import secrets
 import select
+import shutil
 import signal
 import socket
 import struct
 import subprocess
+import tempfile
+import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
-from . import procs, protocol
+from . import procs, protocol, sandbox
 from .boundary import Boundary
 from .limits import Limits, gib
 
@@ -33,6 +38,30 @@ TICK_S = 0.1
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux's value, where Python lacks the name
 #: How often the process tree's memory and process count are measured.
 WATCH_EVERY_S = 0.2
+
+
+class _Undumpable:
+    """The judge non-dumpable while any solution's process lives (`sandbox.judge_undumpable`)."""
+
+    def __init__(self):
+        self.count, self.lock, self.held = 0, threading.Lock(), None
+
+    def enter(self) -> None:
+        with self.lock:
+            self.count += 1
+            if self.count == 1:
+                self.held = sandbox.judge_undumpable()
+                self.held.__enter__()
+
+    def leave(self) -> None:
+        with self.lock:
+            self.count -= 1
+            if self.count == 0 and self.held is not None:
+                self.held.__exit__(None, None, None)
+                self.held = None
+
+
+_undumpable = _Undumpable()
 
 
 @dataclass(frozen=True)
@@ -74,11 +103,15 @@ class Output:
 
 class Session:
     def __init__(self, cmd: list[str], env: dict[str, str], limits: Limits,
-                 own_files: set[tuple[int, int]] | None = None):
-        """Start `cmd` (with ``--channel @NAME`` appended) inside a boundary of its own.
+                 own_files: set[tuple[int, int]] | None = None, readable: list[Path] | None = None,
+                 tool: bool = False):
+        """Start `cmd` (with ``--channel @NAME`` appended) inside a boundary and a sandbox of its own.
 
         ``own_files``: the judge's in-memory files the child maps (the arena), which its
-        memory is not charged for."""
+        memory is not charged for. ``readable``: files the solution's process reads (its
+        source, its built library) beside what every Python process reads (`sandbox.plan`);
+        ``tool``: a profiler or sanitizer wraps it. Its only writable folder is a scratch
+        folder of its own, removed at `close`, which TMPDIR, HOME and the caches point into."""
         self.limits = limits
         name = f"gemmlab-judge-{os.getpid()}-{secrets.token_hex(8)}"
         # SEQPACKET: one message per packet (no framing to get wrong), and the kernel
@@ -94,13 +127,18 @@ class Session:
         self.own_files = own_files or set()
         self._watched_at = 0.0
         self._memory_base = procs.tmpfs_used_bytes()
-        self.boundary = Boundary(limits.processes, limits.file_bytes)
-        self.proc = subprocess.Popen(self.boundary.wrap([*cmd, "--channel", "@" + name]),
+        self.scratch = Path(tempfile.mkdtemp(prefix="gemmlab-solution-"))
+        self.sandbox = sandbox.plan(self.scratch, readable or [], tool)
+        env = {**env, **sandbox.scratch_env(self.scratch)}
+        self.boundary = Boundary(limits.processes, limits.file_bytes, self.sandbox)
+        _undumpable.enter()
+        self.proc = subprocess.Popen(self.boundary.wrap([*cmd, "--channel", "@" + name], connect="@" + name),
                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, env=env, start_new_session=True)
         self.boundary.attach(self.proc.pid)
         procs.exempt(self.proc.pid)  # another session's walk must never take this one's root for its own
         self.gone = False  # every process of the solution is known to have ended
+        self.closed = False
         self.out_fd: int | None = self.proc.stdout.fileno()
         os.set_blocking(self.out_fd, False)
 
@@ -288,4 +326,8 @@ class Session:
         self.proc.stdout.close()
         procs.unexempt(self.proc.pid)
         ended.discard(self.proc.pid)
+        if not self.closed:
+            self.closed = True
+            _undumpable.leave()
+            shutil.rmtree(self.scratch, ignore_errors=True)
         return len(ended)
