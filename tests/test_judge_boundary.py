@@ -82,9 +82,15 @@ def _shm() -> set[str]:
                                      and os.path.isdir(f"/dev/shm/{n}"))}
 
 
-def test_an_arena_attack_is_refused_and_leaves_nothing_in_dev_shm():
+def test_an_arena_attack_is_refused_and_leaves_nothing_in_dev_shm(tmp_path):
     before = _shm()
-    v = judge_file(SOL / "attacks_arena.py", seed=53, **QUICK)
+    # A file of the judge's caller, open while it judges, whose path names gemmlab (a virtual
+    # environment's fonts were truncated so once): the attack must leave it whole.
+    canary = tmp_path / "gemmlab-venv-canary"
+    canary.write_bytes(b"x" * 4096)
+    with open(canary, "rb"):
+        v = judge_file(SOL / "attacks_arena.py", seed=53, **QUICK)
+    assert canary.stat().st_size == 4096
     assert v.exit_code == 0 and v.passed, (v.failure, v.log)
     lines = v.log.splitlines()
     # It found the judge's own memfd through /proc and was refused: sealed against shrinking.

@@ -1,0 +1,167 @@
+"""The sandbox around a judged solution (judge/sandbox.py): each way out that a hostile solution
+tried, refused, with the evidence on the host; and the judge still judges with a layer off."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import socket
+import struct
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+import gemmlab
+from gemmlab.judge import sandbox
+from gemmlab.judge.isolate import judge_file
+
+SOL = Path(__file__).parent / "fixtures" / "solutions"
+QUICK = dict(perf=False, groups=["example"], time_shape=(32, 32, 32), iters=2, warmup=0)
+LAYERS = sandbox.layers_here()
+needs = pytest.mark.skipif(not all(v == "on" for k, v in LAYERS.items() if k != "capabilities"),
+                           reason=f"a sandbox layer is off here: {LAYERS}")
+
+
+class Listener:
+    """A TCP and a UDP socket on 127.0.0.1 at one port, recording whatever reaches them."""
+
+    def __init__(self):
+        self.tcp = socket.create_server(("127.0.0.1", 0))
+        self.port = self.tcp.getsockname()[1]
+        self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.udp.bind(("127.0.0.1", self.port))
+        self.got: list[bytes] = []
+        self.tcp.settimeout(0.2)
+        self.udp.settimeout(0.2)
+        self.stop = False
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while not self.stop:
+            try:
+                conn, _ = self.tcp.accept()
+                self.got.append(b"tcp:" + conn.recv(100))
+                conn.close()
+            except OSError:
+                pass
+            try:
+                self.got.append(b"udp:" + self.udp.recv(100))
+            except OSError:
+                pass
+
+    def close(self) -> list[bytes]:
+        self.stop = True
+        self.thread.join()
+        self.tcp.close()
+        self.udp.close()
+        return self.got
+
+
+@needs
+def test_a_solution_reaches_nothing_of_the_host(tmp_path, monkeypatch):
+    planted = Path(gemmlab.__file__).parent / "judge" / "planted_by_solution.py"
+    home = tmp_path / "home"
+    home.mkdir()
+    canary = tmp_path / "canary"
+    canary.write_bytes(b"c" * 1000)
+    listener = Listener()
+    left = Path("/tmp/gemmlab-left-by-solution")
+    try:
+        with open(canary, "r+b"):  # open in the judge, as a caller's file is
+            v = judge_file(SOL / "reaches_host.py", seed=81, env={"GEMMLAB_TEST_PORT": str(listener.port),
+                                                                    "GEMMLAB_TEST_REAL_HOME": str(home)}, **QUICK)
+    finally:
+        got = listener.close()
+    attempts = [line for line in v.log.splitlines() if line.startswith("attempt ")]
+    assert len(attempts) == 9 and all("REFUSED" in line for line in attempts), v.log
+    assert v.passed, (v.failure, v.log)  # its own scratch folder worked: it wrote there at import
+    assert not planted.exists() and not left.exists() and not any(home.iterdir())
+    assert canary.read_bytes() == b"c" * 1000
+    assert got == []
+    assert v.sandbox == LAYERS
+
+
+@needs
+def test_a_solution_that_signals_its_judge_leaves_it_alive_with_a_verdict():
+    """In a judge process of its own: a SIGTERM that got through would end it with 143."""
+    done = subprocess.run([sys.executable, "-m", "gemmlab", "judge", str(SOL / "signals_judge.py"), "--no-perf",
+                           "--group", "example", "--iters", "2", "--verbose"], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "signal pid: REFUSED" in done.stdout and "signal group: REFUSED" in done.stdout
+    assert "ACCEPTED" in done.stdout and "sandbox: no-new-privs" in done.stdout
+
+
+def test_with_the_sandbox_switched_off_the_judge_still_judges_and_says_so(monkeypatch):
+    monkeypatch.setenv(sandbox.OFF_ENV, "0")
+    v = judge_file(SOL / "right_torch.py", seed=82, **QUICK)
+    assert v.passed, v.failure
+    assert set(v.sandbox) == set(sandbox.LAYERS) and all("switched off" in r for r in v.sandbox.values())
+
+
+def test_the_layers_say_why_one_is_off():
+    assert set(LAYERS) == set(sandbox.LAYERS)
+    for name, reason in LAYERS.items():
+        assert reason == "on" or len(reason) > 5, (name, reason)
+    assert LAYERS["capabilities"] == ("on" if os.geteuid() == 0 else "not root: none to drop")
+
+
+def test_scratch_env_points_every_cache_into_the_scratch_folder(tmp_path):
+    env = sandbox.scratch_env(tmp_path)
+    for name in ("TMPDIR", "HOME", "XDG_CACHE_HOME", "TRITON_CACHE_DIR", "CUDA_CACHE_PATH", "GEMMLAB_CACHE"):
+        assert env[name].startswith(str(tmp_path)), name
+
+
+def _decode(code: bytes) -> list[tuple[int, int, int, int]]:
+    return [struct.unpack("HBBI", code[i:i + 8]) for i in range(0, len(code), 8)]
+
+
+@pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+@pytest.mark.parametrize("network", [False, True])
+def test_the_seccomp_program_checks_the_architecture_and_every_jump_lands_inside(machine, network):
+    prog = _decode(sandbox.seccomp_program(machine, 4242, 4240, network))
+    assert prog[0] == (0x20, 0, 0, 4) and prog[1][3] == sandbox._AUDIT_ARCH[machine]
+    assert prog[2] == (0x06, 0, 0, 0x80000000)  # another architecture: killed
+    for i, (code, jt, jf, _) in enumerate(prog):
+        if code & 0x07 == 0x05:  # a jump
+            assert i + 1 + max(jt, jf) < len(prog)
+    assert prog[-1] == (0x06, 0, 0, 0x7FFF0000)  # the default: allowed
+    targets = {k for code, _, _, k in prog if code == 0x15}
+    assert 4242 in targets and (-4240) & 0xFFFFFFFF in targets
+    assert (2 in targets) != network  # AF_INET refused unless a tool needs the network
+
+
+_FILTERED = r"""
+import ctypes, os, socket, sys
+from gemmlab.judge import sandbox
+judge = int(sys.argv[1])
+plan = sandbox.Plan(scratch="/", judge_pid=judge, judge_pgid=os.getpgid(judge), layers={"no-new-privs": "on", "seccomp": "on"})
+sandbox.apply(plan)
+out = []
+for label, call in (("kill-judge", lambda: os.kill(judge, 0)), ("kill-self", lambda: os.kill(os.getpid(), 0)),
+                    ("inet", lambda: socket.socket(socket.AF_INET)), ("unix", lambda: socket.socket(socket.AF_UNIX)),
+                    ("ptrace", lambda: ctypes.CDLL(None, use_errno=True).ptrace(0, 0, 0, 0) == 0 or (_ for _ in ()).throw(OSError(ctypes.get_errno(), "ptrace")))):
+    try:
+        call(); out.append(label + ":ok")
+    except OSError as exc:
+        out.append(f"{label}:{exc.errno}")
+print(" ".join(out))
+"""
+
+
+@pytest.mark.skipif(LAYERS["seccomp"] != "on", reason="no seccomp here")
+def test_the_seccomp_filter_refuses_the_judge_ip_sockets_and_ptrace_and_nothing_else():
+    done = subprocess.run([sys.executable, "-c", _FILTERED, str(os.getpid())], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["kill-judge:1", "kill-self:ok", "inet:13", "unix:ok", "ptrace:1"]
+
+
+def test_the_libc_calls_the_sandbox_uses_exist():
+    libc = ctypes.CDLL(None, use_errno=True)
+    for name in ("prctl", "syscall", "capset"):
+        assert hasattr(libc, name)
