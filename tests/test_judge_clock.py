@@ -52,11 +52,15 @@ def test_a_forger_just_under_the_tolerance_is_accepted_at_its_real_time_on_the_c
     assert min(gaps) >= shave - 0.5, gaps
 
 
-def test_a_forger_past_the_tolerance_is_a_timing_disagreement():
+def test_a_forger_past_the_tolerance_gains_nothing_on_the_cpu_and_is_named_in_a_note():
+    """On the CPU the figure is the judge's own clock: the shaved reports change nothing, and a
+    disagreement (which a busy machine makes too) is a note, never a rejection."""
     v = judge_file(SOL / "forges_report.py", seed=65, env={"GEMMLAB_TEST_SLEEP_MS": "100",
                                                          "GEMMLAB_TEST_SHAVE_MS": "30"}, **TIMED)
-    assert not v.passed and v.exit_code == 1
-    assert v.failure.startswith("timing disagreement") and "the tolerance is 10 % + 1 ms" in v.failure, v.failure
+    assert v.passed and v.exit_code == 0, v.failure
+    assert v.timing["median_ms"] >= 100.0
+    note = next(n for n in v.notes if n.startswith("timing disagreement"))
+    assert "the tolerance is 10 % + 1 ms" in note and "the judge's own clock" in note
 
 
 @pytest.mark.parametrize("device", ["cpu", "cuda"])

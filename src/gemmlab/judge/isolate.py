@@ -289,6 +289,11 @@ def _timed(remote: RemoteSolve, verdict: Verdict, precision: Precision, shape: t
     if run.failure:
         verdict.failure = run.failure
         return run.timing is not None or bool(run.results), run
+    if run.withheld:
+        verdict.notes.append(run.withheld)
+    if "disagreement" in run.notes:
+        verdict.notes.append(f"{run.notes['disagreement']} (on the CPU the figure is the judge's own clock; "
+                             f"a busy machine shows this too)")
     if run.timing is not None and record is not None:
         try:
             floor = record.floor(shape)

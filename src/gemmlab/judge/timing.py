@@ -16,11 +16,15 @@ solution was loaded, it is what the call cost. The child's runs around
   bench``: a kernel's time, not the host's), and the judge's clock bounds it: a
   call is suspect when the judge saw more than the report explains by over
   ``CROSSCHECK_REL`` · report + ``CROSSCHECK_ABS_MS``. More than a quarter of
-  suspect calls (two at least), twice in a row with fresh calls, is a timing
-  disagreement, on the CPU as well: there it cannot change the figure, but a
-  report that far below the judge's clock means the harness was tampered with. So
-  a forger shaves at most that tolerance off each call (and `hygiene` flags a
+  suspect calls (two at least) is a timing disagreement. A busy host makes one
+  too (the judge's clock counts time the OS gave other processes), so it is a
+  rejection only where it holds in a re-time with the machine found quiet just
+  before and after (`quiet`: calls that skip solve agree with the overhead);
+  where every re-time is noisy the figure is withheld, never made a rejection.
+  So a forger shaves at most the tolerance off each call (and `hygiene` flags a
   strict-FP32 time below the FMA floor of the clock the GPU ran at).
+* On the CPU a disagreement cannot change the figure (the judge's own clock):
+  it is a note.
 
 The baseline, ``torch.matmul``, runs only after the solution's whole process
 tree is gone: on a GPU in the judge's process by bench's timing loop, on the
@@ -51,8 +55,10 @@ CROSSCHECK_ABS_MS = {"cpu": 1.0, "cuda": 0.5}
 #: a few are scheduler noise, and one slow wake-up among three calls is never a verdict.
 SUSPECT_SHARE = 0.25
 MIN_SUSPECT = 2
-#: A disagreement is measured again with fresh calls before it is a verdict.
-ATTEMPTS = 2
+#: On a GPU, a disagreement is timed again up to this many times, each between quiet checks.
+RETIMES = 3
+#: Calls that skip solve in one quiet check (`quiet`).
+QUIET_CALLS = 10
 #: How far one call's reported time may exceed the wall-clock time around it.
 OVER_WALL_MS = 1.0
 
@@ -63,6 +69,7 @@ class TimedRun:
     failure: str = ""
     results: list[CaseResult] = field(default_factory=list)
     notes: dict = field(default_factory=dict)  # the most L2 the solution pinned, over its calls
+    withheld: str = ""  # why no figure is given (a GPU's re-times all noisy), where none is
 
 
 def allowance_ms(reported: float, device: str) -> float:
@@ -150,26 +157,60 @@ def overhead_of(remote: RemoteSolve, shape: tuple[int, int, int], calls: int, se
     return statistics.median(walls)
 
 
+def quiet(remote: RemoteSolve, shape: tuple[int, int, int], overhead: float, seed: int) -> bool:
+    """Whether the machine is quiet now: `QUIET_CALLS` calls that skip solve (so nothing of the
+    solution's runs in them, and the harness reports about nothing) agree with the calibrated
+    overhead by the same test a timed call must pass. A busy host slows these as it slows every
+    call; a forged report does not."""
+    walls = []
+    for i in range(QUIET_CALLS):
+        o = remote.call(timed_case(shape, -1 - i), seed + i, Precision.FP32, null=True)
+        if o.fault or o.ms is None:
+            return False
+        walls.append(o.wall_ms)
+    return crosscheck([0.0] * len(walls), walls, overhead, remote.device.type) == ""
+
+
 def timed_run(remote: RemoteSolve, shape: tuple[int, int, int], warmup: int, iters: int, seed: int,
               precision: Precision, overhead: float | None) -> TimedRun:
     """The solution's timed calls, cross-checked against the judge's clock less `overhead` (None:
-    under a wrapper such as compute-sanitizer, where no figure means anything and none is checked)."""
+    under a wrapper such as compute-sanitizer, where no figure means anything and none is checked).
+
+    A busy machine must never turn a correct solution into a rejection:
+    * on the CPU the figure is the judge's own clock, so a disagreement is a note (`out.notes`);
+    * on a GPU a disagreement is timed again, between checks that the machine is quiet
+      (`quiet`). It is a rejection only where it holds in a re-time with quiet calls on both
+      sides; where every re-time was noisy, the figure is withheld with the reason (`out.withheld`)."""
     out = TimedRun()
     device = remote.device.type
-    disagreement = ""
-    for attempt in range(ATTEMPTS):
-        ms, walls = batch(remote, shape, warmup, iters, seed + 100_003 * attempt, precision, out)
-        if out.failure:
-            return out
-        if overhead is None:
-            break
-        disagreement = crosscheck(ms, walls, overhead, device)
-        if not disagreement:
-            break
-    out.failure = disagreement
-    figures = ms if device == "cuda" or overhead is None else judge_clock_figures(walls, overhead)
-    stats = summarize(figures)
     gpu = device == "cuda"
+    ms, walls = batch(remote, shape, warmup, iters, seed, precision, out)
+    if out.failure:
+        return out
+    disagreement = crosscheck(ms, walls, overhead, device) if overhead is not None else ""
+    if disagreement and not gpu:
+        out.notes["disagreement"] = disagreement
+    elif disagreement:
+        noisy = 0
+        for attempt in range(1, RETIMES + 1):
+            before = quiet(remote, shape, overhead, seed + 7 * attempt)
+            ms, walls = batch(remote, shape, warmup, iters, seed + 100_003 * attempt, precision, out)
+            if out.failure:
+                return out
+            disagreement = crosscheck(ms, walls, overhead, device)
+            if not disagreement:
+                break
+            if before and quiet(remote, shape, overhead, seed + 7 * attempt + 3):
+                out.failure = disagreement + "; it held in a re-time with the machine quiet before and after"
+                return out
+            noisy += 1
+        if disagreement:
+            out.withheld = (f"timing withheld: the solution's reports and the judge's clock disagreed in "
+                            f"{noisy + 1} timings, and the machine was busy around each re-time (calls "
+                            f"that skip solve ran slow too), so no figure is sure; {disagreement}")
+            return out
+    figures = ms if gpu or overhead is None else judge_clock_figures(walls, overhead)
+    stats = summarize(figures)
     out.timing = {
         "shape": list(shape), **stats, "times_ms": figures, "reported_ms": ms,
         # On CPU a call shorter than the harness's noise has a figure of 0 ms: no rate to speak of.
@@ -179,7 +220,7 @@ def timed_run(remote: RemoteSolve, shape: tuple[int, int, int], warmup: int, ite
                    f"median of {iters} after {warmup} warm-ups"),
         "checked_calls": len(out.results),
         "outside_ms": statistics.median(walls) - (overhead or 0.0), "overhead_ms": overhead,
-        "l2": dict(out.notes),
+        "l2": {k: v for k, v in out.notes.items() if k != "disagreement"},
     }
     return out
 
