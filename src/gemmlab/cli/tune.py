@@ -181,11 +181,24 @@ def tune_cmd(
                  + ("; not installed" if install else "") + ("; not calibrated" if stages > 1 else ""))
     elif stages > 1:
         rec, path = _sweep_and_calibrate(rec, path, seed, output, out, ui)
+    if not missing:
+        _rebuilds(rec)
     if install and not missing:
         ui.print(f"installed: {record.install(rec)} (gemmlab default reads it on this GPU)")
     if as_json:
         machine.emit(rec)
     raise typer.Exit(int(Exit.FAILED if missing else Exit.PASSED))
+
+
+def _rebuilds(rec: dict) -> None:
+    """Every launch the record names rebuilds here (what `default` will do with it), or a one-line error
+    before anything is installed."""
+    from ..tune import default, record
+
+    try:
+        default.launches_from(rec, ())
+    except record.RecordError as exc:
+        raise CannotRun(f"the record made here does not rebuild, so it was not installed: {exc}") from None
 
 
 def _searched_record(path: Path) -> dict:

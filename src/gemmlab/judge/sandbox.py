@@ -271,10 +271,15 @@ def _landlock(libc, sandbox: Plan) -> None:
     if fd < 0:
         raise SandboxError(ctypes.get_errno(), "landlock_create_ruleset")
     try:
-        devices = {Path("/dev").resolve()}
+        files = READ | WRITE_FILE | (TRUNCATE if abi >= 3 else 0)
+        # The CUDA driver writes its threads' /proc/self/task/TID files at initialisation (seen on
+        # the H100: without it cudaGetDeviceCount fails with error 304). Opened here, /proc/self is
+        # this process, the harness after exec; a wrapped tool's target is a process below it, so
+        # there /proc is writable (other processes' entries stay closed: Landlock's ptrace rule).
+        procfs = [Path("/proc")] if sandbox.network else [Path("/proc/self/task")]
         for path, rights in [*((p, READ) for p in sandbox.reads), *((p, fs) for p in sandbox.writes),
-                             *((p, READ | WRITE_FILE | (IOCTL_DEV if abi >= 5 else 0) | (TRUNCATE if abi >= 3 else 0))
-                               for p in devices)]:
+                             (Path("/dev"), files | (IOCTL_DEV if abi >= 5 else 0)),
+                             *((p, files) for p in procfs)]:
             if not path.is_dir():
                 rights &= EXECUTE | READ_FILE | WRITE_FILE | TRUNCATE | IOCTL_DEV  # a file takes file rights only
             try:

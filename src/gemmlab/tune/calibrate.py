@@ -90,12 +90,16 @@ def compared(points: list[dict], names: list[str]) -> dict[str, dict]:
     return out
 
 
-def _winner(rung: str, cls_key: str) -> dict:
-    """The class's winner entry for `rung`'s own launch at the class's layout (as the tuner names one)."""
+def _winner(rung: str, cls_key: str) -> dict | None:
+    """The class's winner entry for `rung`'s own launch at the class's layout (as the tuner names one);
+    None where that launch is not one its space tunes (small's 4-byte twins at an odd N: a record
+    can name only a tunable launch, so such a rung cannot win the class by calibration)."""
     from .search import launch_at
 
     name = launch_at(rung, representatives()[BY_KEY[cls_key]]).name
     space = SPACES[rung]
+    if name not in space.launches:
+        return None
     knobs = space.current(name)
     built = space.build(name, knobs)
     host = getattr(built.host, "label", "")
@@ -150,7 +154,7 @@ def calibrate(record: dict, sweeps: list[dict], rungs: list[str], digest=None) -
         entry["scores"] = got
         if INCUMBENT not in got:  # default wrong or untimed at a shape of the class: nothing to weigh
             continue
-        against = compared(points, rungs)
+        against = {n: c for n, c in compared(points, rungs).items() if _winner(n, cls.key) is not None}
         entry["compared"] = against
         best = max(against, key=lambda n: against[n]["geomean"] / against[n]["default"], default=None)
         if best and against[best]["geomean"] > against[best]["default"] * (1 + MARGIN):
@@ -173,7 +177,7 @@ def calibrate(record: dict, sweeps: list[dict], rungs: list[str], digest=None) -
         changed = chosen and not _same_build(out["classes"][source]["winner"], record["classes"][source]["winner"])
         if changed and entry["points"] < MIN_POINTS:
             winner = _winner(chosen, cls.key)  # the rung's own launch for this class's layout
-            if _same_build(winner, current["winner"]):
+            if winner is None or _same_build(winner, current["winner"]):
                 continue
             if digest:
                 winner["cubin"] = digest(SPACES[chosen].build(winner["launch"], winner["knobs"]))
