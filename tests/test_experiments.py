@@ -111,7 +111,7 @@ def test_results_holds_only_the_committed_records():
     files = tracked("results")
     assert files, "results/ holds the committed records"
     for path in files:
-        assert re.fullmatch(r"results/h200-[\w-]+\.json", path), f"{path} is not a record: experiments/ is for it"
+        assert re.fullmatch(r"results/h[12]00-[\w-]+\.json", path), f"{path} is not a record: experiments/ is for it"
         results.kind(json.loads((ROOT / path).read_text()))  # a results record, or SchemaError
 
 

@@ -83,3 +83,41 @@ def tuned_record() -> dict:
     """The installed target record as a search record would read (no calibration)."""
     found = record.load(record.installed_path(record.TARGET))
     return {k: v for k, v in found.items() if k != "calibration"}
+
+
+@pytest.mark.parametrize(("new", "current", "installs"), [(1.10, 1.05, True), (1.05, 1.05, True),
+                                                          (1.01, 1.10, False), (None, 1.0, False)])
+def test_a_new_record_is_installed_only_where_it_measures_at_least_as_fast(tmp_path, monkeypatch, new, current,
+                                                                           installs):
+    """Stage 4 times default under each record on one fresh draw (each in a child naming its record)."""
+    from rich.console import Console
+
+    from gemmlab.cli import tune as tune_cli
+    from gemmlab.tune import default
+
+    incumbent = record.load(record.installed_path(record.TARGET))
+    monkeypatch.setattr(default, "plan", lambda: (incumbent, "nvidia-h200.json, borrowed"))
+    monkeypatch.delenv(RECORD_ENV, raising=False)
+    seen = []
+
+    def fake_sweep(path, args, out, say):
+        seen.append((path.name, args))
+        return {"summary": {"default": {"geomean": new if path.name == "new.json" else current}}}
+
+    monkeypatch.setattr(pipeline, "sweep", fake_sweep)
+    (tmp_path / "new.json").write_text("{}")
+    ui = Console(file=open(tmp_path / "log", "w"), width=200)
+    assert tune_cli._beats_incumbent(tmp_path / "new.json", 7, tmp_path, ui) is installs
+    assert [name for name, _ in seen] == ["new.json", "nvidia-h200.json"]
+    assert all(args == pipeline.compare_args(8) for _, args in seen)  # the same fresh draw for both
+    ui.file.close()
+    assert ("not installed" in (tmp_path / "log").read_text()) is not installs
+
+
+def test_with_no_record_in_force_the_new_one_is_installed_without_a_comparison(monkeypatch, tmp_path):
+    from gemmlab.cli import tune as tune_cli
+    from gemmlab.tune import default
+
+    monkeypatch.setattr(default, "plan", lambda: (None, "built-in"))
+    monkeypatch.setattr(pipeline, "sweep", lambda *a: pytest.fail("nothing to compare with"))
+    assert tune_cli._beats_incumbent(tmp_path / "new.json", 7, tmp_path, None) is True

@@ -124,9 +124,10 @@ def tune_cmd(
 ) -> None:
     """Search rungs' compile-time configurations per shape class on this GPU; write the record.
 
-    With no names: all that `default` needs on this GPU, in three stages (tune/pipeline.py): the
-    search of its rungs, random and designed sweeps with that record in force, and calibration
-    on them; `--install` makes the result the GPU's record.
+    With no names: all that `default` needs on this GPU, in four stages (tune/pipeline.py): the
+    search of its rungs, random and designed sweeps with that record in force, calibration on
+    them, and with `--install` a comparison with the record `default` runs here now: the new one
+    is installed only where it is at least as fast.
 
     Every candidate is compiled (spills and compile errors rejected without GPU time), verified
     against the float64 product with C poisoned, then timed interleaved with cuBLAS FP32.
@@ -165,7 +166,7 @@ def tune_cmd(
     stages = 3 if everything else 1
     if prior is None:
         if everything:
-            ui.print(f"stage 1 of 3: search {' '.join(rungs)} in every shape class")
+            ui.print(f"stage 1 of 4: search {' '.join(rungs)} in every shape class")
         rec = _search(rungs, by_class(given, info["sm_count"]), info, warmup, iters, seed, ui)
         path = output if output and not everything else record.save(rec, out)
         if path == output:
@@ -174,7 +175,7 @@ def tune_cmd(
         ui.print(f"{'search ' if everything else ''}record: {path}")
     else:
         rec, path = prior, searched_record
-        ui.print(f"stage 1 of 3: the search record {path} ({rec['date']})")
+        ui.print(f"stage 1 of 4: the search record {path} ({rec['date']})")
     missing = [key for key, entry in rec["classes"].items() if not entry["winner"]]
     if missing:
         ui.print(f"[red]no candidate verified for {', '.join(missing)}[/red]"
@@ -183,11 +184,43 @@ def tune_cmd(
         rec, path = _sweep_and_calibrate(rec, path, seed, output, out, ui)
     if not missing:
         _rebuilds(rec)
+    if install and not missing and stages > 1 and not _beats_incumbent(path, seed, out, ui):
+        install = False
     if install and not missing:
         ui.print(f"installed: {record.install(rec)} (gemmlab default reads it on this GPU)")
     if as_json:
         machine.emit(rec)
     raise typer.Exit(int(Exit.FAILED if missing else Exit.PASSED))
+
+
+def _beats_incumbent(path: Path, seed: int, out: Path, ui) -> bool:
+    """Stage 4: `default` under the new record and under the one it runs here now, on one fresh draw;
+    whether the new one is at least as fast (True where there is no record to compare with)."""
+    import os
+
+    from ..tune import default, pipeline, record
+
+    incumbent, why = default.plan()
+    if incumbent is None:
+        return True
+    chosen = os.environ.get(default.RECORD_ENV)
+    current = Path(chosen) if chosen else record.installed_path(incumbent["gpu"]["slug"])
+    scores = {}
+    for label, candidate in (("new", Path(path)), ("current", current)):
+        with ui.status(f"stage 4 of 4: default under the {label} record on {pipeline.DRAWN} fresh shapes…"):
+            try:
+                drawn = pipeline.sweep(candidate.resolve(), pipeline.compare_args(seed + 1), out, lambda _: None)
+            except pipeline.StageFailed as exc:
+                raise CannotRun(f"stage 4 stopped: {exc}; the record is at {path}, not installed") from None
+        scores[label] = pipeline.geomean_of(drawn)
+    new, old = scores["new"], scores["current"]
+    ui.print(f"stage 4 of 4: default's geomean vs cuBLAS on seed {seed + 1}'s draw: {new} under the new "
+             f"record, {old} under {current.name} ({why})", highlight=False)
+    if new is None or (old is not None and new < old):
+        ui.print(f"[yellow]not installed: the new record measured slower than {current.name}, which default "
+                 f"keeps running here; the new one is at {path}[/yellow]")
+        return False
+    return True
 
 
 def _rebuilds(rec: dict) -> None:
@@ -247,14 +280,14 @@ def _sweep_and_calibrate(rec: dict, path: Path, seed: int, output: Path | None, 
     sweeps = []
     for i, args in enumerate(runs, 1):
         start = time.monotonic()
-        with ui.status(f"stage 2 of 3: sweep {i} of {len(runs)} ({'random' if '--random' in args else args[0]})…"):
+        with ui.status(f"stage 2 of 4: sweep {i} of {len(runs)} ({'random' if '--random' in args else args[0]})…"):
             try:
                 sweeps.append(pipeline.sweep(Path(path).resolve(), args, out, lambda _: None))
             except pipeline.StageFailed as exc:
                 raise CannotRun(f"stage 2 stopped: {exc}; go on later with --searched {path}") from None
-        ui.print(f"stage 2 of 3: sweep {i} of {len(runs)}: {len(sweeps[-1]['points'])} shapes in "
+        ui.print(f"stage 2 of 4: sweep {i} of {len(runs)}: {len(sweeps[-1]['points'])} shapes in "
                  f"{time.monotonic() - start:.0f} s")
-    ui.print("stage 3 of 3: calibration")
+    ui.print("stage 3 of 4: calibration")
     calibrated = calibrate.calibrate(rec, sweeps, list(pipeline.CALIBRATED), _digest(rec))
     calibrated["date"] = calibrated["calibration"]["date"]
     _print_calibration(calibrated)

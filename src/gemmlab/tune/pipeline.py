@@ -1,4 +1,4 @@
-"""`gemmlab tune --install` with no names: everything `default` needs on the GPU at hand, in three stages.
+"""`gemmlab tune --install` with no names: everything `default` needs on the GPU at hand, in four stages.
 
 1. **search** the rungs `default`'s classes choose among (`SEARCHED`), one representative shape a
    class (`search.tune`);
@@ -7,7 +7,11 @@
    shapes (`preludes.FLOOR_SHAPES`), each timing `default`, the rungs calibration weighs
    (`CALIBRATED`) and cuBLAS;
 3. **calibrate** the search record on those sweeps (`calibrate.calibrate`: a rung that beat
-   `default` over a class's drawn shapes wins it; a prelude earns its floor) and install it.
+   `default` over a class's drawn shapes wins it; a prelude earns its floor);
+4. **compare** before installing, where `default` already runs a record here (the GPU's own or a
+   borrowed sibling's): `default` under each, on one fresh draw of `DRAWN` shapes; the new record
+   is installed only where its geometric mean is at least the incumbent's. On the H100 a record
+   tuned there ran behind the H200's it borrowed (experiments/README.md, h100-record).
 
 A cut run resumes from its search record (`--searched FILE`): the search is the longest stage.
 """
@@ -44,6 +48,16 @@ def sweep_args(seed: int) -> list[list[str]]:
     for rung, shapes in FLOOR_SHAPES.items():
         runs.append([rung, "default", "torch", *[a for s in shapes for a in ("--shape", s)], "--no-energy"])
     return runs
+
+
+def compare_args(seed: int) -> list[str]:
+    """Stage 4's draw: `default` and cuBLAS alone, on shapes neither record was calibrated on."""
+    return ["default", "torch", "--random", str(DRAWN), "--seed", str(seed), "--no-energy"]
+
+
+def geomean_of(sweep_record: dict) -> float | None:
+    """`default`'s geometric-mean ratio to cuBLAS in a random sweep's summary (None: not timed or wrong)."""
+    return ((sweep_record.get("summary") or {}).get("default") or {}).get("geomean")
 
 
 def sweep(record_path: Path, args: list[str], out: Path, say: Callable[[str], None]) -> dict:
