@@ -1,4 +1,5 @@
-"""Shared test set-up: Triton's interpreter without a GPU, a private kernel cache, the gpu marker."""
+"""Shared test set-up: Triton's interpreter without a GPU, a private kernel cache, the gpu marker, and on a
+GPU the target's tune record for `default`."""
 
 from __future__ import annotations
 
@@ -20,6 +21,13 @@ def pytest_configure(config):
         import tempfile
 
         os.environ["GEMMLAB_CACHE"] = tempfile.mkdtemp(prefix="gemmlab-cache-")
+    # The GPU tests that assume default's dispatch (its preludes, twins and class winners) assume the
+    # H200's record, the target's: on any GPU they run under it, named, whatever GPU this is and
+    # whatever record it has or borrows (on a CPU, default reads the target's record anyway).
+    if HAS_GPU and "GEMMLAB_TUNE_RECORD" not in os.environ:
+        from gemmlab.tune import record
+
+        os.environ["GEMMLAB_TUNE_RECORD"] = str(record.installed_path(record.TARGET))
 
 
 def pytest_collection_modifyitems(config, items):
