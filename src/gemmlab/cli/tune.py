@@ -24,7 +24,7 @@ from . import common
 from .common import _SMALL_RULE, AsJson, Seed, _ui, app, side
 
 
-def searched(names: list[str], preludes_too: bool = False) -> list[str]:
+def searchable(names: list[str], preludes_too: bool = False) -> list[str]:
     """The rungs named, each known and with a search space (or, where `preludes_too`, for
     calibration, a prelude: tune/preludes.py); in the order given, once each."""
     from ..tune.preludes import PRELUDES
@@ -117,7 +117,7 @@ def tune_cmd(
         help="no GPU time: recalibrate the installed record on random sweeps (gemmlab sweep --random): a NAME's "
              "launch that beat default over a class's shapes wins it; a prelude NAME (short, gemv) runs first "
              "where it beat default at every shape, designed sweeps counted (tune/calibrate.py)")] = None,
-    searched_record: Annotated[Path | None, typer.Option("--searched", metavar="RECORD",
+    searched: Annotated[Path | None, typer.Option("--searched", metavar="RECORD",
         help="with no names: skip the search and go on from this search record of this GPU "
              "(a run cut after its first stage)")] = None,
     as_json: AsJson = False,
@@ -134,17 +134,15 @@ def tune_cmd(
     Exit 0: every class has a winner; 1: some class has no verified candidate (the record is
     written, not installed); 2: usage error; 3: no GPU.
     """
-    from ..tune import pipeline, record
+    from ..tune import pipeline
 
     given = shapes.many(shape)
     everything = not names
-    if everything and calibrate:
-        rungs = list(pipeline.CALIBRATED)
-    elif everything:
-        rungs = list(pipeline.SEARCHED)
+    if everything:
+        rungs = list(pipeline.CALIBRATED if calibrate else pipeline.SEARCHED)
     else:
-        rungs = searched(_tunable(names), preludes_too=bool(calibrate))
-    if searched_record is not None and not everything:
+        rungs = searchable(_tunable(names), preludes_too=bool(calibrate))
+    if searched is not None and not everything:
         raise UsageError("--searched goes on from a search with no names; with names, tune searches them")
     if everything and not calibrate and given:
         raise UsageError("--shape tunes the named rungs at chosen shapes; with no names, tune searches every class")
@@ -153,17 +151,25 @@ def tune_cmd(
     if calibrate:
         _calibrate(rungs, calibrate, output, out, install, as_json)
         return
-    prior = _searched_record(searched_record) if searched_record is not None else None
+    prior = _searched_record(searched) if searched is not None else None
     if not runtime.has_gpu():
         raise CannotRun("no CUDA GPU: gemmlab tune verifies and times every candidate on one")
+    _tune_here(rungs, given, prior, searched, everything, warmup, iters, seed, output, out, install, as_json)
+
+
+def _tune_here(rungs: list[str], given: list, prior: dict | None, searched: Path | None, everything: bool,
+               warmup: int, iters: int, seed: int | None, output: Path | None, out: Path, install: bool,
+               as_json: bool) -> None:
+    """On this GPU: the search (or `prior`, its record), then with no names the sweeps, the
+    calibration and the comparison; the record written, installed where asked and earned."""
     from ..measure import device as device_info
+    from ..tune import record
 
     info = device_info.gpu()
     if prior is not None and prior["gpu"]["slug"] != record.slug(info["name"]):
-        raise UsageError(f"{searched_record} was searched on {prior['gpu']['name']}, this GPU is {info['name']}")
+        raise UsageError(f"{searched} was searched on {prior['gpu']['name']}, this GPU is {info['name']}")
     ui = _ui(as_json)
     seed = fresh_seed() if seed is None else seed
-    stages = 3 if everything else 1
     if prior is None:
         if everything:
             ui.print(f"stage 1 of 4: search {' '.join(rungs)} in every shape class")
@@ -174,17 +180,17 @@ def tune_cmd(
         ui.print(record_table(rec))
         ui.print(f"{'search ' if everything else ''}record: {path}")
     else:
-        rec, path = prior, searched_record
+        rec, path = prior, searched
         ui.print(f"stage 1 of 4: the search record {path} ({rec['date']})")
     missing = [key for key, entry in rec["classes"].items() if not entry["winner"]]
     if missing:
         ui.print(f"[red]no candidate verified for {', '.join(missing)}[/red]"
-                 + ("; not installed" if install else "") + ("; not calibrated" if stages > 1 else ""))
-    elif stages > 1:
+                 + ("; not installed" if install else "") + ("; not calibrated" if everything else ""))
+    elif everything:
         rec, path = _sweep_and_calibrate(rec, path, seed, output, out, ui)
     if not missing:
         _rebuilds(rec)
-    if install and not missing and stages > 1 and not _beats_incumbent(path, seed, out, ui):
+    if install and not missing and everything and not _beats_incumbent(path, seed, out, ui):
         install = False
     if install and not missing:
         ui.print(f"installed: {record.install(rec)} (gemmlab default reads it on this GPU)")

@@ -131,6 +131,7 @@ def main() -> None:
     args = ap.parse_args()
     bound = _bound()
     sock = _connect(args.channel)
+    sock.send(b'{"kind":"started"}')
     packet, fds, _, _ = socket.recv_fds(sock, 1 << 22, 4)
     if not packet:
         os._exit(0)

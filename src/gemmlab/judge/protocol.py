@@ -34,6 +34,7 @@ MAX_WORD = 2**31 - 1
 #: tensor object is the one the harness passed (0, 1: its storage replaced, 2: changed in place),
 #: and the bytes of L2 the solution set aside for persisting accesses and its stream's window.
 CHILD_MESSAGES: dict[str, dict[str, type]] = {
+    "started": {},  # the harness is up (torch imported), the solution not yet loaded
     "ready": {},
     "load_error": {"message": str},
     "returned": {"seq": int, "ms": float, "c_object": int, "l2_persisting": int, "l2_window": int},

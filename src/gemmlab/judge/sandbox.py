@@ -232,7 +232,7 @@ def scratch_env(scratch: Path) -> dict[str, str]:
             "TRITON_CACHE_DIR": f"{s}/.triton", "CUDA_CACHE_PATH": f"{s}/.nv", "MPLCONFIGDIR": f"{s}/.mpl",
             "TVM_HOME_CACHE": f"{s}/.tvm", "TILELANG_CACHE_DIR": f"{s}/.tilelang", "MODULAR_HOME": os.environ.get(
                 "MODULAR_HOME", f"{s}/.modular"), "JAX_COMPILATION_CACHE_DIR": f"{s}/.jax",
-            "GEMMLAB_CACHE": f"{s}/.gemmlab", "PYTHONPYCACHEPREFIX": f"{s}/.pycache"}
+            "GEMMLAB_CACHE": f"{s}/.gemmlab"}
 
 
 # -- applying, in the confine step -----------------------------------------------------------

@@ -211,7 +211,8 @@ class Session:
         return False, self._exited()
 
     def connect(self, deadline: float) -> Fault | None:
-        """Accept the child's connection: only from a process inside the solution's boundary."""
+        """Accept the child's connection, only from a process inside the solution's boundary, and
+        wait for its harness to start."""
         while True:
             readable, fault = self._tick(deadline, self.listener)
             if readable:
@@ -225,6 +226,14 @@ class Session:
                 self.conn = conn
                 self.conn.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
                 self.listener.close()  # nobody else gets to connect
+                # The confine step connected before the harness started: wait for the harness to say
+                # it is up, so that nothing of its start-up runs beside what the judge measures next.
+                hello = self.receive(deadline)
+                if isinstance(hello, Fault):
+                    return hello
+                if hello["kind"] != "started":
+                    return Fault("protocol violation", f"protocol violation: {hello['kind']!r} before the "
+                                                       f"harness started")
                 return None
             if fault:
                 return fault
