@@ -238,3 +238,18 @@ def test_a_metric_this_gpu_lacks_is_dropped_and_the_run_tried_again(tmp_path):
     assert [profile.short_name(k.name) for k in kernels] == ["splitk_prepass", "main"] and note == ""
     first, second = calls.read_text().splitlines()
     assert "regex:" in first and "regex:" not in second and "sm__pipe_fma" not in second
+
+
+@pytest.mark.skipif(not HAS_NVCC, reason="needs nvcc")
+def test_json_is_a_document_even_where_the_file_cannot_run_here():
+    """A .cu without a GPU: exit 3, and stdout still one JSON document that says why (book --judged reads it)."""
+    import json
+
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("runs here: the not-run document is a CPU machine's")
+    result = invoke("judge", str(SOL / "right.cu"), "--json", *QUICK)
+    assert result.exit_code == 3
+    doc = json.loads(result.stdout)
+    assert doc["passed"] is False and "no CUDA GPU" in doc["not_run"] and doc["schema"] == "judge/1"

@@ -87,6 +87,10 @@ def judge_cmd(
     except CannotProfile as exc:
         stop(3, str(exc))
     if v.cannot_run:
+        if as_json:  # a document always, so that what reads it (book --judged) reads why
+            from ..ui import machine
+
+            machine.emit(machine.verdict(v, str(file), precision))
         stop(3, f"cannot judge {file} here: {v.cannot_run}")
     _verdict(v, file, precision, sanitize, verbose, columns(measured) if measured else None, as_json)
 

@@ -64,4 +64,5 @@ def verdict(v, file: str, precision: str) -> dict:
     return {"schema": JUDGE_SCHEMA, "date": datetime.now(UTC).isoformat(timespec="seconds"),
             "file": file, "framework": v.framework, "precision": precision, "passed": v.passed,
             "device": v.device, "seed": v.seed, "build": v.build, "cases": v.cases, "timing": v.timing,
-            "failure": v.failure, "errors": v.errors, "notes": v.notes, "sandbox": v.sandbox}
+            "failure": v.failure, "not_run": v.cannot_run, "errors": v.errors, "notes": v.notes,
+            "sandbox": v.sandbox}
