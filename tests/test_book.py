@@ -197,3 +197,15 @@ def test_a_solution_timed_elsewhere_is_not_drawn_beside_the_ladder():
     records = facts.load_records(facts.default_record_paths(ROOT))
     page = site.judged_html(site.Book(records, [(JUDGED, json.loads(JUDGED.read_text()))]), site.environment())
     assert '<svg class="chart"' not in page and "No timing here ran at the ladder" in page
+
+
+def test_the_committed_records_are_found_from_any_folder(tmp_path, monkeypatch):
+    """Run from another folder, the book and diff still read the project's records; where there are
+    none at all, they say where they looked."""
+    from gemmlab.book import facts
+
+    monkeypatch.chdir(tmp_path)
+    found = facts.default_record_paths()
+    assert found and all(p.resolve().parent.name == "results" for p in found)
+    assert facts.default_record_paths(tmp_path) == []
+    assert str(tmp_path.resolve()) in facts.no_records_line()

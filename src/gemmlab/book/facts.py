@@ -66,8 +66,27 @@ def load_records(paths: list[Path]) -> Records:
     return found
 
 
-def default_record_paths(root: Path = Path(".")) -> list[Path]:
-    return sorted(root.glob(RECORDS_GLOB))
+def record_roots() -> list[Path]:
+    """Where committed records are looked for: the current folder, then the project gemmlab was
+    installed from (an editable install's repository), so that figures show wherever a command runs."""
+    from ..childenv import PACKAGE_ROOT
+
+    return list(dict.fromkeys([Path("."), Path(PACKAGE_ROOT).parent]))
+
+
+def default_record_paths(root: Path | None = None) -> list[Path]:
+    """The committed records under `root`, or under the first of `record_roots` that holds any."""
+    for folder in [root] if root is not None else record_roots():
+        found = sorted(folder.glob(RECORDS_GLOB))
+        if found:
+            return found
+    return []
+
+
+def no_records_line() -> str:
+    """What a command says where it found no committed record: where it looked."""
+    where = " and ".join(str((r / RECORDS_GLOB).resolve()) for r in record_roots())
+    return f"no committed records found (looked for {where}): figures are left out"
 
 
 def clock(record: dict) -> float | None:

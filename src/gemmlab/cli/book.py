@@ -53,6 +53,10 @@ def book(
     if out.exists() and any(out.iterdir()) and not (out / "index.html").is_file():
         raise UsageError(f"{out} holds files that are not a book; give an empty or new folder")
     records = _records(record)
+    if not records.kinds():
+        from ..book import facts
+
+        console.print(f"[yellow]{facts.no_records_line()}[/yellow]", highlight=False)
     shown = []
     for path in judged or []:
         if not path.is_file():

@@ -117,9 +117,13 @@ def diff(
         console.print(f"sources {second.name} adds: {', '.join(added) or 'none'}; drops: {', '.join(dropped) or 'none'}",
                       highlight=False, markup=False)
     records = facts.load_records(facts.default_record_paths())
+    if not records.kinds():
+        console.print(facts.no_records_line(), highlight=False, markup=False)
     inspected, why = facts.inspect_all([first, second]) if inspect else ({}, "")
     rows = [dict(facts.fact_rows(i, records, inspected.get(i.name))) for i in (first, second)]
-    table = Table(title="facts")
+    measured = records.ladder or records.sweep or records.random
+    table = Table(title="facts" + (f" (figures measured on the {measured['device']['name']}, "
+                                   f"{measured['date'][:10]})" if measured else ""))
     for col in ("", first.name, second.name):
         table.add_column(col, overflow="fold")
     for key in dict.fromkeys([*rows[0], *rows[1]]):
