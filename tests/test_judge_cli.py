@@ -253,3 +253,11 @@ def test_json_is_a_document_even_where_the_file_cannot_run_here():
     assert result.exit_code == 3
     doc = json.loads(result.stdout)
     assert doc["passed"] is False and "no CUDA GPU" in doc["not_run"] and doc["schema"] == "judge/1"
+
+
+@pytest.mark.skipif(not HAS_NVCC, reason="needs nvcc")
+def test_a_cu_without_an_extern_c_solve_is_rejected_with_or_without_a_gpu():
+    """Read from the library's symbol table, before anything is loaded or run."""
+    result = invoke("judge", str(SOL / "no_extern_solve.cu"), *QUICK)
+    assert result.exit_code == 1
+    assert 'defines no extern "C" solve(...)' in _flat(result.stdout)

@@ -15,7 +15,7 @@ _SIZED = 0x04  # EIFMT_SVAL: a 16-bit size, then the bytes
 _MAX_THREADS = 0x05  # EIATTR_MAX_THREADS: three 32-bit limits, x y z
 
 
-def _sections(elf: bytes) -> dict[str, bytes]:
+def sections(elf: bytes) -> dict[str, bytes]:
     """Section name → contents of a 64-bit little-endian ELF."""
     shoff, = struct.unpack_from("<Q", elf, 0x28)
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", elf, 0x3A)
@@ -34,9 +34,22 @@ def _sections(elf: bytes) -> dict[str, bytes]:
     return out
 
 
+def defined_functions(elf: bytes) -> set[str]:
+    """The global functions a shared library defines (its .dynsym), read without loading it: loading
+    would run its constructors, and a user's library is not the judge's to run."""
+    found = sections(elf)
+    table, names = found.get(".dynsym", b""), found.get(".dynstr", b"")
+    out = set()
+    for at in range(0, len(table) - 23, 24):  # Elf64_Sym
+        name, info, _, shndx = struct.unpack_from("<IBBH", table, at)
+        if shndx != 0 and info & 0xF == 2 and info >> 4 in (1, 2):  # defined, FUNC, GLOBAL or WEAK
+            out.add(names[name:names.index(b"\0", name)].decode(errors="replace"))
+    return out
+
+
 def max_threads(cubin: bytes, entry: str) -> tuple[int, int, int] | None:
     """The (x, y, z) limit of `entry`'s __launch_bounds__, or None where it declares none."""
-    info = _sections(cubin).get(f".nv.info.{entry}", b"")
+    info = sections(cubin).get(f".nv.info.{entry}", b"")
     at = 0
     while at + 4 <= len(info):
         fmt, attr, value = struct.unpack_from("<BBH", info, at)

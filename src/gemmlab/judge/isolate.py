@@ -184,6 +184,12 @@ def _build(path: Path, request: Request, verdict: Verdict) -> str | None:
         else:
             verdict.failure = str(exc)
         return None
+    from ..cuda.cubin import defined_functions
+
+    if "solve" not in defined_functions(Path(lib).read_bytes()):
+        verdict.failure = (f'{path.name} compiles, but defines no extern "C" solve(...): LeetGPU calls '
+                           f'extern "C" void solve(const float* A, const float* B, float* C, int M, int N, int K)')
+        return None
     if not gpu:
         verdict.cannot_run = f"{path.name} compiles ({verdict.build}), but there is no CUDA GPU here to run it on"
         return None
