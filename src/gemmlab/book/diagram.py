@@ -67,7 +67,7 @@ def tile_picture(rows: int, cols: int, step: int, threads: int | None, what: str
     x0, y0 = 40 + sw, 60 + sw
     per = rows * cols / threads if threads else None
     # where the outputs do not divide among the threads (warp-specialised producers own none), say so
-    outputs = (f"{per:g} outputs per thread" if per and per >= 1 and per == int(per) else
+    outputs = (f"{per:g} output{'s' if per != 1 else ''} per thread" if per and per >= 1 and per == int(per) else
                f"{rows * cols} outputs over the threads that compute" if threads else "")
     return {"c": Box(x0, y0, cw, ch, f"C tile {rows}×{cols}", outputs, "c"),
             "a": Box(x0 - sw - 6, y0, sw, ch, f"A {rows}×{step}", "", "a"),
@@ -91,7 +91,7 @@ def path_boxes(geometry: dict, inspected: dict | None) -> tuple[list[Box], list[
     if static or dynamic:
         y += h + gap
         copies = geometry["buffers"] or geometry["defines"].get("STAGES")
-        note = f"{static + dynamic:,} B per block" + (f", {copies} copies" if copies else "")
+        note = f"{static + dynamic:,} B per block" + (f", {copies} cop{'ies' if copies != 1 else 'y'}" if copies else "")
         shared = Box(x, y, w, h, "shared memory", note)
         arrows.append((boxes[-1], shared, _loads(sass)))
         boxes.append(shared)
