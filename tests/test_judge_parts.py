@@ -262,3 +262,13 @@ def test_every_test_readme_names_for_a_defence_exists():
     defined = {m for path in Path(__file__).parent.glob("test_*.py")
                for m in re.findall(r"^def (test_[a-z0-9_]+)", path.read_text(), re.M)}
     assert len(named) > 30 and named <= defined, sorted(named - defined)
+
+
+def test_frames_that_name_no_file_are_never_the_solution_s(tmp_path, monkeypatch):
+    """Python's frozen import frames, made absolute, would land in the current folder: the solution's."""
+    from gemmlab.judge.tracebacks import user_frames
+
+    monkeypatch.chdir(tmp_path)
+    mine = user_frames(tmp_path / "solution.py")
+    assert mine(str(tmp_path / "solution.py")) and mine(str(tmp_path / "helper.py"))
+    assert not mine("<frozen importlib._bootstrap>") and not mine("<string>")

@@ -52,7 +52,9 @@ def _chain(exc: BaseException) -> list[tuple[BaseException, str]]:
 def user_frames(solution: str | os.PathLike) -> Callable[[str], bool]:
     """Whether a frame's file is the user's: the solution, or a file in its folder."""
     folder = os.path.dirname(os.path.abspath(solution))
-    return lambda filename: os.path.dirname(os.path.abspath(filename)) == folder
+    # "<frozen importlib._bootstrap>" and "<string>" name no file: made absolute, they would land in
+    # the current folder, which is often the solution's.
+    return lambda filename: not filename.startswith("<") and os.path.dirname(os.path.abspath(filename)) == folder
 
 
 def format_user_error(exc: BaseException, is_users: Callable[[str], bool], limit: int) -> str:
