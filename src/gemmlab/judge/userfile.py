@@ -98,7 +98,10 @@ def framework_missing(framework: str) -> str | None:
         found = importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):
         found = False
-    return None if found else f"{framework} is not installed here (pip install {module})"
+    # The extras README names: gemmlab[triton], gemmlab[jax] (and on a GPU JAX's CUDA plugin).
+    hint = {"torch": "pip install torch", "triton": "pip install 'gemmlab[triton]'",
+            "jax": "pip install 'gemmlab[jax]'; on a GPU also 'jax[cuda13]' or 'jax[cuda12]'"}[module]
+    return None if found else f"{framework} is not installed here ({hint})"
 
 
 def nvcc_path() -> str:
