@@ -167,3 +167,43 @@ def test_command_line_parse_errors_are_one_line(args):
     """typer's own errors (missing values, bad types, unknown options) were a boxed panel with
     the usage; README promises one line on stderr and exit 2 for every usage error."""
     assert_one_line(invoke(*args), 2, "error:", "-h)")
+
+
+def test_an_error_inside_another_package_is_one_line_naming_it(tmp_path, monkeypatch, capsys):
+    """A broken environment (a truncated font, a missing library) raises inside the package that is
+    broken: one line naming it and the cure, exit 3; gemmlab's own errors keep their traceback."""
+    import importlib
+    import sys
+
+    import typer
+
+    from gemmlab.ui import errors
+
+    pkg = tmp_path / "site-packages" / "fontlib"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("def load():\n    raise OSError('Can not load face: unknown file format')\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "site-packages"))
+    fontlib = importlib.import_module("fontlib")
+    monkeypatch.delenv(errors.TRACEBACK_ENV, raising=False)
+
+    @errors.guarded
+    def broken():
+        fontlib.load()
+
+    with pytest.raises(typer.Exit) as info:
+        broken()
+    assert info.value.exit_code == 3
+    line = capsys.readouterr().err.strip()
+    assert "fontlib failed (OSError: Can not load face" in line and "pip install --force-reinstall fontlib" in line
+    assert "\n" not in line
+
+    @errors.guarded
+    def own_bug():
+        raise KeyError("gemmlab's own")
+
+    with pytest.raises(KeyError):
+        own_bug()
+    monkeypatch.setenv(errors.TRACEBACK_ENV, "1")
+    with pytest.raises(OSError):
+        broken()
+    sys.modules.pop("fontlib", None)

@@ -9,7 +9,9 @@ exit code, never a traceback.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
+from pathlib import Path
 
 import typer
 from rich.console import Console
@@ -90,6 +92,27 @@ def flush_notes() -> None:
     _NOTES.clear()
 
 
+#: GEMMLAB_TRACEBACK=1: an error raised inside another package shows its traceback, not one line.
+TRACEBACK_ENV = "GEMMLAB_TRACEBACK"
+
+
+def broken_package(exc: BaseException) -> str | None:
+    """The installed package (not gemmlab, not the standard library) whose own code raised `exc`,
+    from its innermost frame; None where gemmlab or Python raised it. A truncated font file in
+    matplotlib, a missing NVRTC library: one line naming the part, not a page of traceback."""
+    tb = exc.__traceback__
+    if tb is None:
+        return None
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    parts = Path(tb.tb_frame.f_code.co_filename).parts
+    for marker in ("site-packages", "dist-packages"):
+        if marker in parts and parts.index(marker) + 1 < len(parts):
+            name = parts[parts.index(marker) + 1].removesuffix(".py")
+            return None if name.startswith("gemmlab") or name.startswith("_") else name
+    return None
+
+
 def guarded(command: Callable) -> Callable:
     """Run a command; a UsageError exits 2 and a CannotRun exits 3, each with one line. Notes
     (`note`) follow on stderr whenever it ends otherwise."""
@@ -105,6 +128,16 @@ def guarded(command: Callable) -> Callable:
         except CannotRun as exc:
             _NOTES.clear()
             raise stop(Exit.CANNOT_RUN, str(exc)) from None
+        except Exception as exc:
+            package = broken_package(exc)
+            if package is None or os.environ.get(TRACEBACK_ENV) == "1":
+                flush_notes()
+                raise
+            _NOTES.clear()
+            raise stop(Exit.CANNOT_RUN, f"{package} failed ({type(exc).__name__}: {' '.join(str(exc).split())[:300]}); "
+                                        f"if that is not your input's doing, your environment may be broken: "
+                                        f"pip install --force-reinstall {package} ({TRACEBACK_ENV}=1 shows the "
+                                        f"traceback)") from None
         except BaseException:
             flush_notes()  # passed or failed (typer.Exit), or interrupted: what it ran stands
             raise
