@@ -207,7 +207,7 @@ def fact_rows(impl: Implementation, records: Records, inspected: list[dict] | No
     ref = chapters.reference(impl)
     rows = [("chapter", f"{ref} {chapter.title}" if ref else chapter.title),
             ("rung · family · precision", f"{impl.rung} · {impl.family} · {impl.precision}"),
-            ("needs", str(impl.needs))]
+            ("needs", impl.needs.short)]
     if impl.tile:
         r, c, s = impl.tile
         rows.append(("tile of C, reduction step", f"{r}×{c}, {s}"))

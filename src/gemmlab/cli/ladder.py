@@ -48,7 +48,7 @@ def facts_table(impl: registry.Implementation) -> Table:
     facts.add_row("family / precision", f"{impl.family} / {impl.precision}")
     if impl.variant_of:
         facts.add_row("variant of", f"{impl.variant_of}: its source, built with other settings")
-    facts.add_row("needs", str(impl.needs))
+    facts.add_row("needs", impl.needs.short)  # the GPUs it runs on, not its tier's features
     facts.add_row("sources", ", ".join(impl.sources))
     if impl.tile:
         r, c, s = impl.tile

@@ -65,9 +65,9 @@ class Needs(Enum):
         return self.rank >= other.rank
 
     def __str__(self) -> str:
-        """"sm_90+": the GPUs it runs on. Not the tier's features: a strict-FP32 rung that needs sm_80
-        for cp.async would read as if it rounded to TF32 (`features` lists them where wanted)."""
-        return self.short
+        """"sm_90+ (TMA/mbarrier transactions/clusters)": the tier and what it brings (a precondition's
+        clause); `short` is the GPUs alone, for a rung's needs line."""
+        return self.short if self is Needs.ANY else f"{self.short} ({self.features})"
 
     @property
     def bit(self) -> int:
