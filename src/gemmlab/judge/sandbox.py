@@ -226,13 +226,12 @@ def plan(scratch: Path, files: list[Path], tool: bool = False) -> Plan:
 
 
 def scratch_env(scratch: Path) -> dict[str, str]:
-    """The variables that point ordinary temporary files and the toolchains' caches into `scratch`."""
+    """The variables that point ordinary temporary files and the toolchains' caches into `scratch`.
+    Only caches: a toolchain's home (MODULAR_HOME, say) stays where it is installed."""
     s = str(scratch)
     return {"TMPDIR": s, "TMP": s, "TEMP": s, "HOME": s, "XDG_CACHE_HOME": f"{s}/.cache",
             "TRITON_CACHE_DIR": f"{s}/.triton", "CUDA_CACHE_PATH": f"{s}/.nv", "MPLCONFIGDIR": f"{s}/.mpl",
-            "TVM_HOME_CACHE": f"{s}/.tvm", "TILELANG_CACHE_DIR": f"{s}/.tilelang", "MODULAR_HOME": os.environ.get(
-                "MODULAR_HOME", f"{s}/.modular"), "JAX_COMPILATION_CACHE_DIR": f"{s}/.jax",
-            "GEMMLAB_CACHE": f"{s}/.gemmlab"}
+            "TILELANG_CACHE_DIR": f"{s}/.tilelang", "GEMMLAB_CACHE": f"{s}/.gemmlab"}
 
 
 # -- applying, in the confine step -----------------------------------------------------------
