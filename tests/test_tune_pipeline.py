@@ -44,8 +44,7 @@ def test_a_sweep_runs_in_a_child_that_dispatches_by_the_search_record_and_keeps_
         return subprocess.CompletedProcess(argv, 1, stdout="1 failed")
 
     monkeypatch.setattr(pipeline.subprocess, "run", fake_run)
-    got = pipeline.sweep(tmp_path / "search.json", ["default", "torch", "--random", "3"], tmp_path / "out",
-                         lambda _: None)
+    got = pipeline.sweep(tmp_path / "search.json", ["default", "torch", "--random", "3"], tmp_path / "out")
     assert got == {"points": [1, 2]}  # a sweep with a wrong result still counts: calibration skips that rung
     assert seen["argv"][:4] == [sys.executable, "-m", "gemmlab", "sweep"]
     assert seen["record"] == str(tmp_path / "search.json")
@@ -56,7 +55,7 @@ def test_a_sweep_that_writes_no_record_stops_the_stage_in_one_line(tmp_path):
     """The real child on this CPU: `gemmlab sweep` needs a GPU, exits 3 and writes nothing."""
     with pytest.raises(pipeline.StageFailed) as info:
         pipeline.sweep(tmp_path / "search.json", ["default", "torch", "--random", "2", "--seed", "1"],
-                       tmp_path / "out", lambda _: None)
+                       tmp_path / "out")
     assert "exited 3" in str(info.value) and "\n" not in str(info.value)
 
 
@@ -100,7 +99,7 @@ def test_a_new_record_is_installed_only_where_it_measures_at_least_as_fast(tmp_p
     monkeypatch.delenv(RECORD_ENV, raising=False)
     seen = []
 
-    def fake_sweep(path, args, out, say):
+    def fake_sweep(path, args, out):
         seen.append((path.name, args))
         return {"summary": {"default": {"geomean": new if path.name == "new.json" else current}}}
 

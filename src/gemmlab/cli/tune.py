@@ -174,9 +174,11 @@ def _tune_here(rungs: list[str], given: list, prior: dict | None, searched: Path
         if everything:
             ui.print(f"stage 1 of 4: search {' '.join(rungs)} in every shape class")
         rec = _search(rungs, by_class(given, info["sm_count"]), info, warmup, iters, seed, ui)
-        path = output if output and not everything else record.save(rec, out)
-        if path == output:
+        if output and not everything:  # with no names, -o takes the calibrated record
             output.write_text(record.dumps(record.validate(rec)))
+            path = output
+        else:
+            path = record.save(rec, out)
         ui.print(record_table(rec))
         ui.print(f"{'search ' if everything else ''}record: {path}")
     else:
@@ -202,20 +204,16 @@ def _tune_here(rungs: list[str], given: list, prior: dict | None, searched: Path
 def _beats_incumbent(path: Path, seed: int, out: Path, ui) -> bool:
     """Stage 4: `default` under the new record and under the one it runs here now, on one fresh draw;
     whether the new one is at least as fast (True where there is no record to compare with)."""
-    import os
+    from ..tune import default, pipeline
 
-    from ..tune import default, pipeline, record
-
-    incumbent, why = default.plan()
-    if incumbent is None:
+    current, why = default.record_file(), default.plan()[1]
+    if current is None:
         return True
-    chosen = os.environ.get(default.RECORD_ENV)
-    current = Path(chosen) if chosen else record.installed_path(incumbent["gpu"]["slug"])
     scores = {}
     for label, candidate in (("new", Path(path)), ("current", current)):
         with ui.status(f"stage 4 of 4: default under the {label} record on {pipeline.DRAWN} fresh shapes…"):
             try:
-                drawn = pipeline.sweep(candidate.resolve(), pipeline.compare_args(seed + 1), out, lambda _: None)
+                drawn = pipeline.sweep(candidate.resolve(), pipeline.compare_args(seed + 1), out)
             except pipeline.StageFailed as exc:
                 raise CannotRun(f"stage 4 stopped: {exc}; the record is at {path}, not installed") from None
         scores[label] = pipeline.geomean_of(drawn)
@@ -288,7 +286,7 @@ def _sweep_and_calibrate(rec: dict, path: Path, seed: int, output: Path | None, 
         start = time.monotonic()
         with ui.status(f"stage 2 of 4: sweep {i} of {len(runs)} ({'random' if '--random' in args else args[0]})…"):
             try:
-                sweeps.append(pipeline.sweep(Path(path).resolve(), args, out, lambda _: None))
+                sweeps.append(pipeline.sweep(Path(path).resolve(), args, out))
             except pipeline.StageFailed as exc:
                 raise CannotRun(f"stage 2 stopped: {exc}; go on later with --searched {path}") from None
         ui.print(f"stage 2 of 4: sweep {i} of {len(runs)}: {len(sweeps[-1]['points'])} shapes in "

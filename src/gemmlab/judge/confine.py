@@ -65,9 +65,7 @@ def connect(address: str, cmd: list[str]) -> list[str]:
     """Connect to the judge's channel; `cmd` with its ``--channel`` naming the inherited descriptor."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     sock.connect("\0" + address[1:] if address.startswith("@") else address)
-    sock.set_inheritable(True)
-    fd = os.dup(sock.fileno())  # a descriptor the socket object does not own (it closes at exit)
-    sock.close()
+    fd = sock.detach()  # the descriptor, no longer the socket object's to close
     os.set_inheritable(fd, True)
     return [f"fd:{fd}" if i and cmd[i - 1] == "--channel" else a for i, a in enumerate(cmd)]
 

@@ -20,7 +20,7 @@ harness, so that everything the solution starts inherits them:
   the judge's pid or process group; IPv4 and IPv6 sockets (UDP too, which Landlock does not
   cover).
 
-The judge itself makes itself non-dumpable while a solution runs (`judge_undumpable`), a
+The judge itself makes itself non-dumpable while a solution runs (`set_dumpable`), a
 second lock on its ``/proc`` files where Landlock is missing.
 
 Direct system calls through ctypes: the three Landlock calls and one seccomp filter are a
@@ -130,11 +130,6 @@ class Plan:
             out += ["--write", str(p)]
         return out + ["--layers", ",".join(k for k, v in self.layers.items() if v == "on")]
 
-    def summary(self) -> str:
-        on = [k for k, v in self.layers.items() if v == "on"]
-        off = [f"{k} off ({v})" for k, v in self.layers.items() if v != "on"]
-        return ", ".join(on + off) if self.layers else "off"
-
 
 def _libc() -> ctypes.CDLL:
     return ctypes.CDLL(None, use_errno=True)
@@ -196,8 +191,7 @@ def _unique(paths) -> list[Path]:
 
 #: System folders a solution's process reads: libraries, the dynamic loader's cache, device and
 #: process information, the toolchains' usual homes.
-SYSTEM_READS = ("/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc", "/opt", "/proc", "/sys", "/run",
-                "/dev")
+SYSTEM_READS = ("/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc", "/opt", "/proc", "/sys", "/run")
 
 
 def import_roots() -> list[Path]:
@@ -362,18 +356,13 @@ def apply(sandbox: Plan) -> None:
         _seccomp(libc, sandbox)
 
 
-@contextlib.contextmanager
-def judge_undumpable():
-    """This process non-dumpable while the block runs: its /proc files then refuse other
-    processes of its user that lack CAP_SYS_PTRACE (PR_SET_DUMPABLE, prctl(2))."""
+def set_dumpable(value: int) -> int:
+    """This process's PR_SET_DUMPABLE flag set to `value`; the value it had (-1 where there is no
+    such flag: not Linux, or the sandbox switched off). Non-dumpable, its /proc files refuse other
+    processes of its user that lack CAP_SYS_PTRACE (prctl(2))."""
     if not sys.platform.startswith("linux") or os.environ.get(OFF_ENV, "1") == "0":
-        yield
-        return
+        return -1
     libc = _libc()
     before = libc.prctl(_PR_GET_DUMPABLE, 0, 0, 0, 0)
-    libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
-    try:
-        yield
-    finally:
-        if before > 0:
-            libc.prctl(_PR_SET_DUMPABLE, before, 0, 0, 0)
+    libc.prctl(_PR_SET_DUMPABLE, value, 0, 0, 0)
+    return before

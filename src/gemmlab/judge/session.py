@@ -41,24 +41,22 @@ WATCH_EVERY_S = 0.2
 
 
 class _Undumpable:
-    """The judge non-dumpable while any solution's process lives (`sandbox.judge_undumpable`)."""
+    """The judge non-dumpable while any solution's process lives (`sandbox.set_dumpable`)."""
 
     def __init__(self):
-        self.count, self.lock, self.held = 0, threading.Lock(), None
+        self.count, self.lock, self.before = 0, threading.Lock(), -1
 
     def enter(self) -> None:
         with self.lock:
             self.count += 1
             if self.count == 1:
-                self.held = sandbox.judge_undumpable()
-                self.held.__enter__()
+                self.before = sandbox.set_dumpable(0)
 
     def leave(self) -> None:
         with self.lock:
             self.count -= 1
-            if self.count == 0 and self.held is not None:
-                self.held.__exit__(None, None, None)
-                self.held = None
+            if self.count == 0 and self.before > 0:
+                sandbox.set_dumpable(self.before)
 
 
 _undumpable = _Undumpable()

@@ -44,7 +44,7 @@ from ..measure.stats import summarize, tflops
 from ..measure.timing import time_interleaved
 from ..reference import Precision, strict_fp32
 from .cases import WIDE_HIGH, WIDE_LOW, timed_case, uniform
-from .remote import RemoteSolve
+from .remote import Outcome, RemoteSolve
 from .runner import CaseResult
 
 #: A timed call is suspect when the judge's clock saw more than its reported time
@@ -145,16 +145,22 @@ def batch(remote: RemoteSolve, shape: tuple[int, int, int], warmup: int, iters: 
     return ms, walls
 
 
-def overhead_of(remote: RemoteSolve, shape: tuple[int, int, int], calls: int, seed: int) -> float | str:
-    """The harness's own cost per call (ms): the median wall time of calls that skip solve, or why
-    it could not be measured."""
-    walls = []
+def null_calls(remote: RemoteSolve, shape: tuple[int, int, int], calls: int, seed: int) -> list[Outcome] | str:
+    """`calls` calls that skip solve (the harness alone), or why one failed."""
+    out = []
     for i in range(calls):
         o = remote.call(timed_case(shape, -1 - i), seed, Precision.FP32, null=True)
         if o.fault or o.ms is None:
             return o.fault.message if o.fault else "a call that runs no solution code failed"
-        walls.append(o.wall_ms - o.ms)
-    return statistics.median(walls)
+        out.append(o)
+    return out
+
+
+def overhead_of(remote: RemoteSolve, shape: tuple[int, int, int], calls: int, seed: int) -> float | str:
+    """The harness's own cost per call (ms): the median wall time of calls that skip solve, or why
+    it could not be measured."""
+    done = null_calls(remote, shape, calls, seed)
+    return done if isinstance(done, str) else statistics.median(o.wall_ms - o.ms for o in done)
 
 
 def quiet(remote: RemoteSolve, shape: tuple[int, int, int], overhead: float, seed: int) -> bool:
@@ -162,13 +168,10 @@ def quiet(remote: RemoteSolve, shape: tuple[int, int, int], overhead: float, see
     solution's runs in them, and the harness reports about nothing) agree with the calibrated
     overhead by the same test a timed call must pass. A busy host slows these as it slows every
     call; a forged report does not."""
-    walls = []
-    for i in range(QUIET_CALLS):
-        o = remote.call(timed_case(shape, -1 - i), seed + i, Precision.FP32, null=True)
-        if o.fault or o.ms is None:
-            return False
-        walls.append(o.wall_ms)
-    return crosscheck([0.0] * len(walls), walls, overhead, remote.device.type) == ""
+    done = null_calls(remote, shape, QUIET_CALLS, seed)
+    if isinstance(done, str):
+        return False
+    return crosscheck([0.0] * len(done), [o.wall_ms for o in done], overhead, remote.device.type) == ""
 
 
 def timed_run(remote: RemoteSolve, shape: tuple[int, int, int], warmup: int, iters: int, seed: int,

@@ -112,6 +112,15 @@ def plan() -> tuple[dict | None, str]:
     return found, why if found else f"built-in ({BUILTIN}'s launches): {why}"
 
 
+def record_file() -> Path | None:
+    """The file of the record `plan` dispatches by (the one named, else the installed one it found)."""
+    found, _ = plan()
+    if found is None:
+        return None
+    chosen = os.environ.get(RECORD_ENV)
+    return Path(chosen) if chosen else rec.installed_path(found["gpu"]["slug"])
+
+
 #: What makes a record of the GPU at hand (cli/tune.py: no names tunes what `default` needs).
 TUNE_COMMAND = "gemmlab tune --install"
 

@@ -23,7 +23,6 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 from .default import RECORD_ENV
@@ -60,11 +59,11 @@ def geomean_of(sweep_record: dict) -> float | None:
     return ((sweep_record.get("summary") or {}).get("default") or {}).get("geomean")
 
 
-def sweep(record_path: Path, args: list[str], out: Path, say: Callable[[str], None]) -> dict:
-    """One `gemmlab sweep ARGS` in a child process dispatching `default` by `record_path`; its record."""
+def sweep(record_path: Path, args: list[str], out: Path) -> dict:
+    """One `gemmlab sweep ARGS` in a child process dispatching `default` by `record_path`; its record
+    (a copy kept under `out`)."""
     with tempfile.TemporaryDirectory(prefix="gemmlab-tune-") as tmp:
         env = dict(os.environ, **{RECORD_ENV: str(record_path)})
-        say(f"sweep {' '.join(a for a in args if not a.startswith('--') and 'x' not in a)}")
         done = subprocess.run([sys.executable, "-m", "gemmlab", "sweep", *args, "--out", tmp],
                               env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         found = sorted(Path(tmp).glob("*/*.json"))
