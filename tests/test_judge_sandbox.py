@@ -165,3 +165,13 @@ def test_the_libc_calls_the_sandbox_uses_exist():
     libc = ctypes.CDLL(None, use_errno=True)
     for name in ("prctl", "syscall", "capset"):
         assert hasattr(libc, name)
+
+
+def test_the_current_folder_is_not_an_import_root(tmp_path, monkeypatch):
+    """`python -m` and pytest put the current folder on sys.path: it is the user's project, and a
+    solution reads none of it."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.syspath_prepend("")
+    assert tmp_path.resolve() not in sandbox.import_roots()
+    assert all(tmp_path.resolve() != p for p in sandbox.plan(tmp_path / "scratch", []).reads)

@@ -198,7 +198,11 @@ def import_roots() -> list[Path]:
     """Where this Python finds its modules: the interpreter's prefixes and every folder on sys.path."""
     import site
 
-    roots = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *sys.path,
+    # Not the current folder ('' or its path on sys.path, `python -m` and pytest put it there): that is
+    # the user's project, not where modules are installed.
+    here = os.getcwd()
+    installed = [p for p in sys.path if p and os.path.abspath(p) != here]
+    roots = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *installed,
              *getattr(site, "getsitepackages", list)()]
     with contextlib.suppress(Exception):
         roots.append(site.getusersitepackages())
