@@ -217,10 +217,15 @@ def test_the_side_by_side_columns():
     assert notes == ["yours: 2 kernels, 7.897 ms in all"]
 
 
-def test_a_metric_this_gpu_lacks_is_dropped_and_the_run_tried_again(tmp_path):
+def test_a_metric_this_gpu_lacks_is_dropped_and_the_run_tried_again(tmp_path, monkeypatch):
     """A fake ncu that refuses the optional (regex) metrics and, asked again without them, writes
-    its CSV to --log-file: the side's kernels come from the second run."""
+    its CSV to --log-file: the side's kernels come from the second run. It runs in the sandbox,
+    as ncu does: its log of calls is a place the test makes writable."""
     import sys
+
+    from gemmlab.judge import sandbox
+
+    monkeypatch.setenv(sandbox.WRITABLE_ENV, str(tmp_path))
 
     csv_file = tmp_path / "sample.csv"
     csv_file.write_text(NCU_CSV)

@@ -82,6 +82,31 @@ def test_cuda_compile_error_carries_the_log(tmp_path):
     assert not v.passed and v.exit_code == 1 and "this_does_not_compile" in v.failure
 
 
+@pytest.mark.skipif(not has_nvcc, reason="nvcc not installed")
+def test_nvcc_compiles_in_the_sandbox_and_reads_no_file_but_the_solution(tmp_path):
+    """A .cu that #includes a file from elsewhere (a key in the home folder, say) to carry it into its
+    library or its compile log: nvcc runs in the judge's sandbox, so the include is refused and the
+    file's bytes appear nowhere; the build leaves only the library, and a plain file still builds."""
+    from gemmlab.judge import sandbox
+
+    if sandbox.layers_here()["landlock"] != "on":
+        pytest.skip(f"no Landlock here: {sandbox.layers_here()['landlock']}")
+    secret = tmp_path / "home" / "key.txt"
+    secret.parent.mkdir()
+    secret.write_text('"CANARY-4711"')
+    leak = tmp_path / "src" / "leak.cu"
+    leak.parent.mkdir()
+    leak.write_text(f'const char* key =\n#include "{secret}"\n;\n'
+                    'extern "C" void solve(const float* A, const float* B, float* C, int M, int N, int K) {}\n')
+    out = tmp_path / "out"
+    with pytest.raises(SolutionError) as info:
+        build_cuda(leak, "sm_90a", out)
+    assert "Permission denied" in str(info.value) and "CANARY-4711" not in str(info.value)
+    assert list(out.iterdir()) == []  # no library, no half-written one, no scratch folder left
+    lib = build_cuda(SOL / "right.cu", "sm_90a", out)
+    assert [p.name for p in out.iterdir()] == [lib.name]
+
+
 @cpu_only
 @pytest.mark.skipif(not has_nvcc, reason="nvcc not installed")
 def test_cuda_file_without_gpu_compiles_then_cannot_run_here():

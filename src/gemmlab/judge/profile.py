@@ -2,7 +2,8 @@
 
 Two ncu runs of `profile_target` (one per side, so no kernel is ever attributed
 to the wrong side), each on one call at 8192×6144×4096 after a warm-up call,
-inside a boundary of its own (the solution's code runs there). What a
+inside a boundary and the judge's sandbox of their own (`sandboxed`): ncu
+and the solution under it run confined as every judged run is. What a
 competitor acts on, per kernel: duration, SM and memory throughput, occupancy
 (achieved and theoretical), registers, shared memory, launch shape, FMA and
 tensor-pipe activity, and the top warp-stall reasons. ncu locks the clocks to
@@ -22,8 +23,10 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import sandbox
 from .boundary import Boundary
 from .limits import PROCESS_LIMIT
+from .session import _undumpable
 
 STALLS = ("barrier", "branch_resolving", "dispatch_stall", "drain", "imc_miss", "lg_throttle", "long_scoreboard",
           "math_pipe_throttle", "membar", "mio_throttle", "misc", "no_instruction", "not_selected", "selected",
@@ -66,6 +69,7 @@ class Profile:
     solution: list[Kernel]
     cublas: list[Kernel]
     notes: list[str] = field(default_factory=list)
+    sandbox: dict[str, str] = field(default_factory=dict)  # each layer: "on", or why it was off
 
 
 def _number(text: str) -> float | None:
@@ -95,8 +99,9 @@ def parse(text: str) -> list[Kernel]:
 def ncu_failure(output: str) -> str:
     """'' unless ncu's output says it cannot profile here; then the one line why."""
     if "ERR_NVGPUCTRPERM" in output:
-        return ("ncu may not read this GPU's performance counters here (ERR_NVGPUCTRPERM): run as root, or "
-                "allow profiling for all users (the NVIDIA driver's NVreg_RestrictProfilingToAdminUsers=0)")
+        return ("ncu may not read this GPU's performance counters here (ERR_NVGPUCTRPERM): allow profiling for "
+                "all users (the NVIDIA driver's NVreg_RestrictProfilingToAdminUsers=0); root alone does not do, "
+                f"as the judge's sandbox drops its capabilities ({sandbox.OFF_ENV}=0 keeps them)")
     return ""
 
 
@@ -111,32 +116,55 @@ def _ncu_cmd(ncu: str, metrics: list[str], log: Path, target: list[str]) -> list
             ",".join(metrics), "--log-file", str(log), *target]
 
 
-def _run(cmd: list[str], env: dict[str, str]) -> tuple[int | None, str]:
-    """Run inside a boundary of its own; (exit code or None on a time-out, its output)."""
-    fence = Boundary(PROCESS_LIMIT, None)
-    proc = subprocess.Popen(fence.wrap(cmd), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, env=env, start_new_session=True)
-    fence.attach(proc.pid)
+def sandboxed(folder: Path, ncu: str, readable: list[Path]) -> tuple[sandbox.Plan, Path]:
+    """The judge's sandbox for one ncu run, and ncu's report file. Tool mode: ncu's front end and the
+    process it injects into talk over IP sockets and /dev/shm. ncu and the solution under it write only
+    to a scratch folder (TMPDIR: ncu's lock file lands there) and the report; they read the solution's
+    files (`readable`) and ncu's own folder beside what every judged run reads."""
+    scratch, log = folder / "scratch", folder / "ncu.csv"
+    scratch.mkdir(exist_ok=True)
+    log.touch()  # a Landlock rule holds an existing file: this one, not its folder (no link put in its place)
+    plan = sandbox.plan(scratch, [*readable, Path(ncu).resolve().parent], tool=True)
+    # ncu writes its report from inside the sandbox, so the solution may write it too: it can only
+    # mislead its own author, as it could by lying to ncu.
+    plan.writes.append(log.resolve())
+    return plan, log
+
+
+def _run(cmd: list[str], env: dict[str, str], plan: sandbox.Plan) -> tuple[int | None, str]:
+    """Run inside a boundary and `plan`'s sandbox, the judge non-dumpable meanwhile as for a judged run;
+    (exit code or None on a time-out, its output)."""
+    fence = Boundary(PROCESS_LIMIT, None, plan)
+    _undumpable.enter()
     try:
-        out, _ = proc.communicate(timeout=TIMEOUT_S)
-        code = proc.returncode
-    except subprocess.TimeoutExpired:
-        out, code = b"", None
+        proc = subprocess.Popen(fence.wrap(cmd), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, env={**env, **sandbox.scratch_env(plan.scratch)},
+                                start_new_session=True)
+        fence.attach(proc.pid)
+        try:
+            out, _ = proc.communicate(timeout=TIMEOUT_S)
+            code = proc.returncode
+        except subprocess.TimeoutExpired:
+            out, code = b"", None
+        finally:
+            fence.kill(leader_unreaped=proc.returncode is None)
+            proc.wait()
+            fence.close()
     finally:
-        fence.kill(leader_unreaped=proc.returncode is None)
-        proc.wait()
-        fence.close()
+        _undumpable.leave()
     return code, out.decode(errors="replace")
 
 
-def profile_side(ncu: str, which: str, target_args: list[str], env: dict[str, str]) -> tuple[list[Kernel], str]:
+def profile_side(ncu: str, which: str, target_args: list[str], env: dict[str, str],
+                 readable: list[Path] | None = None) -> tuple[list[Kernel], str]:
     """One side's kernels, and a note when it gave none (the call failed, say)."""
     target = [sys.executable, "-m", "gemmlab.judge.profile_target", "--which", which, *target_args]
     with tempfile.TemporaryDirectory(prefix="gemmlab-ncu-") as folder:
-        log = Path(folder) / "ncu.csv"
+        plan, log = sandboxed(Path(folder), ncu, readable or [])
         for metrics in (REQUIRED + OPTIONAL, REQUIRED):
-            code, output = _run(_ncu_cmd(ncu, metrics, log, target), env)
-            text = log.read_text(errors="replace") if log.exists() else ""
+            log.write_bytes(b"")  # the second try's report alone; the same file, which the rule names
+            code, output = _run(_ncu_cmd(ncu, metrics, log, target), env, plan)
+            text = log.read_text(errors="replace")
             why = ncu_failure(text + output)
             if why:
                 raise CannotProfile(why)
@@ -150,11 +178,12 @@ def profile_side(ncu: str, which: str, target_args: list[str], env: dict[str, st
     return [], f"no {which} kernel was profiled ({ended}): {tail}"
 
 
-def profile(ncu: str, target_args: list[str], env: dict[str, str]) -> Profile:
-    """Both sides; `CannotProfile` if ncu may not profile here."""
-    solution, note_s = profile_side(ncu, "solution", target_args, env)
+def profile(ncu: str, target_args: list[str], env: dict[str, str], readable: list[Path] | None = None) -> Profile:
+    """Both sides, each in the sandbox (`readable`: the solution's files); `CannotProfile` if ncu may
+    not profile here."""
+    solution, note_s = profile_side(ncu, "solution", target_args, env, readable)
     cublas, note_c = profile_side(ncu, "cublas", [], env)
-    return Profile(solution, cublas, [n for n in (note_s, note_c) if n])
+    return Profile(solution, cublas, [n for n in (note_s, note_c) if n], sandbox.layers_here())
 
 
 def profile_file(path: Path, framework: str | None, precision: str, groups: list[str] | None,
@@ -180,7 +209,8 @@ def profile_file(path: Path, framework: str | None, precision: str, groups: list
     target = ["--file", str(plan.path.resolve()), "--framework", plan.request.framework]
     if plan.lib:
         target += ["--library", plan.lib]
-    return profile(ncu, target, harness_env(plan.request.framework, None))
+    readable = [Path(p) for p in (plan.path, plan.lib) if p]
+    return profile(ncu, target, harness_env(plan.request.framework, None), readable)
 
 
 # -- the side-by-side table ---------------------------------------------------------------------
@@ -245,6 +275,10 @@ def _shown(kernels: list[Kernel], most: int = 3) -> tuple[list[Kernel], list[Ker
 def columns(p: Profile) -> tuple[list[str], list[list[str]], list[str]]:
     """(column headers, rows of cells, footnotes) for the side-by-side table."""
     heads, cells_by_kernel, notes = [], [], list(p.notes)
+    if p.sandbox:
+        from .report import sandbox_summary
+
+        notes.append("profiled in the sandbox: " + sandbox_summary(p.sandbox))
     for side, kernels in (("yours", p.solution), ("cuBLAS", p.cublas)):
         shown, rest = _shown(kernels)
         total = sum(k.get("gpu__time_duration.sum") or 0 for k in kernels)

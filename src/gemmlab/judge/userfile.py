@@ -23,6 +23,7 @@ import importlib.util
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 FRAMEWORKS = ("cuda", "torch", "triton", "jax", "cute", "mojo", "tilelang")
@@ -160,16 +161,37 @@ def build_cuda(path: Path, arch: str, out_dir: Path, user_flags: list[str] | Non
     if lib.exists():
         return lib
     out_dir.mkdir(parents=True, exist_ok=True)
-    partial = lib.with_name(lib.name + f".{os.getpid()}.part")  # a half-written library is never cached
-    proc = subprocess.run([*cmd_head, "-o", str(partial), str(path), *tail], capture_output=True, text=True,
-                          check=False)
-    if proc.returncode != 0:
-        partial.unlink(missing_ok=True)
-        shown = " ".join(user_flags) if user_flags is not None else None
-        how = f" with --nvcc-flags {shown!r}" if shown is not None else ""
-        raise SolutionError(f"nvcc failed to compile {path.name}{how}:\n{proc.stdout}{proc.stderr}".strip())
-    os.replace(partial, lib)
+    with tempfile.TemporaryDirectory(dir=out_dir, prefix="build-") as scratch:  # a half-written library is never cached
+        partial = Path(scratch) / lib.name
+        proc = _confined([*cmd_head, "-o", str(partial), str(path.resolve()), *tail], path, Path(scratch))
+        if proc.returncode != 0:
+            shown = " ".join(user_flags) if user_flags is not None else None
+            how = f" with --nvcc-flags {shown!r}" if shown is not None else ""
+            raise SolutionError(f"nvcc failed to compile {path.name}{how}:\n{proc.stdout}{proc.stderr}".strip())
+        os.replace(partial, lib)
     return lib
+
+
+#: Processes one nvcc run may have at once (nvcc, the host compiler's, cicc, ptxas, the linker).
+COMPILE_PROCESSES = 64
+
+
+def _confined(cmd: list[str], source: Path, scratch: Path) -> subprocess.CompletedProcess:
+    """`cmd` (nvcc) in the judge's sandbox: it reads the system's folders, the CUDA toolkit and the
+    solution file alone, so an #include of any other file (a key in the home folder, the project's
+    files) fails, and it writes `scratch` alone (TMPDIR too)."""
+    from . import sandbox
+    from .boundary import Boundary
+
+    toolkit = Path(cmd[0]).resolve().parents[1]
+    plan = sandbox.plan(scratch, [source.resolve(), toolkit])
+    fence = Boundary(COMPILE_PROCESSES, None, plan)
+    try:
+        return subprocess.run(fence.wrap(cmd), capture_output=True, text=True, check=False,
+                              env={**os.environ, **sandbox.scratch_env(scratch)})
+    finally:
+        fence.kill(leader_unreaped=False)
+        fence.close()
 
 
 def load_library(lib_path: str | Path):
