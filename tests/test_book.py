@@ -131,11 +131,17 @@ def test_a_folder_of_other_files_is_not_overwritten(tmp_path):
     assert_one_line(invoke("book", "-o", tmp_path, "--no-inspect"), 2, "not a book")
 
 
-def test_show_prints_the_source():
+def test_show_prints_the_source_and_with_all_every_header_it_includes():
     result = invoke("show", "naive-fma")
     assert result.exit_code == 0 and "fmaf(A[row * N + n]" in result.output
-    assert "also built from" not in result.output
-    assert "splitk.cuh" in invoke("show", "splitk", "--all").output
+    assert "also built from: kernels/cuda/common.cuh (gemmlab show naive-fma --all)" in result.output
+    assert "picks a kernel per call" not in result.output  # one kernel: no dispatch to point at
+    every = invoke("show", "small", "--all").output
+    for header in ("18_small.cu", "common.cuh", "splitk.cuh", "tile_copy.cuh"):
+        assert f"small: kernels/cuda/{header}" in every, header
+    assert "also built from" not in every
+    dispatcher = invoke("show", "default").output
+    assert "picks a kernel per call among" in dispatcher and "gemmlab explain default" in dispatcher
 
 
 def test_show_takes_a_step_reference():

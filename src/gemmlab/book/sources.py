@@ -4,6 +4,7 @@ Pygments, and diffed against the implementation it is read after."""
 from __future__ import annotations
 
 import difflib
+import re
 from pathlib import Path
 
 from ..registry import PACKAGE_DIR, Implementation
@@ -17,6 +18,30 @@ def lexer_name(source: str) -> str:
     """Pygments' name of the source's language: CUDA for .cu and .cuh, else by the file name."""
     suffix = Path(source).suffix
     return {".cu": "cuda", ".cuh": "cuda", ".py": "python", ".md": "markdown"}.get(suffix, "text")
+
+
+#: A quoted include: a header of the kernel folder, which NVRTC finds beside the source.
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def with_headers(paths: list[str]) -> list[str]:
+    """`paths` with every header each includes (and those include), each after the first file
+    that includes it, once: the whole of what the compiler reads."""
+    out: list[str] = []
+
+    def visit(path: str) -> None:
+        if path in out:
+            return
+        out.append(path)
+        if Path(path).suffix in (".cu", ".cuh"):
+            for name in INCLUDE.findall(read(path)):
+                header = str(Path(path).parent / name)
+                if (PACKAGE_DIR / header).is_file():
+                    visit(header)
+
+    for path in paths:
+        visit(path)
+    return out
 
 
 def primary(impl: Implementation) -> str | None:

@@ -16,6 +16,8 @@ that `gemmlab -h`, `--version`, `list`, `explain` and `new` start at once.
 
 from __future__ import annotations
 
+from inspect import cleandoc  # not `import inspect`: that name is the inspect command's module
+
 # Each module registers its commands on `app` when imported.
 from . import bench, book, check, export, inspect, judge, ladder, reading, report, tune  # noqa: F401
 from .common import app
@@ -24,5 +26,16 @@ from .common import app
 HELP_ORDER = ("tour", "list", "explain", "show", "diff", "book", "check", "bench", "inspect", "report", "study", "sweep", "new", "tune",
               "export", "judge")
 app.registered_commands.sort(key=lambda c: HELP_ORDER.index(c.name or c.callback.__name__))
+
+
+def _first_paragraph_on_one_line(doc: str) -> str:
+    """A docstring whose first paragraph is one line: `gemmlab -h`'s list shows that paragraph and
+    keeps its line breaks, which fall mid-sentence on a terminal of any other width."""
+    first, *rest = cleandoc(doc).split("\n\n")
+    return "\n\n".join([" ".join(first.split()), *rest])
+
+
+for _command in app.registered_commands:
+    _command.help = _command.help or _first_paragraph_on_one_line(_command.callback.__doc__ or "")
 
 __all__ = ["app"]

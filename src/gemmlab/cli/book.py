@@ -63,7 +63,7 @@ def book(
             raise UsageError(f"--judged {path}: no such file")
         shown.append((path, site.judged_record(path)))
     the_book = site.Book(records, shown, root=Path("."))
-    bar, update = common.progress_bar(console)
+    bar, update = common.progress_bar(console, lines_when_piped=True)
     with bar:
         if inspect:
             from ..book import facts

@@ -21,10 +21,15 @@ helpfmt.install()
 one_line_parse_errors()
 
 
-def progress_bar(con: Console | None = None):
-    """A rich progress bar and the `progress(message, done, total)` callback that drives it."""
+def progress_bar(con: Console | None = None, lines_when_piped: bool = False):
+    """A rich progress bar and the `progress(message, done, total)` callback that drives it. Where
+    the output is not a terminal rich draws nothing; with `lines_when_piped`, a plain line then
+    every `PIPED_EVERY_S` seconds (and the last), so that a long run piped to a file says it lives."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    con = con or console
+    if lines_when_piped and not con.is_terminal:
+        return contextlib.nullcontext(), _progress_lines(con)
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                    TimeElapsedColumn(), console=con or console, transient=True)
     task = bar.add_task("starting", total=None)
@@ -33,6 +38,26 @@ def progress_bar(con: Console | None = None):
         bar.update(task, description=message, completed=done, total=total)
 
     return bar, update
+
+
+#: How often a piped progress line is printed, at most.
+PIPED_EVERY_S = 10.0
+
+
+def _progress_lines(con: Console):
+    """`progress_bar`'s callback where the output is piped: "message (done/total, elapsed)" lines."""
+    import time
+
+    start, last = time.monotonic(), [float("-inf")]
+
+    def update(message: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - last[0] >= PIPED_EVERY_S or (total and done >= total):
+            last[0] = now
+            of = f"{done}/{total}, " if total else ""
+            con.print(f"{message} ({of}{now - start:.0f} s)", highlight=False, markup=False)
+
+    return update
 
 
 #: The timing rule for small shapes, in words (measure.stats.timed_calls decides it).

@@ -74,7 +74,13 @@ def show(
 
     shown: set[str] = set()
     for impl in usage.names([name]):
-        paths = list(impl.sources) if all_ else [p for p in [sources.primary(impl)] if p]
+        every = sources.with_headers(list(impl.sources))
+        kernels = [p for p in impl.sources if p.endswith(".cu")]
+        if len(kernels) > 1 and not all_:  # a dispatcher: its first source is only where no other path holds
+            console.print(f"{impl.name} picks a kernel per call among {len(kernels)} sources (gemmlab explain "
+                          f"{impl.name}: the conditions, in order); below, {sources.primary(impl)} alone",
+                          highlight=False, markup=False)
+        paths = every if all_ else [p for p in [sources.primary(impl)] if p]
         for path in paths:
             if path in shown:
                 continue
@@ -82,7 +88,7 @@ def show(
             console.rule(f"{impl.name}: {path}")
             console.print(Syntax(sources.read(path), sources.lexer_name(path), line_numbers=True,
                                  word_wrap=False, theme="ansi_dark"))
-        rest = [p for p in impl.sources if p not in shown]
+        rest = [p for p in every if p not in shown]
         if rest and not all_:
             console.print(f"also built from: {', '.join(rest)} (gemmlab show {impl.name} --all)",
                           highlight=False, markup=False)

@@ -218,8 +218,9 @@ def _beats_incumbent(path: Path, seed: int, out: Path, ui) -> bool:
                 raise CannotRun(f"stage 4 stopped: {exc}; the record is at {path}, not installed") from None
         scores[label] = pipeline.geomean_of(drawn)
     new, old = scores["new"], scores["current"]
-    ui.print(f"stage 4 of 4: default's geomean vs cuBLAS on seed {seed + 1}'s draw: {new} under the new "
-             f"record, {old} under {current.name} ({why})", highlight=False)
+    shown = {k: "no figure" if v is None else f"{v:.3f}" for k, v in scores.items()}
+    ui.print(f"stage 4 of 4: default's geomean vs cuBLAS on seed {seed + 1}'s draw: {shown['new']} under the "
+             f"new record, {shown['current']} under {current.name} ({why})", highlight=False)
     if new is None or (old is not None and new < old):
         ui.print(f"[yellow]not installed: the new record measured slower than {current.name}, which default "
                  f"keeps running here; the new one is at {path}[/yellow]")
@@ -260,7 +261,7 @@ def _search(rungs: list[str], classes: dict, info: dict, warmup: int, iters: int
     from ..tune import search
 
     total, done = search.steps_for(rungs, classes, iters), 0
-    bar, update = common.progress_bar(ui)
+    bar, update = common.progress_bar(ui, lines_when_piped=True)
 
     def say(message: str) -> None:
         nonlocal done
