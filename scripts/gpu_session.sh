@@ -69,8 +69,10 @@ for step in "$@"; do
           nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw --format=csv -lms 500 >"$LOGS/export-judge-smi.csv" 2>&1 &
           smi=$!
           IFS=';' read -ra sets <<<"${JUDGE_FLAGS--arch=sm_90a;-arch=sm_90;-arch=native;;-arch=sm_80}"
-          for f in "${sets[@]}"; do slug=${f//[^a-z0-9_]/}; run "judge-${slug:-none}" 300 gemmlab judge "$LOGS/export.cu" \
-                                     --nvcc-flags "$f" --seed 5 --json; done
+          # The rung's own gate: a tensor-core file judged as strict FP32 is refused for its speed.
+          gate=$(python3 -c "from gemmlab import registry as r; print([i for i in r.IMPLEMENTATIONS if i.name == '${EXPORT_RUNG:-default}'][0].precision)")
+          for f in "${sets[@]}"; do slug=${f//[^a-z0-9_]/}; run "judge-${EXPORT_RUNG:-default}-${slug:-none}" 300 gemmlab judge "$LOGS/export.cu" \
+                                     --precision "$gate" --nvcc-flags "$f" --seed 5 --json; done
           kill $smi ;;
     # default with split-K raised to at least P parts (PARTS), at large shapes (experiments/accuracy).
     accuracy-parts) for p in ${PARTS:-1 4 8}; do run "parts-$p" 300 python3 experiments/accuracy/parts.py "$OUT/parts.jsonl" "$p"; done ;;
@@ -142,9 +144,6 @@ for step in "$@"; do
     small-hoist) run small-hoist 400 python3 experiments/small-hoist/hoist.py "$OUT/small-hoist.jsonl"
                  run small-hoist-tf32 300 env RUNGS="mma-split tf32" python3 experiments/small-hoist/hoist.py \
                      "$OUT/small-hoist-tf32.jsonl" ;;
-    # default beside default with its untiled classes' bigtile launches folding their sums into C
-    # (bigtile's FOLD, launches.fold_twin) in place of split-K's parts for accuracy (experiments/fold).
-    fold) run fold 500 python3 experiments/fold/fold.py "$OUT/fold.jsonl" ;;
     # wgmma-swap with split-K on its persistent grid (SPLIT 1) beside tf32, wgmma-swap and cuBLAS TF32,
     # where its tiles are few (experiments/swap-split); first its GPU test (a kernel that hangs stops here).
     swap-split) run swap-split-test 300 python3 -m pytest -q -p no:cacheprovider -x tests/test_gpu.py tests/test_export.py -k "split_twins and wgmma-swap" \
@@ -166,11 +165,6 @@ for step in "$@"; do
     # splitk and tma in 256×128 tiles (WARPS_M 4, one block an SM) beside default and tma-warp at long
     # reductions onto few outputs (experiments/wide-split).
     wide-split) run wide-split 400 python3 experiments/wide-split/wide_split.py "$OUT/wide-split.jsonl" ;;
-    # pad.cu's padded copy at 1 and 4 columns a thread, beside torch's clone (experiments/tools/time_pad.py).
-    pad-width) run pad-width 200 python3 experiments/tools/time_pad.py "$OUT/pad-width.jsonl" ;;
-    # The tensor dispatchers' width floor at three quarters of a block, and their twins with a least
-    # part, beside the rules as shipped (experiments/width-parts).
-    width-parts) run width-parts 500 python3 experiments/width-parts/width_parts.py "$OUT/width-parts.jsonl" ;;
     # The split-K twins no rung runs yet (experiments/tools/twins.py) under one sanitizer tool each:
     # `gemmlab check` and the steps above walk the rungs only.
     twins-memcheck|twins-racecheck|twins-synccheck)

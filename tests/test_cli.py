@@ -38,6 +38,26 @@ def test_explain():
     assert "N % 4 == 0" in result.output and "float4_tiled" in result.output
 
 
+def test_explain_at_a_shape_names_the_launch_that_runs_and_the_rule_that_chose_it():
+    """`explain NAME --shape MxNxK` (issue 53): the launch a call of that shape runs (here the one
+    the dispatcher itself selects: `Implementation.dispatch` on a GPU), its kernel, the precondition
+    that chose it and what was passed over; without a GPU, on the tune record's GPU. JSON too; a
+    shape outside the challenge is a usage error; a rung of one launch names it."""
+    import json
+
+    from tests.clitools import assert_one_line
+
+    shown = json.loads(invoke("explain", "default", "--shape", "1348x248x6274", "--json").stdout)[0]
+    assert shown["launch"] == "tail-medium-odd" and "SPLIT=2" in shown["kernel"]
+    assert shown["rule"].startswith("shape class medium-odd") and shown["passed_over"][:2] == ["prelude short", "prelude gemv"]
+    assert shown["sms"] == 132 or HAS_GPU
+    text = " ".join(invoke("explain", "tf32", "--shape", "8192", "1024", "200").output.split())  # C 200 wide ≥ 3/4 of 256
+    assert "runs split-in-place, wgmma_swap" in text and "each part at least 256 long" in text
+    assert "runs any, naive" in invoke("explain", "naive", "--shape", "64x64x64").output
+    assert "picks no CUDA launch" in invoke("explain", "torch", "--shape", "64x64x64").output
+    assert_one_line(invoke("explain", "default", "--shape", "0x1x1"), 2, "outside the challenge's constraints")
+
+
 def test_explain_takes_a_rung_number_and_labels_kernels_as_bench_does():
     result = invoke("explain", "7")
     assert result.exit_code == 0, result.output
@@ -163,6 +183,21 @@ def test_every_option_with_a_metavar_declares_its_own_name():
     assert checked >= 5
 
 
+def test_the_command_list_wraps_each_description_at_the_terminal_not_mid_sentence():
+    """`gemmlab -h` lists each command's first paragraph with its line breaks kept: each is one line
+    in the app, so that the terminal alone wraps it; every command is listed."""
+    from typer.testing import CliRunner
+
+    from gemmlab.cli import HELP_ORDER, app
+
+    for info in app.registered_commands:
+        first = info.help.split("\n\n")[0]
+        assert "\n" not in first and first.strip() == first, info.callback.__name__
+    out = CliRunner().invoke(app, ["-h"], env={"COLUMNS": "200"}).output
+    listed = [line.split("│")[1].split()[0] for line in out.splitlines() if line.startswith("│ ") and "│" in line[2:]]
+    assert [x for x in listed if x in HELP_ORDER] == list(HELP_ORDER)
+
+
 def test_accurate_is_the_fastest_fp32x3_rung_that_runs_here():
     from gemmlab import registry
 
@@ -181,3 +216,24 @@ def test_cpu_bench_shows_no_cublas_tf32_ratio(tmp_path):
                     "--warmup", "0", "--out", tmp_path)
     assert result.exit_code == 0, result.output
     assert "cuBLAS" not in " ".join(result.output.split())
+
+
+def test_a_piped_progress_bar_prints_a_line_now_and_then_and_the_last():
+    """`progress_bar(lines_when_piped=True)` where the output is a file (book, tune: issue 54): rich
+    draws nothing there, so a plain line, at most every PIPED_EVERY_S seconds, and the last."""
+    import io
+
+    from rich.console import Console
+
+    out = io.StringIO()
+    bar, update = common.progress_bar(Console(file=out), lines_when_piped=True)
+    with bar:
+        for done in range(1, 6):
+            update("pages", done, 5)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 2 and lines[0].startswith("pages (1/5, ") and lines[1].startswith("pages (5/5, ")
+    silent = io.StringIO()
+    bar, update = common.progress_bar(Console(file=silent))  # without: as before, nothing piped
+    with bar:
+        update("pages", 1, 5)
+    assert silent.getvalue().strip() == ""

@@ -189,32 +189,12 @@ def test_rung_numbers_live_in_the_registry_only():
 
 
 
-def _fold_twins() -> list:
-    """Each bigtile build `default` runs, folding (launches.fold_twin: experiments/fold's arm)."""
-    found = {}
-    for launch in registry.get("default").launches:
-        if launch.source == "16_bigtile.cu":
-            twin = launches.fold_twin(launch)
-            found.setdefault(twin.kernel.key, (twin, launch))
-    return list(found.values())
-
-
-@pytest.mark.parametrize("twin,plain", _fold_twins(), ids=lambda x: x.kernel.label)
-def test_folding_builds_compile_without_spills_and_leave_the_shipped_cubins_alone(twin, plain):
-    """16_bigtile.cu's FOLD: every build `default` runs compiles with it, in the registers its
-    occupancy allows and without spills; without it, the build is another (FOLD 0 compiles the
-    fold's code out, so the shipped cubins are those they were measured with)."""
-    module = twin.compile(HOPPER_ARCH)
-    res = module.resources[twin.entry]
-    assert res.spills == 0 and res.stack_bytes == 0, res
-    assert res.registers <= min(255, 65536 // (twin.threads * int(twin.defines["MIN_BLOCKS"]))), res
-    assert module.cubin != plain.compile(HOPPER_ARCH).cubin
-
-
 def _tail_twins() -> list:
-    """Each bigtile build `default` runs, on a line of blocks (launches.tail_twin: experiments/tail-split's arm)."""
+    """Each bigtile build of `default`'s record, on a line of blocks (launches.tail_twin: experiments/tail-split)."""
+    from gemmlab.tune import default
+
     found = {}
-    for launch in registry.get("default").launches:
+    for launch in default.launches_from(default.plan()[0], launches.RUNGS[default.BUILTIN]):
         if launch.source == "16_bigtile.cu" and launch.host is not None:
             twin = launches.tail_twin(launch)
             found.setdefault(twin.kernel.key, (twin, launch))
@@ -233,34 +213,21 @@ def test_tail_split_builds_compile_without_spills_into_another_cubin(twin, plain
     assert module.cubin != plain.compile(HOPPER_ARCH).cubin
 
 
-@pytest.mark.parametrize("rung", ["splitk", "tma"])
-def test_the_split_rungs_in_256x128_tiles_compile_without_spills(rung):
-    """experiments/wide-split's arms: `splitk` and `tma` with WARPS_M 4 and one block an SM, each launch
-    in 256×128 tiles of 256 threads, within 255 registers and without spills."""
-    for launch in registry.get(rung).launches:
-        wide = launch.with_defines({"WARPS_M": 4, "MIN_BLOCKS": 1})
-        assert wide.tile == (256, 128) and wide.threads == 256
-        res = wide.compile(HOPPER_ARCH).resources[wide.entry]
-        assert res.spills == 0 and res.stack_bytes == 0 and res.registers <= 255, res
-
-
-def test_the_wide_padded_copy_compiles_beside_the_shipped_one():
-    """pad.cu's PAD_WIDE (experiments/tools/time_pad.py): 4 columns a thread compiles without
-    spills into another cubin than the shipped copy (PAD_WIDE 1, its macro's default); any other
-    width is refused by the source."""
+def test_the_padded_copy_writes_four_columns_a_thread():
+    """pad.cu's PAD_WIDE (experiments/tools/1-pad-width-h100-39ae1c7.jsonl: 4 beat 1 at every size timed, so only 4
+    ships): set by cuda/pad.py, compiled without spills, its grid derived from it; any other width
+    is refused by the source."""
     import dataclasses
 
     from gemmlab.cuda.compiler import CompileError
-    from gemmlab.cuda.pad import PAD_COPY
+    from gemmlab.cuda.pad import PAD_BLOCK_COLS, PAD_COPY
 
-    wide = dataclasses.replace(PAD_COPY, defines={"PAD_WIDE": 4}).compile(HOPPER_ARCH)
-    res = wide.resources[PAD_COPY.entry]
+    assert PAD_COPY.defines["PAD_WIDE"] == 4 and PAD_BLOCK_COLS == PAD_COPY.block[0] * 4
+    res = PAD_COPY.compile(HOPPER_ARCH).resources[PAD_COPY.entry]
     assert res.spills == 0 and res.stack_bytes == 0, res
-    assert wide.cubin != PAD_COPY.compile(HOPPER_ARCH).cubin
-    assert PAD_COPY.compile(HOPPER_ARCH).cubin == dataclasses.replace(PAD_COPY, defines={"PAD_WIDE": 1}).compile(
-        HOPPER_ARCH).cubin
-    with pytest.raises(CompileError, match="PAD_WIDE is 1 or 4"):
-        dataclasses.replace(PAD_COPY, defines={"PAD_WIDE": 2}).compile(HOPPER_ARCH)
+    for width in (1, 2):
+        with pytest.raises(CompileError, match="pad_copy copies 4 columns a thread"):
+            dataclasses.replace(PAD_COPY, defines={"PAD_WIDE": width}).compile(HOPPER_ARCH)
 
 
 #: The persistent split-K twins no rung runs yet, each with the rung whose launches they split:

@@ -207,30 +207,26 @@ def _run_host_program(source: str, tmp_path: Path) -> list[str]:
 
 def test_the_exported_split_k_policy_is_the_python_one(tmp_path):
     """split_parts (host_runtime.cuh) against handoff.parts over a grid of shapes and GPU sizes,
-    also for a kernel that folds its sums often enough to bound its chains (bigtile's FOLD,
-    handoff.chain_bound)."""
+    with the accuracy floor's chain bound and with none."""
     from gemmlab.cuda import handoff
     from gemmlab.export.transposed import split_lines
 
     # N and K set the least parts at odd shapes (handoff.fewest); steps is N's in steps of `step`.
-    cases = [(t, n, k, slots, step, chain, fold) for t in (1, 3, 64, 100, 131, 132, 264, 300, 2048, 70000)
+    cases = [(t, n, k, slots, step, chain) for t in (1, 3, 64, 100, 131, 132, 264, 300, 2048, 70000)
              for n in (1, 15, 128, 255, 1024, 4958, 7609) for k in (4, 7) for slots in (132, 264)
-             for step in (8, 16, 32) for chain in (handoff.LONGEST_CHAIN, 0) for fold in (False, True)]
-    bound = [handoff.chain_bound(handoff.fold_steps(step), step) if fold else chain
-             for _, _, _, _, step, chain, fold in cases]
+             for step in (8, 16, 32) for chain in (handoff.LONGEST_CHAIN, 0)]
     calls = "".join("    {\n" f"        const int tiles = {t}, N = {n}, K = {k}, steps = {-(-n // step)};\n"
-                    f"        {split_lines(step, str(slots), b)[0]}\n"
+                    f"        {split_lines(step, str(slots), chain)[0]}\n"
                     '        std::printf("%d\\n", parts);\n    }\n'
-                    for (t, n, k, slots, step, _, _), b in zip(cases, bound, strict=True))
+                    for t, n, k, slots, step, chain in cases)
     got = _run_host_program(f"int main() {{\n{calls}    return 0;\n}}\n", tmp_path)
-    want = [handoff.parts(t, -(-n // step), slots, step, handoff.fewest(n, k, b))
-            for (t, n, k, slots, step, _, _), b in zip(cases, bound, strict=True)]
+    want = [handoff.parts(t, -(-n // step), slots, step, handoff.fewest(n, k, chain))
+            for t, n, k, slots, step, chain in cases]
     assert [int(x) for x in got] == want
-    alone = [handoff.parts(t, -(-n // step), slots, step) for t, n, k, slots, step, _, _ in cases]
-    folds = [c[-1] for c in cases]
-    assert any(w > a for w, a, f in zip(want, alone, folds, strict=True) if not f), "no case is split for accuracy"
-    # A folding kernel bounds its chains itself: time alone sets its parts.
-    assert all(w == a for w, a, f in zip(want, alone, folds, strict=True) if f)
+    alone = [handoff.parts(t, -(-n // step), slots, step) for t, n, k, slots, step, _ in cases]
+    assert any(w > a for w, a in zip(want, alone, strict=True)), "no case is split for accuracy"
+    # With no chain to bound, time alone sets the parts.
+    assert all(w == a for w, a, c in zip(want, alone, cases, strict=True) if not c[-1])
 
 
 def test_the_exported_tail_plan_is_the_python_one(tmp_path):

@@ -541,61 +541,6 @@ def _assert_same_bits(impls, precision, shape):
     assert all(torch.equal(out[0], x) for x in out[1:]), shape
 
 
-@pytest.mark.parametrize("shape", [(2048, 4096, 2050), (1000, 3000, 1001), (129, 1500, 131), (3, 700, 5),
-                                   (64, 64, 64)], ids=str)
-@pytest.mark.parametrize("every", [None, 1, 3])  # None: the fold twin as it is (640 elements a chain)
-@pytest.mark.parametrize("name", ["tma-warp", "splitk"])
-def test_sums_folded_into_c_are_right_repeatable_and_shorter_chains(shape, every, name):
-    """16_bigtile.cu's FOLD (launches.fold_twin, experiments/fold): within the strict gate, every
-    element written, bit for bit the same on a second call. The twin as it is (time's parts, each
-    folding into its slot where the tile is split, into C where it is whole): over a long
-    reduction, fewer elements outside LeetGPU's tolerance against the float64 product than one
-    chain (inputs in [-10, 10)), every split-K counter back at zero. Unsplit and folding every
-    step or three: C is the running sum at every edge of the tile, the first fold storing over
-    the poison."""
-    import dataclasses
-
-    from gemmlab.cuda import handoff
-    from gemmlab.cuda.dispatch import CudaSolver
-    from gemmlab.reference import error_figures, references
-
-    m, n, k = shape
-    a, b = uniform((m, n), 21, GPU) * 10, uniform((n, k), 22, GPU) * 10
-    probe = poison_(torch.empty(m, k, device=GPU))
-    launch = registry.get(name).dispatch(a, b, probe, m, n, k)
-    assert launch.source == "16_bigtile.cu"
-    twin = launches.fold_twin(launch)
-    if every is not None:  # no split: the kernel folds at any shape
-        twin = twin.with_defines({"SPLIT": 0, "FOLD": every})
-    fold = CudaSolver((dataclasses.replace(twin, when=None),))
-    out = []
-    # A call on other inputs between the two compared: a stale running sum would show as its values.
-    others = (uniform((m, n), 23, GPU) * 10, uniform((n, k), 24, GPU) * 10)
-    for x, y in ((a, b), others, (a, b)):
-        c = poison_(torch.empty(m, k, device=GPU))
-        fold(x, y, c, m, n, k)
-        out.append(c)
-    del out[1]
-    torch.cuda.synchronize()
-    _assert_strict_fp32_right(out[0], a, b)
-    assert unwritten(out[0]) == 0 and torch.equal(out[0].view(torch.int32), out[1].view(torch.int32))
-    if every is not None:
-        if every == 1 and n >= 1000 and m * k >= 1000:  # it folded: not one chain's bits
-            chain = poison_(torch.empty(m, k, device=GPU))
-            _unsplit(launch)(a, b, chain, m, n, k)
-            torch.cuda.synchronize()
-            assert not torch.equal(out[0].view(torch.int32), chain.view(torch.int32))
-        return
-    assert int(handoff.counters(GPU, 0).abs().sum()) == 0
-    if n > 4 * handoff.LONGEST_CHAIN:
-        ref64, _, floor = references(a, b)
-        chain = poison_(torch.empty(m, k, device=GPU))
-        _unsplit(launch)(a, b, chain, m, n, k)
-        torch.cuda.synchronize()
-        folded, one = error_figures(out[0], ref64, floor=floor), error_figures(chain, ref64, floor=floor)
-        assert folded.exact_violations < one.exact_violations, (folded.exact_violations, one.exact_violations)
-
-
 #: Shapes of the tail split (launches.tail_twin, experiments/tail-split), by the rung whose bigtile launch
 #: it turns: where its plan on an H200 splits the last wave's tiles (1348×248×6274: 2112 tiles of 64×64
 #: whole, 66 in 4 parts; 1400×250×6300: 528 of 550 tiles of 128×128 whole, 22 in 4 parts), where it
@@ -806,3 +751,16 @@ def test_the_tensor_dispatchers_run_the_strict_thin_kernels_where_c_is_thin(name
     impl.solve(a, b, c, m, n, k)
     _assert_strict_fp32_right(c, a, b)
     assert unwritten(c) == 0
+
+
+@pytest.mark.parametrize("name", ["default", "tf32", "3xtf32"])
+def test_explain_at_a_shape_names_the_launch_the_dispatcher_selects(name):
+    """`explain --shape` walks the chain on meta tensors; on the GPU, the launch it names is the one
+    `dispatch` selects on real operands, at shapes across the classes and the tensor chains' rules."""
+    from gemmlab.cli.ladder import at_shape
+
+    impl = registry.get(name)
+    for m, n, k in ((8192, 6144, 4096), (1348, 248, 6274), (934, 949, 282), (8192, 1024, 200), (3, 5, 7),
+                    (8191, 6143, 4095), (64, 64, 64), (2048, 1, 2048)):
+        a, b, c = torch.empty(m, n, device=GPU), torch.empty(n, k, device=GPU), torch.empty(m, k, device=GPU)
+        assert at_shape(impl, (m, n, k))["launch"] == impl.dispatch(a, b, c, m, n, k).name, (name, m, n, k)

@@ -338,16 +338,39 @@ def test_a_tail_plan_splits_only_the_last_waves_tiles_and_only_where_it_models_f
                         assert got.slot_count == sum(n * p for n, p in split) and got.split == (got.slot_count > 0)
 
 
+def test_default_runs_every_split_bigtile_launch_on_a_line_of_blocks():
+    """`default` (experiments/tail-split: the twins were faster wherever their plan split a tail):
+    each split bigtile launch of its record is its tail twin, under the same precondition; every
+    other launch as the record builds it; the rungs keep SPLIT 1."""
+    from gemmlab.tune import default
+
+    record = default.launches_from(default.plan()[0], launches.RUNGS[default.BUILTIN])
+    shipped = registry.get("default").launches
+    assert len(shipped) == len(record)
+    turned = 0
+    for plain, ran in zip(record, shipped, strict=True):
+        if plain.source == "16_bigtile.cu" and plain.defines.get("SPLIT") == 1:
+            assert ran.defines == dict(plain.defines) | {"SPLIT": 2} and ran.when == plain.when
+            turned += 1
+        else:
+            assert ran == plain
+    assert turned > 0
+    for rung in ("splitk", "tma", "tma-warp"):
+        assert all(x.defines.get("SPLIT") != 2 for x in launches.RUNGS[rung])
+
+
 def test_a_tail_twin_is_its_launch_on_a_line_of_blocks(monkeypatch):
     """launches.tail_twin (bigtile's SPLIT 2, experiments/tail-split): the launch's kernel, tile,
     step, precondition and pre-passes, on the Aᵀ host's line of blocks; scratch for one slot a
     block where some tile splits; refused for a launch without the Aᵀ host."""
     from gemmlab.cuda import driver as cl
     from gemmlab.cuda import handoff, transposed
+    from gemmlab.tune import default
 
     monkeypatch.setattr(cl, "sm_count", lambda index: 132)
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
-    bigtiles = [x for x in registry.get("default").launches if x.source == "16_bigtile.cu" and x.host is not None]
+    record = default.launches_from(default.plan()[0], launches.RUNGS[default.BUILTIN])
+    bigtiles = [x for x in record if x.source == "16_bigtile.cu" and x.host is not None]
     assert bigtiles
     for plain in bigtiles:
         twin = launches.tail_twin(plain)
@@ -373,42 +396,6 @@ def test_a_tail_twin_is_its_launch_on_a_line_of_blocks(monkeypatch):
         launches.split_twin(twin)
     with pytest.raises(ValueError, match="SPLIT is 0, 1"):
         tma_warp.with_defines({"SPLIT": 3})
-
-
-def test_a_fold_twin_splits_by_time_alone(monkeypatch):
-    """launches.fold_twin (bigtile's FOLD, experiments/fold): the sums folded into a running sum
-    every LONGEST_CHAIN elements of the reduction, in a whole tile and in each part of a split one,
-    so its parts are time's alone (no accuracy floor at odd shapes); its precondition and
-    everything else its own."""
-    from gemmlab.cuda import driver as cl
-    from gemmlab.cuda import handoff
-
-    monkeypatch.setattr(cl, "sm_count", lambda index: 132)
-    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
-    default = registry.get("default")
-    bigtiles = [x for x in default.launches if x.source == "16_bigtile.cu" and x.host is not None]
-    assert bigtiles
-    for plain in bigtiles:
-        twin = launches.fold_twin(plain)
-        assert twin.defines == dict(plain.defines) | {"FOLD": handoff.LONGEST_CHAIN // plain.step}
-        assert twin.when == plain.when and twin.name == f"fold-{plain.name}"
-        assert (twin.host, twin.tile, twin.step, twin.block) == (plain.host, plain.tile, plain.step, plain.block)
-    tma_warp = next(x for x in bigtiles if x.tile == (64, 64) and x.host.split and x.host.pad_b)
-    twin = launches.fold_twin(tma_warp)
-    # 3218×4046×5118 (seed 2040): 80 × 51 tiles of 64×64 fill 1056 slots; unfolded, 7 parts of 578.
-    assert tma_warp.host.parts(tma_warp, 3218, 4046, 5118) == 7 and twin.host.parts(twin, 3218, 4046, 5118) == 1
-    # 472×6284×974 (seed 2040): 128 tiles leave slots idle; time splits it (8 parts), the floor 16.
-    assert 1 < twin.host.parts(twin, 472, 6284, 974) == handoff.parts(128, -(-6284 // 16), 1056, 16) \
-        < tma_warp.host.parts(tma_warp, 472, 6284, 974)
-    # Aligned shapes: no floor either way.
-    for shape in ((2317, 6048, 7564), (8192, 6144, 4096), (1024, 1024, 1024)):
-        assert twin.host.parts(twin, *shape) == tma_warp.host.parts(tma_warp, *shape)
-    assert handoff.fold_steps(16) == 40 and handoff.fold_steps(8) == 80 and handoff.fold_steps(32) == 20
-    # Folds too far apart to bound a chain leave the accuracy floor in place.
-    sparse = twin.with_defines({"FOLD": 100})
-    chain = handoff.LONGEST_CHAIN
-    assert handoff.chain_bound(100, 16) == chain and handoff.chain_bound(40, 16) == 0 and handoff.chain_bound(0, 16) == chain
-    assert sparse.host.parts(sparse, 3218, 4046, 5118) == tma_warp.host.parts(tma_warp, 3218, 4046, 5118) == 7
 
 
 def test_the_swapped_wgmma_split_twins_split_where_the_clusters_are_few(monkeypatch):
@@ -500,29 +487,30 @@ def test_the_tensor_dispatchers_split_where_the_tiles_are_few_in_one_wave(monkey
     assert wave.units(1024, 1024) * wave.parts(1024, 8192, 1024, 132) <= 132 // wave.cluster
 
 
-@pytest.mark.parametrize("build,narrow,cols", [("tf32_launches", "wgmma_swap", 256), ("x3_launches", "wgmma_3xtf32", 128)])
-def test_the_tensor_chains_take_their_width_floor_and_a_split_condition_as_arguments(monkeypatch, build, narrow, cols):
-    """`launches.tf32_launches` / `x3_launches`: the shipped chain with no arguments (the width
-    floor at the Hopper blocks side by side), a lower floor where asked, and a further condition
-    on the split twins alone (what experiments/width-parts varies)."""
+@pytest.mark.parametrize("rung,hopper_rung,narrow,cols", [("tf32", "wgmma-swap", "wgmma_swap", 256),
+                                                          ("3xtf32", "wgmma-3xtf32", "wgmma_3xtf32", 128)])
+def test_the_tensor_chains_run_the_hopper_kernels_from_three_quarters_of_their_width_and_split_in_long_parts(
+        monkeypatch, rung, hopper_rung, narrow, cols):
+    """`tf32` and `3xtf32` (experiments/width-parts): the Hopper launches where C is at least three
+    quarters of their blocks side by side wide, not below; their split twins only where each part
+    is at least `SPLIT_LEAST` long (934×949×282 splits wgmma-swap's in parts of 141)."""
     from gemmlab.cuda import driver as cl
+    from gemmlab.cuda import hopper
 
     monkeypatch.setattr(cl, "sm_count", lambda index: 132)
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
-    make = getattr(launches, build)
-
-    picked = _first
-    shipped, lower = make(), make(min_cols=cols * 3 // 4)
-    def plan(chain):  # a fresh build makes fresh smem functions: compare the rest
-        return [(x.source, x.name, x.defines, x.when) for x in chain]
-    assert plan(shipped) == plan(launches.RUNGS["3xtf32" if build == "x3_launches" else "tf32"])
-    m, n, k = 8192, 1024, cols * 7 // 8  # many rows of tiles, C 7/8 of the blocks wide
-    assert picked(shipped, m, n, k).entry != narrow and picked(lower, m, n, k).entry == narrow
-    assert picked(lower, 5501, 4101, cols // 4).entry != narrow  # a quarter: still below
-    never = make(split_also=lambda x: lambda *args: False)
-    assert picked(shipped, 1024, 8192, 1024).name.startswith("split")
-    assert not picked(never, 1024, 8192, 1024).name.startswith("split")
-    assert picked(never, 8192, 6144, 4096) == picked(shipped, 8192, 6144, 4096)
+    chain = launches.RUNGS[rung]
+    assert launches.WIDTH_FLOOR == (3, 4)
+    assert _first(chain, 8192, 1024, cols * 3 // 4).entry == narrow  # many row tiles, C 3/4 of the blocks
+    assert _first(chain, 8192, 1024, cols * 3 // 4 - 4).entry != narrow
+    assert _first(chain, 1024, 8192, 1024).name.startswith("split")
+    twin = next(x for x in chain if x.name.startswith("split"))
+    least = launches.SPLIT_LEAST[hopper_rung]
+    m, n, k = 934, 949, 282
+    parts = hopper.one_wave(twin).parts(m, n, k, 132)
+    assert parts > 1 and -(-n // parts) < least  # the twin would split here, in parts too short
+    assert not _first(chain, m, n, k).name.startswith("split")
+    assert "each part at least" in str(twin.when) and f">= {least}" in twin.when.cpp()
 
 
 def test_splitk_scratch_holds_the_saved_parts_only_when_it_splits(monkeypatch):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from .cuda import handoff, hopper
+from .cuda import hopper
 from .cuda.dispatch import Launch
 from .cuda.needs import Needs
 from .cuda.pad import PaddedOperands
@@ -202,15 +202,6 @@ def split_twin(launch: Launch) -> Launch:
     return dataclasses.replace(twin, name=f"split-{launch.name}")
 
 
-def fold_twin(launch: Launch) -> Launch:
-    """A bigtile launch's twin that folds its sums into a running sum every `handoff.fold_steps`
-    steps (FOLD): its chains bounded in every part as split-K's accuracy floor bounds them, so time
-    alone sets its parts (`handoff.chain_bound`). Named "fold-" and the launch's name. No rung
-    runs it yet: an experiment's arm (experiments/fold)."""
-    twin = launch.with_defines({"FOLD": handoff.fold_steps(launch.step)})
-    return dataclasses.replace(twin, name=f"fold-{launch.name}", when=launch.when)
-
-
 #: The most rows of C (M) at which a b-padded winner's 4-byte twin (`scalar_twin`) runs before it.
 #: The padded copy of B is a streaming pass of 8 bytes an element of B (read, write), where the
 #: product spends 2·M FLOPs an element: its share of a call grows as 1/M. The 4-byte copies cost
@@ -226,12 +217,20 @@ def tail_twin(launch: Launch) -> Launch:
     the parts SPLIT 1 would give it, unless the last wave's few tiles in more parts model faster;
     then the whole waves' tiles keep the accuracy floor's parts (or SPLIT 1's) and the tail's fill
     the slots their wave leaves idle. Its precondition the launch's; named "tail-" and the launch's name.
-    Needs the Aᵀ host (A_T), the one that splits. No rung runs it yet: an experiment's arm
-    (experiments/tail-split)."""
+    Needs the Aᵀ host (A_T), the one that splits."""
     if launch.source != "16_bigtile.cu" or not launch.defines.get("A_T"):
         raise ValueError(f"tail_twin: {launch.name} is not a bigtile launch with the Aᵀ host")
     twin = launch.with_defines({"SPLIT": 2})
     return dataclasses.replace(twin, name=f"tail-{launch.name}", when=launch.when)
+
+
+def tailed(chain: tuple[Launch, ...]) -> tuple[Launch, ...]:
+    """`chain` with each split bigtile launch (SPLIT 1, Aᵀ host) turned into its `tail_twin`: what
+    `default` runs, since the twins were faster wherever their plan split a tail and level elsewhere
+    (experiments/tail-split). The rungs keep SPLIT 1, as the ladder's steps they are."""
+    def splits(x: Launch) -> bool:
+        return x.source == "16_bigtile.cu" and x.defines.get("SPLIT") == 1 and bool(x.defines.get("A_T"))
+    return tuple(tail_twin(x) if splits(x) else x for x in chain)
 
 
 def scalar_twin(launch: Launch) -> Launch:
@@ -492,6 +491,12 @@ HOPPER_MIN_N = 128
 #: mma-split's 43.1 and 512×4096×512 in 35.1 against 34.2 (`tf32` as shipped).
 SPLIT_OUTPUTS = 1 << 18
 SPLIT_3X_MIN_N = 512
+#: The least part of each Hopper kernel's split twins, in elements of the reduction: shorter parts
+#: lost to the unsplit chain (experiments/width-parts: 934×949×282, the twins in parts of 141).
+SPLIT_LEAST = {"wgmma-swap": 256, "wgmma-3xtf32": 200}
+#: The width floor of the Hopper launches, as a fraction of their blocks side by side (`wide`): C
+#: three quarters of a cluster wide ran them faster than the chain below them (experiments/width-parts).
+WIDTH_FLOOR = (3, 4)
 
 
 def from_outputs(launches: tuple[Launch, ...], outputs: int, min_reduction: int = 0,
@@ -509,12 +514,12 @@ def wide(launch: Launch) -> int:
 
 
 def where_split_pays(twins: tuple[Launch, ...], outputs: int, min_reduction: int = 0,
-                     min_cols: int = 0) -> tuple[Launch, ...]:
+                     min_cols: int = 0, least: int = 0) -> tuple[Launch, ...]:
     """Persistent split twins under their own preconditions, from `outputs` and `min_reduction`, and
-    only where they split in one wave (`handoff.OneWave`): elsewhere the unsplit launch after them
-    runs (at one part the SPLIT builds ran 0–21 % slower than the shipped ones: 3x-split at the
-    performance shape 3.82 ms against 3.15)."""
-    return tuple(dataclasses.replace(x, when=all_of(x.when, hopper.one_wave(x)))
+    only where they split in one wave (`handoff.OneWave`) into parts of at least `least`: elsewhere
+    the unsplit launch after them runs (at one part the SPLIT builds ran 0–21 % slower than the
+    shipped ones: 3x-split at the performance shape 3.82 ms against 3.15)."""
+    return tuple(dataclasses.replace(x, when=all_of(x.when, dataclasses.replace(hopper.one_wave(x), least=least)))
                  for x in from_outputs(twins, outputs, min_reduction, min_cols))
 
 
@@ -593,37 +598,30 @@ RUNGS: dict[str, tuple[Launch, ...]] = {
 STRICT_THIN = (gemv_launch(), *default_thin_launches())
 # Where the Hopper kernels' tiles are few, their split twins first (experiments/swap-split at
 # 7531d4f: 1024×8192×1024 59.4 µs against 155.5, 1.23× cuBLAS TF32). Neither where C is narrower
-# than the blocks side by side (`wide`): in the seed-2042 tensor draw (experiments/tensor-dispatch/
-# 4-random-64-seed2042.json, at 203e759) wgmma-swap ran 5501×4101×54 in 138.1 µs (split) and
-# 239.5 (not), mma-split in 60.8; 4317×11×70 21.5 against 6.4.
-def tf32_launches(min_cols: int | None = None, split_also=None) -> tuple[Launch, ...]:
-    """`tf32`'s chain; `min_cols` (default: wgmma-swap's blocks side by side) and `split_also` (a
-    further precondition of the split twins, a function of the twin) are what experiments vary
-    (experiments/width-parts)."""
-    return _tensor_chain("wgmma-swap", wgmma_swap_split_launches(), HOPPER_TF32_OUTPUTS, HOPPER_MIN_N,
-                         "mma-split", min_cols, split_also)
+# than three quarters of the blocks side by side (`wide`, `WIDTH_FLOOR`): in the seed-2042 tensor
+# draw (experiments/tensor-dispatch/4-random-64-seed2042.json, at 203e759) wgmma-swap ran
+# 5501×4101×54 in 138.1 µs (split) and 239.5 (not), mma-split in 60.8; 4317×11×70 21.5 against 6.4.
+def tf32_launches() -> tuple[Launch, ...]:
+    """`tf32`'s chain."""
+    return _tensor_chain("wgmma-swap", wgmma_swap_split_launches(), HOPPER_TF32_OUTPUTS, HOPPER_MIN_N, "mma-split")
 
 
-def x3_launches(min_cols: int | None = None, split_also=None) -> tuple[Launch, ...]:
-    """`3xtf32`'s chain, with the same two handles as `tf32_launches`."""
-    return _tensor_chain("wgmma-3xtf32", wgmma_3xtf32_split_launches(), HOPPER_3X_OUTPUTS, SPLIT_3X_MIN_N,
-                         "small", min_cols, split_also)
+def x3_launches() -> tuple[Launch, ...]:
+    """`3xtf32`'s chain."""
+    return _tensor_chain("wgmma-3xtf32", wgmma_3xtf32_split_launches(), HOPPER_3X_OUTPUTS, SPLIT_3X_MIN_N, "small")
 
 
-def _tensor_chain(hopper_rung: str, twins: tuple[Launch, ...], outputs: int, split_min_n: int, below: str,
-                  min_cols: int | None, split_also) -> tuple[Launch, ...]:
+def _tensor_chain(hopper_rung: str, twins: tuple[Launch, ...], outputs: int, split_min_n: int,
+                  below: str) -> tuple[Launch, ...]:
     """A tensor dispatcher: `short` from `outputs`, the strict thin kernels, the Hopper rung's split
-    twins where they pay (from N ≥ `split_min_n`), the Hopper rung from `outputs`, then `below`'s
-    launches; the Hopper launches only where K ≥ `min_cols` (default: their blocks side by side)."""
-    cols = wide(RUNGS[hopper_rung][0]) if min_cols is None else min_cols
-    split = where_split_pays(twins, SPLIT_OUTPUTS, split_min_n, cols)
-    return (from_outputs((short_launch(),), outputs) + STRICT_THIN + _also(split, split_also)
+    twins where they pay (from N ≥ `split_min_n`, parts of at least `SPLIT_LEAST`), the Hopper rung
+    from `outputs`, then `below`'s launches; the Hopper launches only where C is at least
+    `WIDTH_FLOOR` of their blocks side by side wide."""
+    num, den = WIDTH_FLOOR
+    cols = wide(RUNGS[hopper_rung][0]) * num // den
+    split = where_split_pays(twins, SPLIT_OUTPUTS, split_min_n, cols, SPLIT_LEAST[hopper_rung])
+    return (from_outputs((short_launch(),), outputs) + STRICT_THIN + split
             + from_outputs(RUNGS[hopper_rung], outputs, HOPPER_MIN_N, cols) + RUNGS[below])
-
-
-def _also(chain: tuple[Launch, ...], cond) -> tuple[Launch, ...]:
-    """Each launch of `chain` also under `cond` (a function of the launch; None: as it is)."""
-    return chain if cond is None else tuple(dataclasses.replace(x, when=all_of(x.when, cond(x))) for x in chain)
 
 
 RUNGS["tf32"] = tf32_launches()

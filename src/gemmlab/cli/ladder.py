@@ -10,7 +10,7 @@ from rich.table import Table
 
 from .. import docblocks, registry
 from ..tune import default as tuned_default
-from ..ui import listing, machine, usage
+from ..ui import listing, machine, shapes, usage
 from ..ui.errors import UsageError, guarded
 from .common import AsJson, app, console
 
@@ -66,7 +66,7 @@ def facts_table(impl: registry.Implementation) -> Table:
     return facts
 
 
-@app.command()
+@app.command(cls=shapes.Command)
 @guarded
 def explain(
     name: Annotated[str, typer.Argument(help="an implementation name, a step (3.2: chapter 3, "
@@ -74,11 +74,21 @@ def explain(
                                               "implementations that had it",
                                          metavar="NAME|STEP")],
     as_json: AsJson = False,
+    shape: Annotated[str | None, typer.Option("--shape", metavar=shapes.METAVAR,
+        help=f"instead, the launch a call of this shape runs and the rule that chose it, {shapes.HELP}")] = None,
 ) -> None:
     """The idea behind an implementation, its data path, intensity and preconditions."""
     from rich.markdown import Markdown  # markdown-it, a tenth of a second: only where it renders
 
     impls = usage.names([name])
+    if shape is not None:
+        picked = [at_shape(i, shapes.parse(shape)) for i in impls]
+        if as_json:
+            machine.emit(picked)
+            return
+        for p in picked:
+            console.print(at_shape_text(p), highlight=False, markup=False)
+        return
     if as_json:
         machine.emit([machine.explanation(i) for i in impls])
         return
@@ -88,3 +98,42 @@ def explain(
             console.print(Markdown(impl.explanation()))
             shown.add(impl.doc)
         console.print(facts_table(impl))
+
+
+def at_shape(impl: registry.Implementation, shape: tuple[int, int, int]) -> dict:
+    """The launch `impl` runs at `shape` on this GPU (without one: on the GPU its tune record is
+    for), the precondition that chose it, and the launches passed over before it."""
+    from .. import runtime
+    from ..cuda import dispatch, driver
+
+    out = {"name": impl.name, "shape": list(shape)}
+    if not impl.launches:
+        return out | {"launch": None, "why": f"a {impl.family} implementation: it picks no CUDA launch"}
+    if runtime.has_gpu():
+        import torch
+
+        gpu, sms, cc = torch.cuda.get_device_name(), driver.sms(), torch.cuda.get_device_capability()
+    else:
+        found = tuned_default.plan()[0] or {"gpu": {"name": "NVIDIA H200", "sm_count": 132, "compute_capability": "9.0"}}
+        gpu, sms = found["gpu"]["name"], found["gpu"]["sm_count"]
+        cc = tuple(int(x) for x in found["gpu"]["compute_capability"].split("."))
+    with driver.assumed_sms(sms):
+        walked = dispatch.walk(impl.launches, *shape, cc)
+    ran, holds = walked[-1]
+    return out | {"gpu": gpu, "sms": sms, "here": runtime.has_gpu(), "launch": ran.name if holds else None,
+                  "kernel": impl.launch_label(ran) if holds else None,
+                  "rule": (str(ran.when) if ran.when else "none: the last launch, which runs at any shape")
+                  if holds else None, "passed_over": [x.name for x, _ in walked[:-1]]}
+
+
+def at_shape_text(p: dict) -> str:
+    """`at_shape`'s answer in three lines."""
+    where = "×".join(map(str, p["shape"]))
+    if p["launch"] is None:
+        return f"{p['name']} at {where}: {p.get('why') or 'no launch holds'}"
+    on = p["gpu"] if p["here"] else f"{p['gpu']} ({p['sms']} SMs, its tune record's GPU: no GPU here)"
+    skipped = p["passed_over"]
+    passed = (f"passed over {len(skipped)} before it: {', '.join(skipped[:6])}{', …' if len(skipped) > 6 else ''}"
+              if skipped else "the first in its chain")
+    return (f"{p['name']} at {where} on {on}: runs {p['launch']}, {p['kernel']}\n"
+            f"  because: {p['rule']}\n  {passed}")

@@ -195,11 +195,10 @@ class Launch:
         if not self.persistent:
             return (across, down, 1)
         # One block per SM at most, rounded down to whole clusters; the kernel strides over tiles.
-        import torch
 
         x, y, z = self.kernel.cluster
         size = x * y * z
-        sms = cl.sm_count(torch.cuda.current_device())
+        sms = cl.sms()
         blocks = min(across * down, sms)
         return (max(size, blocks // size * size), 1, 1)
 
@@ -406,3 +405,19 @@ class CudaSolver:
         fit = cl.resident_blocks(kernel, k.block, k.smem, k.cluster)
         blocks = min(step.grid[0], fit) // size * size
         return (max(blocks, size), 1, 1)
+
+
+def walk(launches: tuple[Launch, ...], m: int, n: int, k: int, cc: tuple[int, int]) -> list[tuple[Launch, bool]]:
+    """`launches` in order up to the one a call of that shape runs on a GPU of capability `cc`, each
+    with whether it holds there (`Launch.applies` without a GPU): the operands are contiguous and
+    16-byte aligned, as torch allocates them, and on the meta device, so that nothing is allocated."""
+    import torch
+
+    a, b, c = (torch.empty(r, q, device="meta") for r, q in ((m, n), (n, k), (m, k)))
+    out = []
+    for x in launches:
+        holds = x.all_needs.runs_on(cc) and (x.when is None or bool(x.when(a, b, c, m, n, k)))
+        out.append((x, holds))
+        if holds:
+            break
+    return out

@@ -22,6 +22,7 @@ own (experiments/host-overhead).
 from __future__ import annotations
 
 import ctypes
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
@@ -78,6 +79,28 @@ def sm_count(device_index: int) -> int:
     import torch
 
     return torch.cuda.get_device_properties(device_index).multi_processor_count
+
+
+_assumed_sms: list[int] = []  # `assumed_sms`'s figure, innermost last
+
+
+def sms() -> int:
+    """The SM count the launch policies plan for: the current GPU's, or the one `assumed_sms` sets."""
+    if _assumed_sms:
+        return _assumed_sms[-1]
+    import torch
+
+    return sm_count(torch.cuda.current_device())
+
+
+@contextmanager
+def assumed_sms(count: int):
+    """Plan as if on a GPU of `count` SMs (`explain --shape` on a machine without that GPU)."""
+    _assumed_sms.append(count)
+    try:
+        yield
+    finally:
+        _assumed_sms.pop()
 
 
 _kernels: dict[tuple[str, str, int], object] = {}

@@ -172,20 +172,6 @@ def tail_plan(tiles: int, steps: int, slots: int, step: int, least: int = 1) -> 
     return found[1] if found else best
 
 
-def fold_steps(step: int) -> int:
-    """Reduction steps of `step` elements between a folding kernel's folds (bigtile's FOLD): the
-    most whose chain is within LONGEST_CHAIN."""
-    return max(1, LONGEST_CHAIN // step)
-
-
-def chain_bound(fold: int, step: int) -> int:
-    """The chain `fewest` must bound by parts for a kernel that folds its sums into a running sum
-    every `fold` steps of `step` elements (bigtile's FOLD; 0: never): none (0) where the folds
-    keep every chain within LONGEST_CHAIN themselves, in a whole tile as in each part of a split
-    one, so that time alone sets the parts; else LONGEST_CHAIN."""
-    return 0 if 0 < fold * step <= LONGEST_CHAIN else LONGEST_CHAIN
-
-
 def _cpp_policy(tiles: str, steps: str, slots: str, step: int, chain: int) -> str:
     """The arguments the exported file's split_parts and split_tail_plan share, in their order."""
     return (f"{tiles}, {steps}, {slots}, {min_steps(step)}, {min_steps(step, True)}, {MAX_PARTS}, "
@@ -223,6 +209,9 @@ class OneWave:
     tile: tuple[int, int]
     step: int
     cluster: int = 1
+    #: As a precondition, also that each part is at least this many elements of the reduction
+    #: (parts of fewer lost to the unsplit chain: experiments/width-parts). 0: no least part.
+    least: int = 0
 
     def units(self, m: int, k: int) -> int:
         rows, cols = self.tile
@@ -235,16 +224,16 @@ class OneWave:
         return max(1, min(found, slots // units, COUNTERS // (units * self.cluster)))
 
     def __call__(self, a, b, c, m: int, n: int, k: int) -> bool:
-        import torch
-
         from . import driver as cl
 
-        return self.parts(m, n, k, cl.sm_count(torch.cuda.current_device())) > 1
+        parts = self.parts(m, n, k, cl.sms())
+        return parts > 1 and -(-n // parts) >= self.least
 
     def __str__(self) -> str:
         rows, cols = self.tile
+        least = f", each part at least {self.least} long" if self.least else ""
         return (f"split-K pays in one wave: {rows}×{cols * self.cluster} tiles leave clusters of {self.cluster} "
-                f"idle (cuda/handoff.OneWave > 1 part)")
+                f"idle (cuda/handoff.OneWave > 1 part{least})")
 
     def cpp_units(self) -> str:
         """`units` as a C++ expression over M and K (the exported file's)."""
@@ -261,7 +250,10 @@ class OneWave:
                 f"{COUNTERS} / ({units} * {self.cluster})))")
 
     def cpp(self) -> str:
-        return f"{self.cpp_parts()} > 1"
+        if not self.least:
+            return f"{self.cpp_parts()} > 1"
+        parts = self.cpp_parts()
+        return f"({parts} > 1 && ceil_div(N, {parts}) >= {self.least})"
 
 
 def slot_floats(threads: int, per_thread: int) -> int:

@@ -74,9 +74,7 @@ def one_wave(launch: Launch) -> handoff.OneWave:
 
 
 def _split_parts(launch: Launch, m: int, n: int, k: int) -> int:
-    import torch
-
-    return one_wave(launch).parts(m, n, k, cl.sm_count(torch.cuda.current_device()))
+    return one_wave(launch).parts(m, n, k, cl.sms())
 
 
 @dataclass(frozen=True)
@@ -174,11 +172,9 @@ class TmaOperands:
             tiles = one_wave(launch).units(m, k)
             work = base + up(self._layout(m, n, k)[2]) if parts > 1 else 0
             counters = handoff.counters(call.a.device, tiles * parts if parts > 1 else 0).data_ptr()
-            import torch
-
             # Persistent: as many blocks as units, at most one an SM (the solver trims it to what
             # the GPU holds at once).
-            grid = (max(1, min(tiles * parts, cl.sm_count(torch.cuda.current_device()))), 1, 1)
+            grid = (max(1, min(tiles * parts, cl.sms())), 1, 1)
             steps.append(Step(launch.kernel, grid, (*maps, *call.gemm_args()[2:], *flag, work, counters,
                                                      cl.i32(parts))))
         if self.b == "split":
@@ -286,9 +282,7 @@ class SwappedOperands:
         counters = handoff.counters(call.a.device, blocks * parts if parts > 1 else 0).data_ptr()
         # Persistent: as many blocks as units, at most one an SM, in whole clusters (the solver
         # trims it to what the GPU holds at once).
-        import torch
-
         cluster = launch.kernel.cluster[0]
-        grid = max(cluster, min(blocks * parts, cl.sm_count(torch.cuda.current_device())) // cluster * cluster)
+        grid = max(cluster, min(blocks * parts, cl.sms()) // cluster * cluster)
         steps.append(Step(launch.kernel, (grid, 1, 1), (*maps, *call.gemm_args()[2:], work, counters, cl.i32(parts))))
         return steps

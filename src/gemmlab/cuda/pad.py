@@ -20,7 +20,11 @@ if TYPE_CHECKING:
 from . import driver as cl
 from .dispatch import Call, Kernel, Launch, Step
 
-PAD_COPY = Kernel("pad.cu", "pad_copy", (256, 1))
+#: Four destination columns a thread (pad.cu's PAD_WIDE): faster than one at every size timed
+#: (experiments/tools/1-pad-width-h100-39ae1c7.jsonl).
+PAD_COPY = Kernel("pad.cu", "pad_copy", (256, 1), {"PAD_WIDE": 4})
+#: The destination columns one block of PAD_COPY writes: its grid is ceil(columns / this) by rows.
+PAD_BLOCK_COLS = PAD_COPY.block[0] * PAD_COPY.defines["PAD_WIDE"]
 ALIGN = 1024  # bytes: where each buffer in a workspace starts
 
 
@@ -60,7 +64,7 @@ class PaddedOperands:
         a, b, c = (base + at for at in self.layout(m, n, k)[:3])
 
         def copy(src: int, dst: int, rows: int, cols: int, ld: int, dst_rows: int, dst_cols: int) -> Step:
-            return Step(PAD_COPY, (-(-dst_cols // 256), dst_rows, 1),
+            return Step(PAD_COPY, (-(-dst_cols // PAD_BLOCK_COLS), dst_rows, 1),
                         (src, dst, *map(cl.i32, (rows, cols, ld, dst_rows, dst_cols))))
 
         return [

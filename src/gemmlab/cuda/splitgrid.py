@@ -39,9 +39,7 @@ class SplitGrid:
         return handoff.slot_floats(self.savers or launch.threads, self.accumulators)
 
     def parts(self, launch: Launch, m: int, n: int, k: int) -> int:
-        import torch
-
-        slots = cl.sm_count(torch.cuda.current_device()) * int(launch.defines["MIN_BLOCKS"])
+        slots = cl.sms() * int(launch.defines["MIN_BLOCKS"])
         across, down = launch.tiles(m, k)
         return handoff.parts(across * down, -(-n // launch.step), slots, launch.step,
                              handoff.fewest(n, k, self.chain))

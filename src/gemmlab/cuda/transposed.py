@@ -40,7 +40,7 @@ from . import driver as cl
 from . import handoff
 from .dispatch import Call, Kernel, Launch, Step
 from .hopper import TRANSPOSE_TILE as TILE  # the pre-pass file's square tile
-from .pad import PAD_COPY, pitch, up
+from .pad import PAD_BLOCK_COLS, PAD_COPY, pitch, up
 from .tma import matrix_map
 
 TRANSPOSE_FP32 = Kernel("prepass.cu", "transpose_fp32", (256, 1))
@@ -67,14 +67,11 @@ class TransposedA:
     @staticmethod
     def _policy(launch: Launch, m: int, n: int, k: int) -> tuple[int, int, int, int, int]:
         """What the split policy is given: tiles, reduction steps, resident slots (MIN_BLOCKS
-        blocks per SM), the step, and the least parts (`handoff.fewest`, with no chain to bound
-        where the kernel's folds bound it: FOLD, `handoff.chain_bound`)."""
-        import torch
+        blocks per SM), the step, and the least parts (`handoff.fewest`)."""
 
-        slots = cl.sm_count(torch.cuda.current_device()) * int(launch.defines["MIN_BLOCKS"])
+        slots = cl.sms() * int(launch.defines["MIN_BLOCKS"])
         across, down = launch.tiles(m, k)
-        chain = handoff.chain_bound(int(launch.defines.get("FOLD", 0)), launch.step)
-        return across * down, -(-n // launch.step), slots, launch.step, handoff.fewest(n, k, chain)
+        return across * down, -(-n // launch.step), slots, launch.step, handoff.fewest(n, k)
 
     @staticmethod
     def parts(launch: Launch, m: int, n: int, k: int) -> int:
@@ -119,7 +116,7 @@ class TransposedA:
         if self.pad_b:
             b_pad = at + self.layout(m, n, k)[0]
             cols = pitch(k)
-            steps.append(Step(PAD_COPY, (-(-cols // PAD_COPY.block[0]), n, 1),
+            steps.append(Step(PAD_COPY, (-(-cols // PAD_BLOCK_COLS), n, 1),
                               (b, b_pad, *map(cl.i32, (n, k, k, n, cols)))))
             b = b_pad
         operands = (at, b)

@@ -23,7 +23,7 @@ def layout_lines() -> list[str]:
 
 
 def body(launch: Launch, variants: Variants) -> list[str]:
-    width = pad.PAD_COPY.block[0]
+    width = pad.PAD_BLOCK_COLS
 
     def copy(args: str, cols: str, rows: str, tag: str) -> list[str]:
         return kernel_launch(pad.PAD_COPY, variants, f"dim3(ceil_div({cols}, {width}), {rows})", args, tag)

@@ -32,20 +32,19 @@ def body(launch: Launch, variants: Variants) -> list[str]:
     if host.split:
         rows, cols = launch.tile
         slots = f"sm_count() * {int(launch.defines['MIN_BLOCKS'])}"
-        chain = handoff.chain_bound(int(launch.defines.get("FOLD", 0)), launch.step)
         tiles = f"const int tiles = ceil_div(K, {cols}) * ceil_div(M, {rows}), steps = ceil_div(N, {launch.step});"
         if host.tail:
             lines += [f"// split-K on a line of blocks (handoff.tail_plan): the tiles past whole waves of the {slots} "
                       "slots in more parts", tiles,
                       "int lead = 0, lead_parts = 1, tail_parts = 1;",
-                      handoff.tail_call("tiles", "steps", slots, launch.step, chain),
+                      handoff.tail_call("tiles", "steps", slots, launch.step),
                       "const int blocks = lead * lead_parts + (tiles - lead) * tail_parts;",
                       "// a slot per block of the tiles that split (handoff.Plan.slot_count)",
                       "const int saved = (lead_parts > 1 ? lead * lead_parts : 0) + "
                       "(tail_parts > 1 ? (tiles - lead) * tail_parts : 0);"]
         else:
             lines += [f"// split-K (handoff.parts): parts per tile where the tiles leave the {slots} slots idle", tiles,
-                      *split_lines(launch.step, slots, chain),
+                      *split_lines(launch.step, slots),
                       "const int saved = parts > 1 ? tiles * parts : 0;  // a slot per part; unsplit none"]
         lines += [f"const size_t work_at = round_up(operands, {pad.ALIGN});",
                   f"char* base = workspace(work_at + (size_t)saved * "
@@ -59,7 +58,7 @@ def body(launch: Launch, variants: Variants) -> list[str]:
     lines += kernel_launch(transposed.TRANSPOSE_FP32, variants,
                            f"dim3(ceil_div(N, {tile}), ceil_div(m4, {tile}))", "A, at, M, N, m4", "transpose_a")
     if host.pad_b:
-        width = transposed.PAD_COPY.block[0]
+        width = transposed.PAD_BLOCK_COLS
         lines += kernel_launch(transposed.PAD_COPY, variants, f"dim3(ceil_div(k4, {width}), N)",
                                "B, b, N, K, K, N, k4", "pad_b")
     operands = "at, b"

@@ -145,8 +145,9 @@ def provenance() -> dict:
 
 
 def launches() -> tuple[Launch, ...]:
-    """`default`'s launches on this machine: the record's winners, then `BUILTIN`'s."""
-    return launches_from(plan()[0], builders.RUNGS[BUILTIN])
+    """`default`'s launches on this machine: the record's winners, then `BUILTIN`'s, each split
+    bigtile launch on a line of blocks (`builders.tailed`)."""
+    return builders.tailed(launches_from(plan()[0], builders.RUNGS[BUILTIN]))
 
 
 def rungs() -> list[str]:

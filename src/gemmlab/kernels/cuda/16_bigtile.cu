@@ -26,10 +26,8 @@
 // WARPS_M × WARPS_N warps. Knobs: WARPS_M, WARPS_N, BK, STAGES, MIN_BLOCKS,
 // J_OUTER (the order of one index's FMAs), FETCH_BA (the order of its fragment
 // loads), PAD_B, SPLIT (split-K: the `splitk` rung, 16_bigtile_splitk.md), and
-// the four above, TMA_COPY (both tiles by TMA: the `tma` rung, 16_bigtile_tma.md), and FOLD
-// (every FOLD steps the sums go into a running sum: chains bounded without more split-K parts;
-// no launch runs it yet).
-// With SPLIT 0, FETCH_BA 0, TMA_COPY 0 and FOLD 0 the source compiles to the same cubins as before
+// the four above, TMA_COPY (both tiles by TMA: the `tma` rung, 16_bigtile_tma.md).
+// With SPLIT 0, FETCH_BA 0 and TMA_COPY 0 the source compiles to the same cubins as before
 // they existed: ptxas's register allocation, and with it the
 // speed, moves with any change to the loop's code.
 #include "common.cuh"
@@ -247,41 +245,9 @@ __device__ __forceinline__ void store_scalar(const float (&acc)[8][16], float* C
 #ifndef SPLIT
 // 1: split-K, part blockIdx.z of gridDim.z (the host's policy: cuda/handoff.py). 2: split-K on a
 // line of blocks whose tiles need not all have as many parts (a tail split, handoff.Plan): the
-// first `lead` tiles in `lead_parts` parts each, the rest in `tail_parts`. No rung runs 2 yet.
+// first `lead` tiles in `lead_parts` parts each, the rest in `tail_parts`: what `default` runs
+// (launches.tailed); the rungs run 1.
 #define SPLIT 0
-#endif
-
-#ifndef FOLD
-#define FOLD 0  // steps between folds of the sums into a running sum (0: none); see fold() below
-#endif
-#if FOLD
-// A chain of FFMAs bounded without more parts. Every FOLD reduction steps a thread adds its 128
-// sums into a running sum of its own (stores them, the first time) and starts them again from
-// zero; before the tile's sum is stored, or handed to split-K's tree, the running sum is added to
-// the last chain's. So no chain is longer than FOLD·BK products, and the chains are added in
-// reduction order, fixed: a call gives the same bits every time. The accuracy is split-K's with
-// as many parts (experiments/fold's CPU model: over a reduction of 6048, one chain left 171
-// elements of 40,000 outside LeetGPU's tolerance against the float64 product, folds of 640 88,
-// ten parts in a tree 85), without split-K's extra blocks, each refilling its pipeline. The
-// running sum is the thread's own elements of C where the tile has one part, and its part's own
-// slot of split-K's scratch where it has several (fold_part, after splitk.cuh): no other thread
-// touches either before the tree, and a thread's own writes are visible to its later reads.
-__device__ __forceinline__ void fold(float (&acc)[8][16], float* C, int M, int K, int rows, int cols, int lane,
-                                     bool into) {
-#pragma unroll
-    for (int i = 0; i < 8; ++i) {
-        const int row = rows + my_row(lane, i);
-#pragma unroll
-        for (int j = 0; j < 16; ++j) {
-            const int col = cols + 16 * (j / 4) + j % 4;
-            if (row < M && col < K) {
-                float* at = &C[(size_t)row * K + col];
-                *at = into ? *at + acc[i][j] : acc[i][j];
-            }
-            acc[i][j] = 0.0f;
-        }
-    }
-}
 #endif
 
 #if SPLIT
@@ -291,27 +257,6 @@ __device__ __forceinline__ void fold(float (&acc)[8][16], float* C, int M, int K
 // waits on another, and the order of the adds is
 // fixed, so the result is the same bit for bit from run to run.
 #include "splitk.cuh"
-#if FOLD
-// fold() for a part of a split tile: the running sum in the part's own slot of the scratch (the
-// slot its sums go to at the tree's first level, read by no one before this part arrives there),
-// in splitk.cuh's layout. `into`: slot + sums, in that order, as fold() adds; else the sums.
-// Float4 by float4, as fold() goes element by element: splitk::take's batches of eight float4
-// in flight, then put, spilled at bigtile's register limit (ptxas, sm_90a).
-__device__ __forceinline__ void fold_part(float (&acc)[8][16], float* slot, bool into) {
-    float(&flat)[128] = reinterpret_cast<float(&)[128]>(acc);
-    float4* p = reinterpret_cast<float4*>(slot) + threadIdx.x;
-#pragma unroll
-    for (int e = 0; e < 32; ++e) {
-        float4 v = make_float4(flat[4 * e], flat[4 * e + 1], flat[4 * e + 2], flat[4 * e + 3]);
-        if (into) {
-            const float4 run = __ldcg(p + e * THREADS);
-            v.x = run.x + v.x, v.y = run.y + v.y, v.z = run.z + v.z, v.w = run.w + v.w;
-        }
-        __stcg(p + e * THREADS, v);
-        flat[4 * e] = flat[4 * e + 1] = flat[4 * e + 2] = flat[4 * e + 3] = 0.0f;
-    }
-}
-#endif
 
 #if SPLIT == 2
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
@@ -372,16 +317,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(BIGTIL
     for (int i = 0; i < 8; ++i)
 #pragma unroll
         for (int j = 0; j < 16; ++j) acc[i][j] = 0.0f;
-#if FOLD
-    // Steps left before the next fold; the running sum holds folded sums once `folded`. A part
-    // of a split tile keeps it in its own slot (the tile's first slot + part: the tree's first
-    // level, splitk::combine_from).
-    int until = FOLD;
-    bool folded = false;
-#if SPLIT
-    float* const own = PARTS > 1 ? work + (size_t)(SLOT0 + PART) * THREADS * 128 : nullptr;
-#endif
-#endif
 
 #if TMA_COPY
     // Stage w's barrier completes when step t's two boxes (out-of-bounds parts as zeros) have
@@ -541,54 +476,14 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(BIGTIL
 #if TMA_COPY
         phase ^= read == 0;
 #endif
-#if FOLD
-        if (--until == 0 && t + 1 < steps) {
-#if SPLIT
-            if (own)
-                fold_part(acc, own, folded);
-            else
-#endif
-                fold(acc, C, M, K, row0 + wr, col0 + wc, lane, folded);
-            folded = true;
-        }
-        if (until == 0) until = FOLD;
-#endif
     }
     cp_async_wait<0>();  // nothing may still be writing shared memory when the block exits
-#if SPLIT && FOLD
-    if (own && folded) {  // the part's running sum, then its last chain's, as fold_part adds them
-        float(&flat)[128] = reinterpret_cast<float(&)[128]>(acc);
-        const float4* p = reinterpret_cast<const float4*>(own) + threadIdx.x;
-#pragma unroll
-        for (int e = 0; e < 32; ++e) {
-            const float4 run = __ldcg(p + e * THREADS);
-            flat[4 * e] = run.x + flat[4 * e], flat[4 * e + 1] = run.y + flat[4 * e + 1];
-            flat[4 * e + 2] = run.z + flat[4 * e + 2], flat[4 * e + 3] = run.w + flat[4 * e + 3];
-        }
-    }
-#endif
 #if SPLIT
     if (PARTS > 1 && !splitk::combine_from<128, THREADS, 2>(reinterpret_cast<float(&)[128]>(acc), work, counters,
                                                            SLOT0, PART, PARTS))
         return;  // another part of this tile goes on with its sum
 #endif
 
-#if FOLD
-#if SPLIT
-    if (own) folded = false;  // a split tile's running sums were its parts', added before the tree
-#endif
-    if (folded) {  // the last chain's sums after the folded ones, as fold() adds them
-#pragma unroll
-        for (int i = 0; i < 8; ++i) {
-            const int row = row0 + wr + my_row(lane, i);
-#pragma unroll
-            for (int j = 0; j < 16; ++j) {
-                const int col = col0 + wc + 16 * (j / 4) + j % 4;
-                if (row < M && col < K) acc[i][j] = C[(size_t)row * K + col] + acc[i][j];
-            }
-        }
-    }
-#endif
     // float4 stores where C's rows allow them (the 16-byte path without PAD_B guarantees it).
 #if PAD_B || VEC != 4
     const bool vec_c = K % 4 == 0 && reinterpret_cast<size_t>(C) % 16 == 0;

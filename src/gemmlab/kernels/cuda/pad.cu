@@ -5,23 +5,15 @@
 // padded columns of C are computed and then not copied back.
 #include "common.cuh"
 
-#ifndef PAD_WIDE
-// Destination columns a thread copies: 1, or 4 (a float4 store where the destination's rows allow
-// it, four loads in flight either way: more bytes in flight per thread for a streaming pass).
-// No launch runs 4 yet (experiments/tools/time_pad.py).
-#define PAD_WIDE 1
-#endif
-static_assert(PAD_WIDE == 1 || PAD_WIDE == 4, "PAD_WIDE is 1 or 4");
+// PAD_WIDE: destination columns a thread copies, set by cuda/pad.py (a float4 store where the
+// destination's rows allow it, four loads in flight either way: more bytes in flight per thread for
+// a streaming pass; one column a thread was slower at every size timed: experiments/tools, pad-width).
+static_assert(PAD_WIDE == 4, "pad_copy copies 4 columns a thread");
 
 extern "C" __global__ void __launch_bounds__(256) pad_copy(const float* __restrict__ src,
                                                           float* __restrict__ dst, int ROWS, int COLS,
                                                           int LD_SRC, int DST_ROWS, int DST_COLS) {
-#if PAD_WIDE == 1
-    const int r = blockIdx.y, c = blockIdx.x * 256 + threadIdx.x;
-    if (r >= DST_ROWS || c >= DST_COLS) return;
-    dst[(size_t)r * DST_COLS + c] = r < ROWS && c < COLS ? src[(size_t)r * LD_SRC + c] : 0.0f;
-#else
-    const int r = blockIdx.y, c = (blockIdx.x * 256 + threadIdx.x) * 4;
+    const int r = blockIdx.y, c = (blockIdx.x * 256 + threadIdx.x) * PAD_WIDE;
     if (r >= DST_ROWS || c >= DST_COLS) return;
     const float* from = src + (size_t)r * LD_SRC + c;
     float v[4];
@@ -40,5 +32,4 @@ extern "C" __global__ void __launch_bounds__(256) pad_copy(const float* __restri
         for (int j = 0; j < 4; ++j)
             if (c + j < DST_COLS) to[j] = v[j];
     }
-#endif
 }
