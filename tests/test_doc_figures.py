@@ -12,6 +12,7 @@ here, not in a reader's hands.
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 from functools import cache
@@ -23,7 +24,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "src" / "gemmlab").rglob("*.md")),
         *sorted((ROOT / "experiments").rglob("*.md"))]
-QUOTE = re.compile(r"\[(-?[0-9][0-9.,]*)\]\(((?:results|docs|experiments|src/gemmlab/tuned)/[^)#\s]+\.json)#([^)\s]+)\)")
+QUOTE = re.compile(r"\[(-?[0-9][0-9.,]*)\]\(((?:results|docs|experiments|src/gemmlab/tuned)/[^)#\s]+\.json(?:\.gz)?)#([^)\s]+)\)")
 
 
 def _quotes() -> list[tuple[str, str, str, str]]:
@@ -39,7 +40,9 @@ QUOTES = _quotes()
 
 @cache
 def _record(record: str):
-    return json.loads((ROOT / record).read_text())
+    path = ROOT / record
+    # experiments/' raw dumps are gzipped (issue 53's lean repository); results/' records are not
+    return json.loads(gzip.decompress(path.read_bytes()) if record.endswith(".gz") else path.read_text())
 
 
 def lookup(data, path: str) -> float:

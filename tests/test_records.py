@@ -4,6 +4,7 @@ builds what the record says it timed."""
 from __future__ import annotations
 
 import copy
+import gzip
 import json
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from gemmlab.tune.spaces import SPACES
 ROOT = Path(__file__).resolve().parents[1]
 INSTALLED = sorted(record.INSTALLED.glob("*.json"))
 #: A record of 2026-12-01, made when records named a launch by its position in the rung.
-BY_POSITION = ROOT / "experiments" / "random-shapes" / "2-tune-record.json"
+BY_POSITION = ROOT / "experiments" / "random-shapes" / "2-tune-record.json.gz"
 
 
 def _entries(rec: dict):
@@ -53,7 +54,7 @@ def test_every_launch_an_installed_record_names_exists_and_builds_what_it_timed(
 
 
 def test_a_record_made_before_names_reads_as_the_launches_it_timed():
-    raw = json.loads(BY_POSITION.read_text())
+    raw = json.loads(gzip.decompress(BY_POSITION.read_bytes()))
     assert any(isinstance(item["launch"], int) for _, item in _entries(raw))  # positions, as written
     rec = record.load(BY_POSITION)
     # Read through LEGACY_LAUNCHES, each position names the launch whose kernel the record timed
@@ -62,7 +63,7 @@ def test_a_record_made_before_names_reads_as_the_launches_it_timed():
 
 
 def test_a_position_the_legacy_order_does_not_hold_is_refused_in_one_line():
-    rec = json.loads(BY_POSITION.read_text())
+    rec = json.loads(gzip.decompress(BY_POSITION.read_bytes()))
     rec["classes"]["small-odd"]["winner"]["launch"] = 7
     with pytest.raises(record.RecordError, match="predates launch names") as info:
         record.named_launches(record.validate(rec))

@@ -2,7 +2,7 @@
 
 Why. Issue 28 asks 3xTF32 for at least cuBLAS FP32's speed at every shape with outputs ≥ 512².
 `3xtf32` runs wgmma-3xtf32 from 2²⁰ outputs and strict `small` below, and both fall short where
-the 128×128 tiles are few (experiments/tensor-dispatch/2-crossover.json, cuBLAS FP32 beside):
+the 128×128 tiles are few (experiments/tensor-dispatch/2-crossover.json.gz, cuBLAS FP32 beside):
 512×4096×512 ran 79.3 µs through `small` against 58.5 (wgmma-3xtf32 alone 130.5: 16 tiles for 132
 SMs), 724×2048×724 86.7 against 68.8 (wgmma-3xtf32 75.0: 36 tiles). There wgmma-3xtf32 takes about
 1 µs a reduction step of 32 a tile, the time of its 24 wgmmas, so a call is as long as its longest

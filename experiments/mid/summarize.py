@@ -4,6 +4,7 @@ geometric mean of cuBLAS FP32's time over its own at the shapes, overall and per
 
 Usage (repository root, no GPU): python experiments/mid/summarize.py
 """
+import gzip
 import json
 import math
 from pathlib import Path
@@ -11,7 +12,7 @@ from pathlib import Path
 from gemmlab.tune.classes import classify
 
 HERE = Path(__file__).resolve().parent
-RUNS = {"mid": "1-mid-variants.jsonl", "split": "2-split-variants.jsonl"}
+RUNS = {"mid": "1-mid-variants.jsonl.gz", "split": "2-split-variants.jsonl.gz"}
 SMS = 132
 
 
@@ -21,7 +22,7 @@ def geomean(values):
 
 out = {}
 for run, name in RUNS.items():
-    points = [json.loads(line) for line in (HERE / name).read_text().splitlines()]
+    points = [json.loads(line) for line in gzip.decompress((HERE / name).read_bytes()).decode().splitlines()]
     names = [r["name"] for r in points[0]["rows"] if r["name"] != "torch"]
     ratios = {n: {} for n in names}
     for p in points:

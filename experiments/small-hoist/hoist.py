@@ -25,7 +25,7 @@ wide as its rows allow (tile_copy.cuh's VEC_A, VEC_B: 8 bytes where N or K is ev
 multiple of 4), hoisted; its loops run 373–409 instructions where `any` runs 429, predicted
 5–10 % past `small-hoist` where N or K is even and the other is not a multiple of 4.
 
-The first run (`1-small-hoist.jsonl`, at 9f4f4be, before the flip) named its arms `default`,
+The first run (`1-small-hoist.jsonl.gz`, at 9f4f4be, before the flip) named its arms `default`,
 `small` (HOIST 0: as then shipped) and `-hoist`, and built the latter by `Launch.with_defines`,
 which re-derives each precondition: `small`'s narrow twins lost theirs, so its `small-hoist` and
 `default-hoist` ran 64×32 tiles wherever they held, not the 32×64 of `small`. The arms now
@@ -54,7 +54,7 @@ from gemmlab import launches, registry, runtime
 from gemmlab.bench.run import measure
 from gemmlab.measure.inputs import result_bits
 
-# Seed 2039's shapes where `default` ran `small` (experiments/random-shapes/19-random-64-seed2039.json),
+# Seed 2039's shapes where `default` ran `small` (experiments/random-shapes/19-random-64-seed2039.json.gz),
 # its worst first, then two with 16-byte copies and two short reductions.
 SHAPES = ["460x8027x70", "41x1399x3647", "1072x3978x37", "181x3387x446", "820x4870x46", "14x333x1542",
           "220x98x460", "358x2665x237", "198x2083x73", "44x4458x707", "262x3764x1868", "217x118x502",

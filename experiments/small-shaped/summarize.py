@@ -3,12 +3,13 @@ against cuBLAS FP32 over the shapes of a run, and each shape's ratio for every b
 
 Usage (repository root): python experiments/small-shaped/summarize.py
 """
+import gzip
 import json
 import math
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-RUNS = {"shaped": "1-shaped-seeds42-5.jsonl", "position": "2-position.jsonl"}
+RUNS = {"shaped": "1-shaped-seeds42-5.jsonl.gz", "position": "2-position.jsonl.gz"}
 
 
 def short(name: str) -> str:
@@ -27,7 +28,7 @@ def geomean(values):
 
 summary = {}
 for run, name in RUNS.items():
-    rows = [json.loads(line) for line in (HERE / name).read_text().splitlines() if line.strip()]
+    rows = [json.loads(line) for line in gzip.decompress((HERE / name).read_bytes()).decode().splitlines() if line.strip()]
     names = [r["name"] for r in rows[0]["rows"] if r["name"] != "torch"]
     builds = [short(n) for n in names]
     ratios = {b: [] for b in builds}

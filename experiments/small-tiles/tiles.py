@@ -3,7 +3,7 @@
 The random records' worst strict-FP32 shapes (seeds 2035 and 2036: 385×3845×473, 367×4623×491,
 530×8165×85, 1227×150×1523 …) run `small`'s 32×64 tiles of 4×4 outputs a thread, or bigtile's
 64×64 split builds after two pre-passes, at 0.58–0.72× cuBLAS FP32. ncu
-(experiments/small-split/1-steps-ncu.csv) shows cuBLAS there running SIMT tiles of 64×128 and
+(experiments/small-split/1-steps-ncu.csv.gz) shows cuBLAS there running SIMT tiles of 64×128 and
 256×128 (128 and 256 threads: 64 and 128 outputs a thread), split up to 65 ways. A 4×4 thread
 tile reads 8 floats of shared memory for 16 FMAs; 8×8 reads 16 for 64, twice the FMAs a byte.
 

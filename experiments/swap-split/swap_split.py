@@ -3,7 +3,7 @@
 Why. Issue 28 asks `tf32` for no shape with outputs ≥ 512² below 0.85× cuBLAS TF32, with split-K
 or stream-K where the tiles are few. `wgmma-swap` walks 256×128 tiles on a persistent grid of
 one block an SM, in clusters of two: 1024×8192×1024 is 16 units of work for 66 clusters, and
-ran 155.4 µs against cuBLAS TF32's 71.6 (0.46×; experiments/tensor-dispatch/2-crossover.json,
+ran 155.4 µs against cuBLAS TF32's 71.6 (0.46×; experiments/tensor-dispatch/2-crossover.json.gz,
 where 1024×2048×1024 ran 0.56× and 724×2048×724 0.44× through `tf32`). `mma-split` (64×64 tiles,
 split-K) was no faster there (200.6 µs). With SPLIT 1 a unit is a part of a tile's reduction
 (`handoff.parts` for the clusters resident at once, no bound on a part's chain); the parts'

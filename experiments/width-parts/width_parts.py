@@ -5,12 +5,12 @@ shape with outputs ≥ 512². At 710310e two rules set where the Hopper kernels 
 
 1. The width floor (`Requires.min_cols`, 953d465): neither Hopper kernel nor its split twin runs
    where C has fewer columns (K) than its blocks side by side (256 for wgmma-swap's clusters, 128
-   for wgmma-3xtf32). experiments/tensor-dispatch/6-width-floor-710310e.json: it paid at K = 54
+   for wgmma-3xtf32). experiments/tensor-dispatch/6-width-floor-710310e.json.gz: it paid at K = 54
    and 100 (wgmma-swap 0.23× and 0.26× cuBLAS TF32 where mma-split ran 0.91× and 0.75×) and cost
    at 8192×1024×200, where wgmma-swap ran 0.935× and `tf32`, sent to mma-split, 0.514×. There C
    fills 200 of a cluster's 256 columns; at 54 and 100 it fills 21 % and 39 %.
 2. The twins' parts: one wave (`handoff.OneWave`) with no least part. In seed 2043's tensor draw
-   (experiments/tensor-dispatch/7-random-64-seed2043.json) the one shape from 512² below the bars
+   (experiments/tensor-dispatch/7-random-64-seed2043.json.gz) the one shape from 512² below the bars
    was 934×949×282: `tf32` 0.811× through 8 parts of about 119, `3xtf32` 0.721× through 5 parts of
    about 190. In experiments/3x-split parts of 150 trailed `small` (0.71–0.90× against 1.07–1.15×)
    and parts of 200 led it by 6 %; in experiments/swap-split parts of 256 trailed mma-split by 7 %

@@ -586,7 +586,7 @@ RUNGS: dict[str, tuple[Launch, ...]] = {
 # (results/h200-random-tensor.json) wgmma-3xtf32 ran 2026×28×5270 in 55.5 µs and wgmma-swap in
 # 36.2 µs, and wgmma-swap 1463×4×616 in 12.1 µs, where `short` ran shapes of such N and outputs
 # in 6.0 µs (1024×4×1024) and at 0.98–1.32× cuBLAS FP32 from a million outputs up
-# (experiments/short-floor/1-short-floor.json).
+# (experiments/short-floor/1-short-floor.json.gz).
 # Where C is thin (one column, at most THIN columns, or a few rows over a large B), both run the
 # strict kernels `default` runs there, at any outputs: the work is streaming the long operand, and
 # 64×64 tiles of C (mma-split, small's 32×64) are one to eight columns full. In the seed-5 tensor
@@ -599,7 +599,7 @@ STRICT_THIN = (gemv_launch(), *default_thin_launches())
 # Where the Hopper kernels' tiles are few, their split twins first (experiments/swap-split at
 # 7531d4f: 1024×8192×1024 59.4 µs against 155.5, 1.23× cuBLAS TF32). Neither where C is narrower
 # than three quarters of the blocks side by side (`wide`, `WIDTH_FLOOR`): in the seed-2042 tensor
-# draw (experiments/tensor-dispatch/4-random-64-seed2042.json, at 203e759) wgmma-swap ran
+# draw (experiments/tensor-dispatch/4-random-64-seed2042.json.gz, at 203e759) wgmma-swap ran
 # 5501×4101×54 in 138.1 µs (split) and 239.5 (not), mma-split in 60.8; 4317×11×70 21.5 against 6.4.
 def tf32_launches() -> tuple[Launch, ...]:
     """`tf32`'s chain."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -100,8 +101,14 @@ def save_sweep(record: dict, root: Path) -> Path:
     return path
 
 
+def read_json(path: Path):
+    """A record file's JSON, gzipped or not (experiments/ keeps its raw records gzipped)."""
+    raw = Path(path).read_bytes()
+    return json.loads(gzip.decompress(raw) if str(path).endswith(".gz") else raw)
+
+
 def load(path: Path) -> dict:
-    return validate(json.loads(Path(path).read_text()))
+    return validate(read_json(path))
 
 
 CSV_COLUMNS = ("name", "family", "rung", "precision", "kernel", "median_ms", "mean_ms", "min_ms",

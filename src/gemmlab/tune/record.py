@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..bench.results import read_json
 from ..measure.device import slug
 from .classes import BY_KEY
 
@@ -139,8 +140,8 @@ def named_launches(record: dict, where: str = "tune record") -> dict:
 
 def load(path: Path) -> dict:
     try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, UnicodeDecodeError) as exc:
+        data = read_json(path)
+    except (OSError, UnicodeDecodeError, EOFError) as exc:  # EOFError: a truncated .gz
         raise RecordError(f"cannot read {path}: {exc}") from None
     except json.JSONDecodeError as exc:
         raise RecordError(f"{path} is not JSON: {exc}") from None
