@@ -21,7 +21,7 @@ from gemmlab.cuda.needs import Needs
 from gemmlab.cuda.requires import Requires
 from gemmlab.export import ExportError, export_text
 from gemmlab.export.builds import BUILDS, Build, build_library, held, ranges, real_kernels, sass_of
-from gemmlab.export.document import _collect, plan
+from gemmlab.export.document import collect_variants, plan
 from gemmlab.export.source import real_pass
 from gemmlab.export.tma import layout_lines
 from tests.clitools import assert_one_line, files_under, invoke
@@ -440,7 +440,7 @@ def test_the_headers_build_advice_is_what_each_build_holds(built, name, build):
     advice = dict(_BUILD_LINE.findall(text.split("#include", 1)[0]))
     assert set(advice) == {b.flags for b in BUILDS}
     p = plan(impl)
-    variants = _collect(p.launches)
+    variants = collect_variants(p.launches)
     real = real_kernels(built[(name, build.flags)][3])
     in_sass = [i for i, launch in enumerate(p.launches)
                if all(variants.ref(k).removeprefix("gemmlab::") in real for k in launch.kernels())]

@@ -620,7 +620,7 @@ def test_a_tail_split_is_right_for_any_plan(monkeypatch, lead, lead_parts, tail_
     shape = (300, 2000, 500)
     twin, solve = _tail_solver("tma-warp", shape)
     assert twin.tile == (64, 64)
-    plan = handoff.Plan(40, lead, lead_parts, tail_parts)
+    plan = handoff.TailPlan(40, lead, lead_parts, tail_parts)
     monkeypatch.setattr(TransposedA, "plan", staticmethod(lambda launch, m, n, k: plan))
     _right_twice(solve, shape)
 

@@ -139,7 +139,7 @@ _FILTERED = r"""
 import ctypes, os, socket, sys
 from gemmlab.judge import sandbox
 judge = int(sys.argv[1])
-plan = sandbox.Plan(scratch="/", judge_pid=judge, judge_pgid=os.getpgid(judge), layers={"no-new-privs": "on", "seccomp": "on"})
+plan = sandbox.SandboxPlan(scratch="/", judge_pid=judge, judge_pgid=os.getpgid(judge), layers={"no-new-privs": "on", "seccomp": "on"})
 sandbox.apply(plan)
 out = []
 for label, call in (("kill-judge", lambda: os.kill(judge, 0)), ("kill-self", lambda: os.kill(os.getpid(), 0)),

@@ -305,7 +305,7 @@ def test_a_tail_plan_splits_only_the_last_waves_tiles_and_only_where_it_models_f
     kind or the other, no part under the accuracy floor, the counters within the buffer."""
     from gemmlab.cuda import handoff
 
-    plan, parts, Plan = handoff.tail_plan, handoff.parts, handoff.Plan
+    plan, parts, Plan = handoff.tail_plan, handoff.parts, handoff.TailPlan
     # 1348×248×6274 on 132 SMs in tma-warp's 64×64 tiles (8 blocks an SM): two waves of whole tiles, and
     # the 66 left in 4 parts of 64, where SPLIT 1 splits all 2178 tiles in two (51 steps against 44).
     assert plan(2178, 16, 1056, 16) == Plan(2178, 2112, 1, 4) and parts(2178, 16, 1056, 16) == 2
@@ -380,7 +380,7 @@ def test_a_tail_twin_is_its_launch_on_a_line_of_blocks(monkeypatch):
         assert twin.kernels()[1:] == plain.kernels()[1:]  # the same pre-passes
     tma_warp = next(x for x in bigtiles if x.tile == (64, 64) and x.host.pad_b)
     twin = launches.tail_twin(tma_warp)
-    assert twin.host.plan(twin, 1348, 248, 6274) == handoff.Plan(2178, 2112, 1, 4)
+    assert twin.host.plan(twin, 1348, 248, 6274) == handoff.TailPlan(2178, 2112, 1, 4)
     operands = twin.host.operand_bytes(1348, 248, 6274)
     slot = handoff.slot_floats(twin.threads, transposed.ACCUMULATORS) * 4
     # Slots only for the 66 tiles that split: the whole waves' tiles use none.

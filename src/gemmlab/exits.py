@@ -13,6 +13,10 @@ from __future__ import annotations
 from enum import IntEnum
 
 
+class UsageError(ValueError):
+    """A request that cannot be carried out as asked (exit 2), found before anything runs or is written."""
+
+
 class Exit(IntEnum):
     PASSED = 0
     FAILED = 1

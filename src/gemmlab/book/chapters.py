@@ -13,7 +13,7 @@ from ..registry import Implementation
 
 
 @dataclass(frozen=True)
-class Chapter:
+class ChapterWithSteps:
     """A registry chapter with its members, in the order a reader meets them."""
 
     number: int | None  # None: the unnumbered group (the baselines)
@@ -27,14 +27,14 @@ class Chapter:
         return f"chapter-{self.key}"
 
 
-def chapters() -> list[Chapter]:
+def chapters() -> list[ChapterWithSteps]:
     """Every chapter that has members, in reading order, the unnumbered group last."""
     order = registry.reading_order()
     out = []
     for c in registry.CHAPTERS:
         members = tuple(i for i in order if i.chapter is not None and i.chapter.key == c.key)
         if members:
-            out.append(Chapter(c.number, c.title, c.summary, c.key, members))
+            out.append(ChapterWithSteps(c.number, c.title, c.summary, c.key, members))
     return out
 
 
@@ -42,7 +42,7 @@ def reading_order() -> list[Implementation]:
     return [impl for chapter in chapters() for impl in chapter.members]
 
 
-def chapter_of(impl: Implementation) -> Chapter:
+def chapter_of(impl: Implementation) -> ChapterWithSteps:
     return next(c for c in chapters() if impl in c.members)
 
 

@@ -16,7 +16,16 @@ from ..ui import machine, shapes, usage
 from ..ui.errors import CannotRun, UsageError, guarded
 from ..ui.tally import Tally
 from . import common
-from .common import _SMALL_RULE, CPU_NOTE, AsJson, Names, Seed, _ui, app, tf32_on_cpu_note
+from .common import (
+    CPU_NOTE,
+    SMALL_RULE,
+    AsJson,
+    Names,
+    Seed,
+    app,
+    messages_console,
+    tf32_on_cpu_note,
+)
 
 
 def bench_table(record: dict) -> Table:
@@ -139,7 +148,7 @@ def bench(
         if given:
             usage.out_file(given, option)
     runnable_or_stop(impls, "none of these implementations runs here")
-    ui = _ui(as_json)
+    ui = messages_console(as_json)
     if not runtime.has_gpu():
         ui.print(f"[yellow]{NO_GPU_BENCH}[/yellow]")
     common.record_notice([i.name for i in impls] if names else None, ui)
@@ -170,7 +179,7 @@ def study(
         raise UsageError(f"unknown study {name!r}; known: buffering")
     usage.out_folder(out)
     runnable_or_stop(list(studies.BUFFERING.values()), "the buffering study compares four CUDA kernels")
-    ui = _ui(as_json)
+    ui = messages_console(as_json)
     bar, update = common.progress_bar(ui)
     with bar:
         record = studies.buffering(progress=update)
@@ -200,7 +209,7 @@ def sweep(
     shape: Annotated[list[str] | None, typer.Option("--shape", metavar=shapes.METAVAR,
         help=f"time at this shape instead of the sweep's own (repeatable), {shapes.HELP}")] = None,
     out: Annotated[Path, typer.Option(help="results folder (DEVICE/sweep-DATE.json goes under it)")] = Path("results"),
-    iters: Annotated[int, typer.Option(min=1, help=f"timed calls per implementation and shape ({_SMALL_RULE})")] = 10,
+    iters: Annotated[int, typer.Option(min=1, help=f"timed calls per implementation and shape ({SMALL_RULE})")] = 10,
     random: Annotated[int | None, typer.Option(
         "--random", min=1, metavar="N",
         help="time N shapes drawn at random (bench/randomshapes.py: log-uniform in [1, 8192]³, with "
@@ -224,7 +233,7 @@ def sweep(
     usage.out_folder(out)
     if not runtime.has_gpu():
         raise CannotRun("no CUDA GPU: the sweep times shapes up to 8192³ and needs one")
-    ui = _ui(as_json)
+    ui = messages_console(as_json)
     common.record_notice(chosen, ui)
     bar, update = common.progress_bar(ui)
     with bar:

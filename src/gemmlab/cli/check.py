@@ -18,7 +18,7 @@ from ..ui.errors import CannotRun, UsageError, guarded
 from ..ui.tally import Tally
 from . import common
 from .cases import judgement_table
-from .common import AsJson, Names, Seed, _ui, app, console, tf32_on_cpu_note
+from .common import AsJson, Names, Seed, app, console, messages_console, tf32_on_cpu_note
 
 if TYPE_CHECKING:
     from ..judge.runner import Judgement
@@ -97,7 +97,7 @@ def check(
             raise UsageError("--sanitize has no --json output")
         _sanitize_impls(impls)
         return
-    ui = _ui(as_json)
+    ui = messages_console(as_json)
     device = runtime.default_device()
     seed = fresh_seed() if seed is None else seed
     cases = select_cases(seed, groups, list(custom) if custom else None, perf)

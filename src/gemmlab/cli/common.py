@@ -61,7 +61,7 @@ def _progress_lines(con: Console):
 
 
 #: The timing rule for small shapes, in words (measure.stats.timed_calls decides it).
-_SMALL_RULE = f"at least {SMALL_ITERS} below {round(SMALL_WORK ** (1 / 3))}³"
+SMALL_RULE = f"at least {SMALL_ITERS} below {round(SMALL_WORK ** (1 / 3))}³"
 
 
 # `gemmlab` alone is handled by `_options`, the same under every typer and click version.
@@ -99,7 +99,8 @@ CPU_NOTE = ("CPU timings are indicative only: identical CPU runs have differed f
             "compare implementations on a GPU.")
 
 
-def _ui(as_json: bool) -> Console:
+def messages_console(as_json: bool) -> Console:
+    """Where a command's messages go: stderr under --json, so that stdout holds the document alone."""
     return side if as_json else console
 
 

@@ -83,7 +83,7 @@ def _export_build(impl: registry.Implementation, path: Path, flags: str) -> None
     import tempfile
 
     from ..export.builds import build_library, ranges, real_kernels, sass_of
-    from ..export.document import _collect, plan
+    from ..export.document import collect_variants, plan
 
     p = plan(impl)
     with tempfile.TemporaryDirectory(prefix="gemmlab-export-") as folder:
@@ -94,7 +94,7 @@ def _export_build(impl: registry.Implementation, path: Path, flags: str) -> None
                        highlight=False)
             raise typer.Exit(int(Exit.FAILED))
         real = real_kernels(sass_of(lib))
-    variants = _collect(p.launches)
+    variants = collect_variants(p.launches)
     holds = [i for i, launch in enumerate(p.launches)
              if all(variants.ref(k).removeprefix("gemmlab::") in real for k in launch.kernels())]
     floor = f"; launches {ranges(list(range(p.own, len(p.launches))))} are the portable floor" \

@@ -12,7 +12,7 @@ from .. import registry
 from ..ui import machine, usage
 from ..ui.errors import CannotRun, UsageError, guarded
 from . import common
-from .common import AsJson, Names, _ui, app, console, side
+from .common import AsJson, Names, app, console, messages_console, side
 
 
 def nvrtc_archs() -> list[int] | None:
@@ -66,7 +66,7 @@ def inspect(
     why = ", ".join(f"{i.name} (needs {i.needs.short})" for i in left_out)
     if len(left_out) == len(impls):
         raise UsageError(f"{target} cannot build {why}")
-    ui = _ui(as_json)
+    ui = messages_console(as_json)
     if left_out:
         side.print(f"not built for {target}: {why}", highlight=False)
     rows = _inspect_rows([i for i in impls if i not in left_out], target, ui)

@@ -13,7 +13,7 @@ from ..ui import usage
 from ..ui.errors import UsageError, guarded
 from .cases import cases_table
 from .check import CASE_GROUPS
-from .common import AsJson, Seed, _ui, app, console
+from .common import AsJson, Seed, app, console, messages_console
 
 
 @app.command("judge")
@@ -76,9 +76,9 @@ def judge_cmd(
     measured = None
     try:
         if profile:
-            with _ui(as_json).status(f"profiling {file} and cuBLAS at the performance shape (Nsight Compute)…"):
+            with messages_console(as_json).status(f"profiling {file} and cuBLAS at the performance shape (Nsight Compute)…"):
                 measured = profile_file(file, framework, precision, group, timeout, limit, nvcc_flags)
-        with _ui(as_json).status(f"judging {file}…") as status:
+        with messages_console(as_json).status(f"judging {file}…") as status:
             v = judge_file(file, framework, precision, seed, perf, group, timeout, iters=iters,
                            warmup=warmup, memory_limit=limit, nvcc_flags=nvcc_flags,
                            on_event=lambda e: status.update(escape(f"judging {file}: {e}")), **extra)
@@ -101,7 +101,7 @@ def _verdict(v, file: Path, precision: str, sanitize: str | None, verbose: bool,
     from ..judge import report
     from ..judge import sanitize as san
 
-    ui = _ui(as_json)
+    ui = messages_console(as_json)
     if sanitize:
         f = san.parse(sanitize, v.log)
         ui.print(f"{sanitize}: {'did not finish' if f.errors is None else f'{f.errors} errors'}"

@@ -21,7 +21,7 @@ from ..ui import machine, shapes, usage
 from ..ui import names as resolver
 from ..ui.errors import CannotRun, UsageError, guarded
 from . import common
-from .common import _SMALL_RULE, AsJson, Seed, _ui, app, side
+from .common import SMALL_RULE, AsJson, Seed, app, messages_console, side
 
 
 def searchable(names: list[str], preludes_too: bool = False) -> list[str]:
@@ -105,7 +105,7 @@ def tune_cmd(
         help=f"tune at this shape, {shapes.HELP}, for its shape class (repeatable, one per class; "
              f"default: one representative shape for each of the {len(CLASSES)} classes)")] = None,
     warmup: Annotated[int, typer.Option(min=0, help="untimed calls of each candidate first")] = 5,
-    iters: Annotated[int, typer.Option(min=MIN_ITERS, help=f"timed calls per candidate ({_SMALL_RULE})")] = MIN_ITERS,
+    iters: Annotated[int, typer.Option(min=MIN_ITERS, help=f"timed calls per candidate ({SMALL_RULE})")] = MIN_ITERS,
     seed: Seed = None,
     out: Annotated[Path, typer.Option(help="results folder (tune/GPU/DATE.json goes under it)")] = Path("results"),
     output: Annotated[Path | None, typer.Option("-o", "--output", metavar="FILE",
@@ -168,7 +168,7 @@ def _tune_here(rungs: list[str], given: list, prior: dict | None, searched: Path
     info = device_info.gpu()
     if prior is not None and prior["gpu"]["slug"] != record.slug(info["name"]):
         raise UsageError(f"{searched} was searched on {prior['gpu']['name']}, this GPU is {info['name']}")
-    ui = _ui(as_json)
+    ui = messages_console(as_json)
     seed = fresh_seed() if seed is None else seed
     if prior is None:
         if everything:

@@ -70,7 +70,7 @@ def private_stream():
     from cuda.bindings import driver
 
     dev = current_device()
-    handle = _check(driver.cuStreamCreate(driver.CUstream_flags.CU_STREAM_NON_BLOCKING.value), "creating a stream")
+    handle = checked(driver.cuStreamCreate(driver.CUstream_flags.CU_STREAM_NON_BLOCKING.value), "creating a stream")
     return torch.cuda.ExternalStream(int(handle), device=torch.device("cuda", dev.device_id))
 
 
@@ -124,7 +124,7 @@ def get_kernel(module: CompiledModule, name: str, dynamic_smem: int = 0):
 _smem_raised: set[tuple[int, int, int]] = set()
 
 
-def _check(result, what: str):
+def checked(result, what: str):
     """cuda.bindings returns (CUresult, value…): raise on an error, return the values."""
     from cuda.bindings import driver
 
@@ -142,7 +142,7 @@ def _raise_smem_limit(kernel, nbytes: int, device_id: int) -> None:
     from cuda.bindings import driver
 
     attr = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-    _check(driver.cuKernelSetAttribute(attr, nbytes, kernel.handle, device_id),
+    checked(driver.cuKernelSetAttribute(attr, nbytes, kernel.handle, device_id),
            f"cuKernelSetAttribute({nbytes} bytes of shared memory)")
     _smem_raised.add(key)
 
@@ -274,7 +274,7 @@ class Prepared:
             return
         from cuda.bindings import driver
 
-        _check(driver.cuLaunchKernelEx(self.config, self.kernel.handle, ctypes.addressof(self.pointers), 0),
+        checked(driver.cuLaunchKernelEx(self.config, self.kernel.handle, ctypes.addressof(self.pointers), 0),
                f"launching {getattr(self.kernel, 'name', 'kernel')}")
 
 
@@ -323,7 +323,7 @@ def resident_blocks(kernel, block: tuple[int, ...], smem: int, cluster: tuple[in
             _resident[key] = per_sm * sm_count(dev.device_id)
         else:
             config = _config((size, 1, 1), block, smem, cluster)
-            clusters = _check(driver.cuOccupancyMaxActiveClusters(kernel.handle, config),
+            clusters = checked(driver.cuOccupancyMaxActiveClusters(kernel.handle, config),
                               "cuOccupancyMaxActiveClusters")
             _resident[key] = int(clusters) * size
     return _resident[key]

@@ -96,7 +96,7 @@ def parts(tiles: int, steps: int, slots: int, step: int, least: int = 1) -> int:
 
 
 @dataclass(frozen=True)
-class Plan:
+class TailPlan:
     """Split-K on a line of blocks whose tiles need not all have as many parts (bigtile's SPLIT 2):
     the first `lead` of `tiles` tiles in `lead_parts` parts each, the rest (the tail) in
     `tail_parts`. One block a part, the lead's blocks first, each kind part by part. Only a tile
@@ -132,7 +132,7 @@ class Plan:
         return self.slot_count > 0
 
 
-def plan_time(plan: Plan, steps: int, slots: int, step: int) -> float:
+def plan_time(plan: TailPlan, steps: int, slots: int, step: int) -> float:
     """`modeled_time` of a plan: its lead tiles' waves, then its tail's (the tail's blocks start as
     the lead's leave; modeled as after them, which is exact where the lead fills whole waves)."""
     lead = modeled_time(plan.lead, steps, slots, step, plan.lead_parts) if plan.lead else 0.0
@@ -141,7 +141,7 @@ def plan_time(plan: Plan, steps: int, slots: int, step: int) -> float:
 
 
 @lru_cache(maxsize=1024)  # a pure function of its numbers, and a few hundred µs of Python at worst
-def tail_plan(tiles: int, steps: int, slots: int, step: int, least: int = 1) -> Plan:
+def tail_plan(tiles: int, steps: int, slots: int, step: int, least: int = 1) -> TailPlan:
     """The parts of a line of blocks (bigtile's SPLIT 2): every tile in `parts` parts (as SPLIT 1),
     unless a tail split models at least MARGIN faster. A tail split keeps the tiles of the
     whole waves in `least` parts, or in as many as `parts` gives all, and splits the tiles left
@@ -150,7 +150,7 @@ def tail_plan(tiles: int, steps: int, slots: int, step: int, least: int = 1) -> 
     otherwise keep every slot they leave idle for a whole tile's time (1348×248×6274 on 132
     SMs, 64×64 tiles at 8 blocks an SM: 2178 tiles, 66 in a third wave)."""
     uniform = parts(tiles, steps, slots, step, least)
-    best = Plan(tiles, tiles, uniform, uniform)
+    best = TailPlan(tiles, tiles, uniform, uniform)
     if tiles < 1 or slots < 1:
         return best
     bar = plan_time(best, steps, slots, step) * (1 - MARGIN)
@@ -163,7 +163,7 @@ def tail_plan(tiles: int, steps: int, slots: int, step: int, least: int = 1) -> 
         if waves == 0 or lead >= tiles:
             continue
         for tail_parts in range(low, limit + 1):
-            plan = Plan(tiles, lead, lead_parts, tail_parts)
+            plan = TailPlan(tiles, lead, lead_parts, tail_parts)
             if plan.blocks > COUNTERS:
                 break
             time = plan_time(plan, steps, slots, step)

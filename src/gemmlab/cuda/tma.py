@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .driver import TensorMap, _check
+from .driver import TensorMap, checked
 
 #: Swizzle span in bytes → the driver's CUtensorMapSwizzle value (0 = none).
 SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}
@@ -43,7 +43,7 @@ def matrix_map(address: int, rows: int, cols: int, row_pitch_bytes: int,
         raise ValueError(f"a {swizzle_bytes}-byte swizzle needs rows of at most {swizzle_bytes} B")
     from cuda.bindings import driver
 
-    tensor_map = _check(driver.cuTensorMapEncodeTiled(
+    tensor_map = checked(driver.cuTensorMapEncodeTiled(
         driver.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_TFLOAT32 if tf32
         else driver.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
         2,

@@ -79,7 +79,7 @@ class TransposedA:
         return handoff.parts(*TransposedA._policy(launch, m, n, k))
 
     @staticmethod
-    def plan(launch: Launch, m: int, n: int, k: int) -> handoff.Plan:
+    def plan(launch: Launch, m: int, n: int, k: int) -> handoff.TailPlan:
         """Split-K parts of the line of blocks (SPLIT 2): the policy, `handoff.tail_plan`."""
         return handoff.tail_plan(*TransposedA._policy(launch, m, n, k))
 

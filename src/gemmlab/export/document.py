@@ -63,7 +63,7 @@ def exportable(impl: registry.Implementation) -> None:
 
 
 @dataclass(frozen=True)
-class Plan:
+class ExportPlan:
     """What an exported `solve` tries, in order: the rung's own launches, then, where the last
     of them needs more than plain CUDA, the portable floor (`floor`)."""
 
@@ -81,21 +81,21 @@ class Plan:
 FLOOR = tuned_default.BUILTIN
 
 
-def plan(impl: registry.Implementation) -> Plan:
+def plan(impl: registry.Implementation) -> ExportPlan:
     """A file built for any target runs: a rung whose launches all need sm_80 or more gets the
     floor's launches after its own, so that a build without them (no -arch, sm_75) still computes
     the product (strict FP32, which every precision gate accepts)."""
     own = tuple(impl.launches)
     labels = tuple(impl.launch_label(launch) for launch in own)
     if own[-1].all_needs is Needs.ANY:
-        return Plan(own, labels, len(own))
+        return ExportPlan(own, labels, len(own))
     floor = registry.REGISTRY[FLOOR]
-    return Plan(own + tuple(floor.launches),
+    return ExportPlan(own + tuple(floor.launches),
                 labels + tuple(f"{floor.launch_label(x)} (portable floor: {FLOOR})" for x in floor.launches),
                 len(own))
 
 
-def _collect(launches: tuple[Launch, ...]) -> Variants:
+def collect_variants(launches: tuple[Launch, ...]) -> Variants:
     variants = Variants()
     for launch in launches:
         for kernel in launch.kernels():
@@ -115,7 +115,7 @@ def build_command(flags: str, filename: str) -> str:
                                 f"{stem}.so {filename}") if x)
 
 
-def build_lines(p: Plan) -> list[str]:
+def build_lines(p: ExportPlan) -> list[str]:
     """Which launches each build of `BUILDS` holds: one line per build, parsed back by a test
     that compiles each build and reads which kernels its SASS holds for real."""
     lines = ["// Builds: the file compiles with any nvcc flags. solve() reads which features the",
@@ -125,7 +125,7 @@ def build_lines(p: Plan) -> list[str]:
     return lines
 
 
-def header(impl: registry.Implementation, filename: str, p: Plan) -> str:
+def header(impl: registry.Implementation, filename: str, p: ExportPlan) -> str:
     """What the file is, where it came from, what runs when, and how to build and judge it."""
     commit = gemmlab_commit()
     lines = [f"// {filename}: gemmlab rung {impl.rung} `{impl.name}` ({impl.precision}), "
@@ -161,7 +161,7 @@ def _includes(impl: registry.Implementation, variants: Variants) -> str:
     return "\n".join(base + (tma_headers if uses_tma(impl) else []) + variants.includes()) + "\n"
 
 
-def _helpers(impl: registry.Implementation, p: Plan) -> str:
+def _helpers(impl: registry.Implementation, p: ExportPlan) -> str:
     here = files(__package__)
     text = (here / "host_runtime.cuh").read_text()
     if uses_tma(impl):
@@ -191,7 +191,7 @@ def export_text(impl: registry.Implementation, filename: str | None = None) -> s
         return (registry.PACKAGE_DIR / impl.sources[0]).read_text()
     p = plan(impl)
     try:
-        variants = _collect(p.launches)
+        variants = collect_variants(p.launches)
         device = variants.device_code()
     except SourceError as exc:
         raise ExportError(f"{impl.name}: {exc}") from None

@@ -39,7 +39,7 @@ def body(launch: Launch, variants: Variants) -> list[str]:
                       "int lead = 0, lead_parts = 1, tail_parts = 1;",
                       handoff.tail_call("tiles", "steps", slots, launch.step),
                       "const int blocks = lead * lead_parts + (tiles - lead) * tail_parts;",
-                      "// a slot per block of the tiles that split (handoff.Plan.slot_count)",
+                      "// a slot per block of the tiles that split (handoff.TailPlan.slot_count)",
                       "const int saved = (lead_parts > 1 ? lead * lead_parts : 0) + "
                       "(tail_parts > 1 ? (tiles - lead) * tail_parts : 0);"]
         else:

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from . import procs
-from .sandbox import Plan
+from .sandbox import SandboxPlan
 
 _names = itertools.count()
 #: Threads and processes together that the solution's tree may hold: a backstop against a fork
@@ -138,7 +138,7 @@ class Cgroup:
 class Boundary:
     """One solution's processes: started confined, counted, and ended together."""
 
-    def __init__(self, process_limit: int, file_limit: int | None, sandbox: Plan | None = None):
+    def __init__(self, process_limit: int, file_limit: int | None, sandbox: SandboxPlan | None = None):
         self.process_limit = process_limit
         self.file_limit = file_limit
         self.sandbox = sandbox

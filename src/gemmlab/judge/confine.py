@@ -96,7 +96,7 @@ def main(argv: list[str]) -> None:
             os._exit(70)
     if args.scratch:
         try:
-            sandbox.apply(sandbox.Plan.from_args(args))
+            sandbox.apply(sandbox.SandboxPlan.from_args(args))
         except sandbox.SandboxError as exc:  # the judge planned this layer: never run without it
             sys.stderr.write(f"gemmlab judge: the sandbox could not be applied ({exc.strerror}: "
                              f"{exc.filename or exc}); the solution was not run\n")

@@ -26,7 +26,7 @@ from pathlib import Path
 import torch
 
 from .. import problem, runtime
-from ..exits import Exit
+from ..exits import Exit, UsageError
 from ..reference import Precision
 from . import procs
 from .arena import capacity
@@ -54,10 +54,6 @@ from .yardstick import Yardstick, harness_cmd, harness_env
 TARGET_FLAGS = ("-arch", "--gpu-architecture", "-gencode", "--generate-code", "-code", "--gpu-code")
 #: Timed calls on the CPU: small, so Triton's interpreter stays quick (the figures are CPU figures).
 CPU_TIME_SHAPE = (128, 128, 128)
-
-
-class UsageError(ValueError):
-    """A mistake in how the judge was asked to run, found before anything runs."""
 
 
 @dataclass
@@ -316,7 +312,7 @@ def _timed(remote: RemoteSolve, verdict: Verdict, precision: Precision, shape: t
 
 
 @dataclass
-class Plan:
+class PreparedRun:
     """A checked request and what was built for it; `verdict` already says if it can go no further."""
 
     path: Path
@@ -331,7 +327,7 @@ class Plan:
 
 def prepare(path: Path, framework: str | None = None, precision: str = "fp32", seed: int | None = None,
             groups: list[str] | None = None, timeout: float | None = None, memory_limit: int | None = None,
-            nvcc_flags: str | None = None) -> Plan:
+            nvcc_flags: str | None = None) -> PreparedRun:
     """Check the request (`UsageError`) and build a .cu: everything before the solution runs."""
     path = Path(path)
     request = check_usage(path, framework, precision, groups, timeout, memory_limit, nvcc_flags)
@@ -339,8 +335,8 @@ def prepare(path: Path, framework: str | None = None, precision: str = "fp32", s
                       device=runtime.gpu_name())
     if not sys.platform.startswith("linux"):
         verdict.cannot_run = "the judge needs Linux (/proc, prctl) to contain a solution's processes"
-        return Plan(path, request, verdict, None)
-    return Plan(path, request, verdict, _build(path, request, verdict))
+        return PreparedRun(path, request, verdict, None)
+    return PreparedRun(path, request, verdict, _build(path, request, verdict))
 
 
 def judge_file(
@@ -388,7 +384,7 @@ def judge_file(
     return plan.verdict
 
 
-def _judge(plan: Plan, device: torch.device, cases: list[tuple[Case, int]], shape: tuple[int, int, int],
+def _judge(plan: PreparedRun, device: torch.device, cases: list[tuple[Case, int]], shape: tuple[int, int, int],
            limits: Limits, warmup: int, iters: int, say: Callable[[str], None], env: dict[str, str] | None,
            wrapper: list[str] | None) -> None:
     verdict, precision = plan.verdict, plan.request.precision

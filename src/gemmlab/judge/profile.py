@@ -26,7 +26,7 @@ from pathlib import Path
 from . import sandbox
 from .boundary import Boundary
 from .limits import PROCESS_LIMIT
-from .session import _undumpable
+from .session import undumpable
 
 STALLS = ("barrier", "branch_resolving", "dispatch_stall", "drain", "imc_miss", "lg_throttle", "long_scoreboard",
           "math_pipe_throttle", "membar", "mio_throttle", "misc", "no_instruction", "not_selected", "selected",
@@ -56,7 +56,7 @@ class CannotProfile(Exception):
 
 
 @dataclass
-class Kernel:
+class ProfiledKernel:
     name: str
     metrics: dict[str, float] = field(default_factory=dict)
 
@@ -66,8 +66,8 @@ class Kernel:
 
 @dataclass
 class Profile:
-    solution: list[Kernel]
-    cublas: list[Kernel]
+    solution: list[ProfiledKernel]
+    cublas: list[ProfiledKernel]
     notes: list[str] = field(default_factory=list)
     sandbox: dict[str, str] = field(default_factory=dict)  # each layer: "on", or why it was off
 
@@ -79,20 +79,20 @@ def _number(text: str) -> float | None:
         return None
 
 
-def parse(text: str) -> list[Kernel]:
+def parse(text: str) -> list[ProfiledKernel]:
     """ncu's ``--csv`` details page (one row per kernel and metric) as kernels in launch order."""
     lines = text.splitlines()
     head = next((i for i, line in enumerate(lines) if line.startswith('"ID"')), None)
     if head is None:
         return []
-    kernels: dict[str, Kernel] = {}
+    kernels: dict[str, ProfiledKernel] = {}
     for row in csv.DictReader(line for line in lines[head:] if not line.startswith("==")):
         value = _number(row.get("Metric Value") or "")
         if value is None or not row.get("ID"):
             continue
         unit = row.get("Metric Unit") or ""
         value *= TIME_UNITS.get(unit, BYTE_UNITS.get(unit, 1))
-        kernels.setdefault(row["ID"], Kernel(row.get("Kernel Name", "?"))).metrics[row["Metric Name"]] = value
+        kernels.setdefault(row["ID"], ProfiledKernel(row.get("ProfiledKernel Name", "?"))).metrics[row["Metric Name"]] = value
     return [kernels[key] for key in sorted(kernels, key=int)]
 
 
@@ -116,7 +116,7 @@ def _ncu_cmd(ncu: str, metrics: list[str], log: Path, target: list[str]) -> list
             ",".join(metrics), "--log-file", str(log), *target]
 
 
-def sandboxed(folder: Path, ncu: str, readable: list[Path]) -> tuple[sandbox.Plan, Path]:
+def sandboxed(folder: Path, ncu: str, readable: list[Path]) -> tuple[sandbox.SandboxPlan, Path]:
     """The judge's sandbox for one ncu run, and ncu's report file. Tool mode: ncu's front end and the
     process it injects into talk over IP sockets and /dev/shm. ncu and the solution under it write only
     to a scratch folder (TMPDIR: ncu's lock file lands there) and the report; they read the solution's
@@ -131,11 +131,11 @@ def sandboxed(folder: Path, ncu: str, readable: list[Path]) -> tuple[sandbox.Pla
     return plan, log
 
 
-def _run(cmd: list[str], env: dict[str, str], plan: sandbox.Plan) -> tuple[int | None, str]:
+def _run(cmd: list[str], env: dict[str, str], plan: sandbox.SandboxPlan) -> tuple[int | None, str]:
     """Run inside a boundary and `plan`'s sandbox, the judge non-dumpable meanwhile as for a judged run;
     (exit code or None on a time-out, its output)."""
     fence = Boundary(PROCESS_LIMIT, None, plan)
-    _undumpable.enter()
+    undumpable.enter()
     try:
         proc = subprocess.Popen(fence.wrap(cmd), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, env={**env, **sandbox.scratch_env(plan.scratch)},
@@ -151,12 +151,12 @@ def _run(cmd: list[str], env: dict[str, str], plan: sandbox.Plan) -> tuple[int |
             proc.wait()
             fence.close()
     finally:
-        _undumpable.leave()
+        undumpable.leave()
     return code, out.decode(errors="replace")
 
 
 def profile_side(ncu: str, which: str, target_args: list[str], env: dict[str, str],
-                 readable: list[Path] | None = None) -> tuple[list[Kernel], str]:
+                 readable: list[Path] | None = None) -> tuple[list[ProfiledKernel], str]:
     """One side's kernels, and a note when it gave none (the call failed, say)."""
     target = [sys.executable, "-m", "gemmlab.judge.profile_target", "--which", which, *target_args]
     with tempfile.TemporaryDirectory(prefix="gemmlab-ncu-") as folder:
@@ -228,19 +228,19 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{x:.1f}"
 
 
-def _tensor_pipe(k: Kernel) -> float | None:
+def _tensor_pipe(k: ProfiledKernel) -> float | None:
     found = [v for key, v in k.metrics.items() if key.startswith("sm__pipe_tensor") and "cycles_active" in key]
     return max(found) if found else None
 
 
-def _shared_kib(k: Kernel) -> str:
+def _shared_kib(k: ProfiledKernel) -> str:
     parts = [k.get("launch__shared_mem_per_block_static"), k.get("launch__shared_mem_per_block_dynamic")]
     if all(p is None for p in parts):
         return "-"
     return f"{sum(p or 0 for p in parts) / 1024:.1f}"
 
 
-def _stalls(k: Kernel, top: int = 3) -> str:
+def _stalls(k: ProfiledKernel, top: int = 3) -> str:
     found = [(k.get(STALL_METRIC.format(s)), s) for s in STALLS if s != "selected"]
     found = sorted(((v, s) for v, s in found if v), reverse=True)[:top]
     return ", ".join(f"{s} {v:.2f}" for v, s in found) or "-"
@@ -266,7 +266,7 @@ ROWS = [
 ]
 
 
-def _shown(kernels: list[Kernel], most: int = 3) -> tuple[list[Kernel], list[Kernel]]:
+def _shown(kernels: list[ProfiledKernel], most: int = 3) -> tuple[list[ProfiledKernel], list[ProfiledKernel]]:
     """The longest `most` kernels in launch order, and the rest."""
     longest = sorted(kernels, key=lambda k: k.get("gpu__time_duration.sum") or 0, reverse=True)[:most]
     return [k for k in kernels if k in longest], [k for k in kernels if k not in longest]

@@ -40,7 +40,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-#: Layers in the order they are applied; `Plan.layers` maps each to "on" or why it is off.
+#: Layers in the order they are applied; `SandboxPlan.layers` maps each to "on" or why it is off.
 LAYERS = ("no-new-privs", "capabilities", "landlock", "seccomp")
 #: GEMMLAB_JUDGE_SANDBOX=0 switches the sandbox off (a user debugging their own solution).
 OFF_ENV = "GEMMLAB_JUDGE_SANDBOX"
@@ -100,7 +100,7 @@ _PR_CAPBSET_DROP, _PR_SET_DUMPABLE, _PR_GET_DUMPABLE = 24, 4, 3
 
 
 @dataclass
-class Plan:
+class SandboxPlan:
     """What the confine step applies to itself: the folders and files, and the layers this machine has."""
 
     scratch: Path
@@ -114,7 +114,7 @@ class Plan:
     network: bool = False
 
     @classmethod
-    def from_args(cls, args) -> Plan:
+    def from_args(cls, args) -> SandboxPlan:
         pid, _, pgid = (args.judge or "0:0").partition(":")
         chosen = set(filter(None, (args.layers or "").split(",")))
         return cls(Path(args.scratch), [Path(p) for p in args.read or []], [Path(p) for p in args.write or []],
@@ -209,7 +209,7 @@ def import_roots() -> list[Path]:
     return [p for p in _unique(roots) if p.is_dir()]
 
 
-def plan(scratch: Path, files: list[Path], tool: bool = False) -> Plan:
+def plan(scratch: Path, files: list[Path], tool: bool = False) -> SandboxPlan:
     """The sandbox for one solution: `scratch` its only writable folder, `files` (the solution, its
     built library) readable beside the import roots, the toolchains and the system's folders.
     `tool`: a profiler or sanitizer runs the solution, and needs IP sockets and /dev/shm."""
@@ -219,7 +219,7 @@ def plan(scratch: Path, files: list[Path], tool: bool = False) -> Plan:
     reads = _unique([*SYSTEM_READS, *import_roots(), PACKAGE_ROOT, cuda_home, *files])
     also = [p for p in os.environ.get(WRITABLE_ENV, "").split(os.pathsep) if p]
     writes = _unique([scratch, "/dev/shm" if tool else None, *also])
-    return Plan(scratch=Path(scratch), reads=reads, writes=writes, judge_pid=os.getpid(),
+    return SandboxPlan(scratch=Path(scratch), reads=reads, writes=writes, judge_pid=os.getpid(),
                 judge_pgid=os.getpgrp(), layers=layers_here(), network=tool)
 
 
@@ -255,7 +255,7 @@ def _drop_capabilities(libc) -> None:
         raise SandboxError(ctypes.get_errno(), "capset")
 
 
-def _landlock(libc, sandbox: Plan) -> None:
+def _landlock(libc, sandbox: SandboxPlan) -> None:
     create, add_rule, restrict = _SYS_LANDLOCK[platform.machine()]
     libc.syscall.restype = ctypes.c_long
     abi = landlock_abi()
@@ -336,7 +336,7 @@ def seccomp_program(machine: str, judge_pid: int, judge_pgid: int, network: bool
     return b"".join(struct.pack("HBBI", *i) for i in prog)
 
 
-def _seccomp(libc, sandbox: Plan) -> None:
+def _seccomp(libc, sandbox: SandboxPlan) -> None:
     code = seccomp_program(platform.machine(), sandbox.judge_pid, sandbox.judge_pgid, sandbox.network)
     buf = ctypes.create_string_buffer(code, len(code))
     fprog = struct.pack("HxxxxxxQ" if struct.calcsize("P") == 8 else "HxxI", len(code) // 8,
@@ -346,7 +346,7 @@ def _seccomp(libc, sandbox: Plan) -> None:
         raise SandboxError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP)")
 
 
-def apply(sandbox: Plan) -> None:
+def apply(sandbox: SandboxPlan) -> None:
     """Apply the layers `sandbox.layers` says are on, to this process, in order; SandboxError if one fails."""
     libc = _libc()
     on = {k for k, v in sandbox.layers.items() if v == "on"}

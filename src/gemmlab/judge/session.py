@@ -59,7 +59,8 @@ class _Undumpable:
                 sandbox.set_dumpable(self.before)
 
 
-_undumpable = _Undumpable()
+#: The one for this process: judged runs and --profile's ncu runs (profile.py) nest on it.
+undumpable = _Undumpable()
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,7 @@ class Session:
         self.sandbox = sandbox.plan(self.scratch, readable or [], tool)
         env = {**env, **sandbox.scratch_env(self.scratch)}
         self.boundary = Boundary(limits.processes, limits.file_bytes, self.sandbox)
-        _undumpable.enter()
+        undumpable.enter()
         self.proc = subprocess.Popen(self.boundary.wrap([*cmd, "--channel", "@" + name], connect="@" + name),
                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, env=env, start_new_session=True)
@@ -335,6 +336,6 @@ class Session:
         ended.discard(self.proc.pid)
         if not self.closed:
             self.closed = True
-            _undumpable.leave()
+            undumpable.leave()
             shutil.rmtree(self.scratch, ignore_errors=True)
         return len(ended)

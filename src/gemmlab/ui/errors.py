@@ -17,14 +17,10 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from ..exits import Exit
+from ..exits import Exit, UsageError  # noqa: F401  (UsageError: the one class, re-exported for the CLI)
 
 #: Messages for the user, never mixed into a command's machine-readable stdout.
 stderr = Console(stderr=True, soft_wrap=True)
-
-
-class UsageError(Exception):
-    """The command line asks for something impossible; nothing has run or been written."""
 
 
 class CannotRun(Exception):

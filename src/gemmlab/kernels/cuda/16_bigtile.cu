@@ -244,7 +244,7 @@ __device__ __forceinline__ void store_scalar(const float (&acc)[8][16], float* C
 
 #ifndef SPLIT
 // 1: split-K, part blockIdx.z of gridDim.z (the host's policy: cuda/handoff.py). 2: split-K on a
-// line of blocks whose tiles need not all have as many parts (a tail split, handoff.Plan): the
+// line of blocks whose tiles need not all have as many parts (a tail split, handoff.TailPlan): the
 // first `lead` tiles in `lead_parts` parts each, the rest in `tail_parts`: what `default` runs
 // (launches.tailed); the rungs run 1.
 #define SPLIT 0
@@ -278,7 +278,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(BIGTIL
     // of a part in the order SPLIT 1's grid launches them (along C's rows, then down): a grid
     // whose tiles all have P parts runs as SPLIT 1's would, with the same slots. A tile's slots
     // and counters (splitk.cuh): the lead's tile t at t·lead_parts, the tail's after the lead's,
-    // or from 0 where the lead's tiles are whole and use none (handoff.Plan.slot_count).
+    // or from 0 where the lead's tiles are whole and use none (handoff.TailPlan.slot_count).
     const int across = (K + BN - 1) / BN, tiles = across * ((M + BM - 1) / BM);
     const int lead_blocks = lead * lead_parts;
     const bool in_lead = (int)blockIdx.x < lead_blocks;
