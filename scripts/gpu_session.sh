@@ -108,13 +108,13 @@ for step in "$@"; do
     # `short` beside small, thin, default and cuBLAS where N ≤ 32, from 2^14 outputs to 2^26: where its
     # kernel pays, the output floor `default` would run it above (21_short.md).
     short-floor) run short-floor 400 gemmlab sweep short small thin default \
-                   $(python3 -c "from gemmlab.tune.preludes import FLOOR_SHAPES as F; print(*[f'--shape {s}' for s in F['short']])") \
+                   $(python3 -c "from gemmlab.policy.preludes import FLOOR_SHAPES as F; print(*[f'--shape {s}' for s in F['short']])") \
                    --out "$LOGS/results"
                  cp "$(ls -t "$LOGS"/results/*/sweep-*.json | head -1)" "$OUT/short-floor.json" ;;
     # `gemv` beside thin, default and cuBLAS where K = 1, from 2^10 elements of A to 2^26, few rows and
     # many, N aligned and odd: where its kernel pays, and the rows `default` would run it from (22_gemv.md).
     gemv-floor) run gemv-floor 400 gemmlab sweep gemv thin default \
-                  $(python3 -c "from gemmlab.tune.preludes import FLOOR_SHAPES as F; print(*[f'--shape {s}' for s in F['gemv']])") \
+                  $(python3 -c "from gemmlab.policy.preludes import FLOOR_SHAPES as F; print(*[f'--shape {s}' for s in F['gemv']])") \
                   --out "$LOGS/results"
                 cp "$(ls -t "$LOGS"/results/*/sweep-*.json | head -1)" "$OUT/gemv-floor.json" ;;
     # `thin` beside small, default and cuBLAS where M ≤ 8, B from 4·10³ elements to 6.7·10⁷, then seed

@@ -25,7 +25,7 @@ def pytest_configure(config):
     # H200's record, the target's: on any GPU they run under it, named, whatever GPU this is and
     # whatever record it has or borrows (on a CPU, default reads the target's record anyway).
     if HAS_GPU and "GEMMLAB_TUNE_RECORD" not in os.environ:
-        from gemmlab.tune import record
+        from gemmlab.policy import record
 
         os.environ["GEMMLAB_TUNE_RECORD"] = str(record.installed_path(record.TARGET))
 

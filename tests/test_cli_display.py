@@ -13,7 +13,7 @@ import typer
 from gemmlab import registry
 from gemmlab.cli import app
 from gemmlab.exits import Exit
-from gemmlab.tune import default as tuned_default
+from gemmlab.policy import default as tuned_default
 from tests.clitools import HAS_GPU, invoke
 
 

@@ -191,7 +191,7 @@ def test_rung_numbers_live_in_the_registry_only():
 
 def _tail_twins() -> list:
     """Each bigtile build of `default`'s record, on a line of blocks (launches.tail_twin: experiments/tail-split)."""
-    from gemmlab.tune import default
+    from gemmlab.policy import default
 
     found = {}
     for launch in default.launches_from(default.plan()[0], launches.RUNGS[default.BUILTIN]):

@@ -9,13 +9,13 @@ import pytest
 import torch
 
 from gemmlab import registry
-from gemmlab.tune import classes
+from gemmlab.policy import classes
 from gemmlab.ui.tally import Tally
 from tests.clitools import invoke
 
 ROOT = Path(__file__).parents[1]
 README = (ROOT / "README.md").read_text()
-DEFAULT_MD = (ROOT / "src" / "gemmlab" / "tune" / "default.md").read_text()
+DEFAULT_MD = (ROOT / "src" / "gemmlab" / "policy" / "default.md").read_text()
 H200_SMS = 132
 
 
@@ -102,7 +102,7 @@ def test_readme_lists_the_commands_that_take_a_shape_and_names():
     group = typer.main.get_command(app)
     with_shape = {n for n, c in group.commands.items() if any(p.name == "shape" for p in c.params)}
     assert with_shape == {n for n, c in group.commands.items() if isinstance(c, shapes.Command)}
-    assert _commands_in("Wherever a command takes a shape (") == with_shape == {"check", "bench", "tune", "sweep"}
+    assert _commands_in("Wherever a command takes a shape (") == with_shape == {"check", "bench", "tune", "sweep", "explain"}
     with_names = {n for n, c in group.commands.items() if any(p.name in ("names", "name") for p in c.params)}
     assert _commands_in("Wherever a command takes an implementation (") == with_names - {"study"}
 
@@ -111,7 +111,7 @@ def test_the_tune_command_the_docs_give_is_the_one_that_made_the_committed_recor
     import json
 
     made_by = json.loads((ROOT / "src" / "gemmlab" / "tuned" / "nvidia-h200.json").read_text())["rungs"]
-    for doc, text in (("README.md", README), ("tune/default.md", DEFAULT_MD)):
+    for doc, text in (("README.md", README), ("policy/default.md", DEFAULT_MD)):
         given = re.findall(r"`gemmlab tune ((?:[a-z0-9][a-z0-9-]* )*[a-z0-9][a-z0-9-]*)(?: --install)?`", flat(text))
         given = [g.split() for g in given if len(g.split()) > 1]
         assert given, doc

@@ -533,7 +533,7 @@ GPU_BUILDS = [*BUILDS, Build("-arch=native", "native", "the GPU at hand")]
 
 
 def _gpu_shapes(name: str) -> list[tuple[int, int, int]]:
-    from gemmlab.tune.classes import representatives
+    from gemmlab.policy.classes import representatives
 
     shapes = GPU_SHAPES + (SIZED if name in ("bigtile", "splitk", "tma", "default") else [])
     if name in ("tf32", "3xtf32"):  # both sides of each dispatcher's outputs floor

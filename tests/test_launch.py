@@ -342,7 +342,7 @@ def test_default_runs_every_split_bigtile_launch_on_a_line_of_blocks():
     """`default` (experiments/tail-split: the twins were faster wherever their plan split a tail):
     each split bigtile launch of its record is its tail twin, under the same precondition; every
     other launch as the record builds it; the rungs keep SPLIT 1."""
-    from gemmlab.tune import default
+    from gemmlab.policy import default
 
     record = default.launches_from(default.plan()[0], launches.RUNGS[default.BUILTIN])
     shipped = registry.get("default").launches
@@ -365,7 +365,7 @@ def test_a_tail_twin_is_its_launch_on_a_line_of_blocks(monkeypatch):
     block where some tile splits; refused for a launch without the Aᵀ host."""
     from gemmlab.cuda import driver as cl
     from gemmlab.cuda import handoff, transposed
-    from gemmlab.tune import default
+    from gemmlab.policy import default
 
     monkeypatch.setattr(cl, "sm_count", lambda index: 132)
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
@@ -607,7 +607,7 @@ def test_default_turns_smalls_tile_where_the_output_is_narrow():
     (K ≤ NARROW_COLS over M·N ≥ NARROW_A) and the winner itself elsewhere; a tiled class has no
     twin (its K is a multiple of 128)."""
 
-    from gemmlab.tune import default
+    from gemmlab.policy import default
 
     chain = default.launches()
 
@@ -663,7 +663,7 @@ def test_default_puts_width_twins_only_where_the_class_lets_them_run():
     """`launches.width_twins` before a 4-byte `small` winner: in an odd-n class (N % 4 != 0) none
     copies A 16 bytes at a time, in an odd class (K % 4 != 0) none copies B so; each other pair
     of widths is there, in COPY_WIDTHS' order, ahead of the winner."""
-    from gemmlab.tune import default
+    from gemmlab.policy import default
 
     chain = default.launches()
     for layout, banned in (("odd-n", "VEC_A"), ("odd", "VEC_B")):
@@ -683,8 +683,8 @@ def test_default_lists_a_thin_launch_in_every_class_a_thin_shape_can_fall_in(sms
     import random
 
     from gemmlab import problem
-    from gemmlab.tune.classes import SIZES, ShapeClass, classify
-    from gemmlab.tune.spaces import _thin_reaches
+    from gemmlab.policy.classes import SIZES, ShapeClass, classify
+    from gemmlab.policy.spaces import _thin_reaches
 
     rng = random.Random(sms)
     most = problem.MAX_DIM

@@ -52,9 +52,18 @@ def test_the_launches_the_registry_and_the_tuner_share_are_apart_from_all_three(
     assert ig.reaches("gemmlab.launches", "gemmlab.registry") == []
     assert ig.reaches("gemmlab.launches", "gemmlab.tune") == []
     assert "gemmlab.launches" in ig.graph()["gemmlab.registry"]
-    assert "gemmlab.launches" in ig.graph()["gemmlab.tune.spaces"]
+    assert "gemmlab.launches" in ig.graph()["gemmlab.policy.spaces"]
     tune = [m for m in ig.modules() if m.startswith("gemmlab.tune.")]
     assert {m: ig.reaches(m, "gemmlab.registry") for m in tune if ig.reaches(m, "gemmlab.registry")} == {}
+
+
+def test_the_registry_reads_the_policy_and_never_the_tuner():
+    """Issue 53: what `default` runs lives in gemmlab.policy, below the registry; gemmlab.tune searches
+    and writes records, and neither the registry nor the policy reaches it, lazily or not."""
+    assert "gemmlab.policy.default" in ig.graph()["gemmlab.registry"]
+    assert ig.reaches("gemmlab.registry", "gemmlab.tune") == []
+    policy = [m for m in ig.modules() if m.startswith("gemmlab.policy.")]
+    assert policy and {m: ig.reaches(m, "gemmlab.tune") for m in policy if ig.reaches(m, "gemmlab.tune")} == {}
 
 
 def test_no_package_imports_itself_through_others():

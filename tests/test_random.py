@@ -151,7 +151,7 @@ def _sweep(points, date="2026-12-01T00:00:00+00:00", seed=9):
 
 
 def _tune_record():
-    from gemmlab.tune import default as tuned_default
+    from gemmlab.policy import default as tuned_default
 
     record, _ = tuned_default.plan()
     return record
@@ -163,8 +163,8 @@ def test_calibration_replaces_a_winner_only_where_a_rung_beats_default_over_the_
     class with two shapes is left alone (too few)."""
     import json
 
+    from gemmlab.policy.classes import classify
     from gemmlab.tune import calibrate
-    from gemmlab.tune.classes import classify
 
     record = _tune_record()
     sms = record["gpu"]["sm_count"]
@@ -190,7 +190,7 @@ def test_calibration_replaces_a_winner_only_where_a_rung_beats_default_over_the_
     assert entries["large-odd"]["chosen"] == "tma" and entries["large-odd"]["points"] == 3
     assert entries["micro-odd"]["chosen"] is None and entries["tiny-odd"]["scores"] == {}
     # The calibrated record is one `default` can dispatch by: every winner rebuilds.
-    from gemmlab.tune.default import rebuild
+    from gemmlab.policy.default import rebuild
 
     assert rebuild(winner).kernel.label in winner["kernel"]
 
@@ -202,8 +202,8 @@ def test_an_inherited_class_without_its_own_evidence_follows_its_source_with_its
     keeps its winner; a class that inherited nothing (small-aligned) is untouched."""
     import copy
 
+    from gemmlab.policy.classes import classify
     from gemmlab.tune import calibrate
-    from gemmlab.tune.classes import classify
 
     record = copy.deepcopy(_tune_record())
     sms = record["gpu"]["sm_count"]
@@ -254,8 +254,8 @@ def test_calibration_pools_sweeps_that_timed_different_rungs_each_rung_on_its_ow
     judged against default on the shapes it ran: tma-warp, 10 % ahead on its three, wins the class
     although the earlier sweep never ran it; tma, 2 % behind on its three, is weighed and left; a
     rung wrong at a shape it ran is never chosen, however fast."""
+    from gemmlab.policy.classes import classify
     from gemmlab.tune import calibrate
-    from gemmlab.tune.classes import classify
 
     record = _tune_record()
     sms = record["gpu"]["sm_count"]
@@ -318,8 +318,9 @@ def test_a_prelude_earns_a_floor_on_the_shapes_it_applies_to_and_default_runs_it
     import dataclasses
 
     from gemmlab.cuda.requires import Requires
-    from gemmlab.tune import calibrate, preludes
-    from gemmlab.tune import default as tuned_default
+    from gemmlab.policy import default as tuned_default
+    from gemmlab.policy import preludes
+    from gemmlab.tune import calibrate
 
     record = {key: value for key, value in _tune_record().items() if key != "preludes"}  # none yet
     rows = [((64, 8, 64), 0.010, 0.012), ((300, 20, 300), 0.012, 0.0119), ((1024, 4, 1024), 0.020, 0.014),
@@ -378,7 +379,7 @@ def test_a_point_where_default_ran_the_preludes_own_kernel_says_nothing_about_it
 
 
 def test_a_record_s_preludes_are_validated():
-    from gemmlab.tune import record as rec
+    from gemmlab.policy import record as rec
 
     good = dict(_tune_record(), preludes={"short": {"launch": "short", "outputs": 1 << 20}})
     assert rec.validate(good) is good

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from gemmlab import launches
-from gemmlab.tune import default, record
-from gemmlab.tune.spaces import SPACES
+from gemmlab.policy import default, record
+from gemmlab.policy.spaces import SPACES
 
 ROOT = Path(__file__).resolve().parents[1]
 INSTALLED = sorted(record.INSTALLED.glob("*.json"))

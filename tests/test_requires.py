@@ -13,7 +13,7 @@ from gemmlab import registry
 from gemmlab.cuda.handoff import OneWave, SplitPays
 from gemmlab.cuda.needs import Needs
 from gemmlab.cuda.requires import VEC4, AllOf, Requires, whole_tiles
-from gemmlab.tune.classes import InClass
+from gemmlab.policy.classes import InClass
 
 
 def _parts(when) -> tuple:

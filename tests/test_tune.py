@@ -23,9 +23,10 @@ from gemmlab.cuda.compiler import HOPPER_ARCH, CompileError
 from gemmlab.cuda.handoff import SplitPays
 from gemmlab.cuda.needs import Needs
 from gemmlab.export import export_text
-from gemmlab.tune import classes, default, record, search
-from gemmlab.tune.classes import CLASSES, InClass, ShapeClass, classify
-from gemmlab.tune.spaces import SPACES
+from gemmlab.policy import classes, default, record
+from gemmlab.policy.classes import CLASSES, InClass, ShapeClass, classify
+from gemmlab.policy.spaces import SPACES
+from gemmlab.tune import search
 from tests.clitools import HAS_GPU, assert_one_line, files_under, invoke
 
 H200_SMS = 132
@@ -332,7 +333,7 @@ def test_build_check_compares_builds_only_on_the_records_gpu_and_compiler(monkey
 
     here = dict(recorded)
     monkeypatch.setattr(default, "rebuild", built)
-    monkeypatch.setattr(search, "cubin_digest", lambda cubin: here[cubin.decode()])
+    monkeypatch.setattr(record, "cubin_digest", lambda cubin: here[cubin.decode()])
     assert default.build_check() == f"every winner builds into the cubin the record timed ({len(classes)} classes)"
     odd = sorted(recorded)[0]
     here[odd] = "0" * 16  # this machine builds one winner differently
@@ -701,7 +702,7 @@ def test_two_shapes_of_one_class_are_a_usage_error():
 
 def test_installed_records_are_package_data_and_valid():
     text = Path("pyproject.toml").read_text()
-    assert '"tuned/*.json"' in text and '"tune/*.md"' in text
+    assert '"tuned/*.json"' in text and '"policy/*.md"' in text
     for path in record.INSTALLED.glob("*.json"):
         rec = record.load(path)
         assert path.stem == rec["gpu"]["slug"]

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from gemmlab.tune import pipeline, preludes, record
-from gemmlab.tune.default import RECORD_ENV
-from gemmlab.tune.spaces import SPACES
+from gemmlab.policy import preludes, record
+from gemmlab.policy.default import RECORD_ENV
+from gemmlab.policy.spaces import SPACES
+from gemmlab.tune import pipeline
 
 
 def test_the_sweeps_time_default_each_calibrated_rung_and_cublas_then_each_preludes_own_shapes():
@@ -92,7 +93,7 @@ def test_a_new_record_is_installed_only_where_it_measures_at_least_as_fast(tmp_p
     from rich.console import Console
 
     from gemmlab.cli import tune as tune_cli
-    from gemmlab.tune import default
+    from gemmlab.policy import default
 
     incumbent = record.load(record.installed_path(record.TARGET))
     monkeypatch.setattr(default, "plan", lambda: (incumbent, "nvidia-h200.json, borrowed"))
@@ -115,7 +116,7 @@ def test_a_new_record_is_installed_only_where_it_measures_at_least_as_fast(tmp_p
 
 def test_with_no_record_in_force_the_new_one_is_installed_without_a_comparison(monkeypatch, tmp_path):
     from gemmlab.cli import tune as tune_cli
-    from gemmlab.tune import default
+    from gemmlab.policy import default
 
     monkeypatch.setattr(default, "plan", lambda: (None, "built-in"))
     monkeypatch.setattr(pipeline, "sweep", lambda *a: pytest.fail("nothing to compare with"))

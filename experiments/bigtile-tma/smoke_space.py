@@ -10,7 +10,7 @@ from gemmlab import registry, runtime
 from gemmlab.judge.cases import Case
 from gemmlab.judge.runner import run_case
 from gemmlab.reference import Precision
-from gemmlab.tune.spaces import SPACES
+from gemmlab.policy.spaces import SPACES
 
 runtime.configure()
 dev = torch.device("cuda")

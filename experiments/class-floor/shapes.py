@@ -9,7 +9,7 @@ Usage: python experiments/class-floor/shapes.py
 import math
 import random
 
-from gemmlab.tune.classes import classify
+from gemmlab.policy.classes import classify
 
 SMS = 132
 CITED = {"tiny-aligned": ["262x3764x1868"], "tiny-odd": ["829x4858x193", "472x6284x974"]}

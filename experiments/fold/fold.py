@@ -50,7 +50,7 @@ import sys
 from pathlib import Path
 
 from gemmlab import launches, registry, runtime
-from gemmlab.tune.classes import InClass
+from gemmlab.policy.classes import InClass
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 from beside import time_beside  # noqa: E402  (experiments/tools: the driver shared with tail-split)

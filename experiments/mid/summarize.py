@@ -1,6 +1,6 @@
 """summary.json from the variant runs' JSON lines (variants.py): per run and implementation, the
 geometric mean of cuBLAS FP32's time over its own at the shapes, overall and per shape class of
-`default` (tune/classes.py, 132 SMs), and the shapes. The notes quote figures from it.
+`default` (policy/classes.py, 132 SMs), and the shapes. The notes quote figures from it.
 
 Usage (repository root, no GPU): python experiments/mid/summarize.py
 """
@@ -9,7 +9,7 @@ import json
 import math
 from pathlib import Path
 
-from gemmlab.tune.classes import classify
+from gemmlab.policy.classes import classify
 
 HERE = Path(__file__).resolve().parent
 RUNS = {"mid": "1-mid-variants.jsonl.gz", "split": "2-split-variants.jsonl.gz"}

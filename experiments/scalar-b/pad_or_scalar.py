@@ -27,7 +27,7 @@ from gemmlab.measure.device import ClockSampler
 from gemmlab.measure.inputs import uniform
 from gemmlab.measure.timing import time_interleaved
 from gemmlab.reference import error_figures, reference64
-from gemmlab.tune import default
+from gemmlab.policy import default
 
 runtime.configure()
 torch.backends.cuda.matmul.allow_tf32 = False  # cuBLAS FP32, as LeetGPU's check

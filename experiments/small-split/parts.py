@@ -19,7 +19,7 @@ import sys
 from gemmlab import registry, runtime
 from gemmlab.bench.run import measure
 from gemmlab.cuda import handoff
-from gemmlab.tune.spaces import SPACES
+from gemmlab.policy.spaces import SPACES
 
 SHAPES = ["233x5156x242", "165x3061x570", "338x5856x883", "262x7309x476", "42x1150x7694",
           "76x1783x2273", "33x7873x737"]

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from gemmlab.cuda import sass
-from gemmlab.tune import spaces
+from gemmlab.policy import spaces
 
 
 def main() -> None:

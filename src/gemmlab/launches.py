@@ -2,8 +2,8 @@
 named launches (`RUNGS`), fast path first and fallback last.
 
 The registry takes each CUDA rung's launches from `RUNGS`; the tuner's spaces
-(`tune/spaces.py`) rebuild them with the same builders and other knobs; `default`
-(`tune/default.py`) rebuilds a tune record's winners with them. So a launch is
+(`policy/spaces.py`) rebuild them with the same builders and other knobs; `default`
+(`policy/default.py`) rebuilds a tune record's winners with them. So a launch is
 declared once, here, and none of those modules reads another's private helpers.
 
 A launch's `name` says when it runs within its rung ("whole-tiles", "vec4",

@@ -39,8 +39,8 @@ from .cuda.compiler import NoGPUError
 from .cuda.dispatch import FALLBACK_MARK, CudaSolver, Launch
 from .cuda.needs import Needs
 from .launches import RUNGS
+from .policy import default as tuned_default
 from .precision import Precision
-from .tune import default as tuned_default
 
 if TYPE_CHECKING:  # the registry is read without torch (list, explain): calls import it
     import torch
@@ -554,13 +554,13 @@ def _default_sources() -> tuple[str, ...]:
     return _sources_of(*tuned_default.rungs())
 
 
-# `default`: per shape class, the winner of the GPU's tune record, after every rung (gemmlab.tune.default).
+# `default`: per shape class, the winner of the GPU's tune record, after every rung (gemmlab.policy.default).
 # Its launches and sources are resolved on first use: which record applies depends on the GPU.
 IMPLEMENTATIONS += (Implementation(
     tuned_default.NAME, CUDA, max(i.rung for i in IMPLEMENTATIONS) + 1, FP32, _ALWAYS,
     "shape-aware: per shape class the fastest verified strict-FP32 configuration of the "
     "GPU's tune record (gemmlab tune), else warptile",
-    "tune/default.md", Lazy(_default_sources), launches=Lazy(tuned_default.launches),
+    "policy/default.md", Lazy(_default_sources), launches=Lazy(tuned_default.launches),
     chapter=PAST_CUBLAS, step=10,
 ),)
 

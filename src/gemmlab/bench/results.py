@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 
+from .. import jsonfile
 from ..measure.device import slug
 
 REQUIRED_TOP = ("schema", "date", "platform", "device", "versions", "shape", "warmup", "iters",
@@ -101,14 +101,8 @@ def save_sweep(record: dict, root: Path) -> Path:
     return path
 
 
-def read_json(path: Path):
-    """A record file's JSON, gzipped or not (experiments/ keeps its raw records gzipped)."""
-    raw = Path(path).read_bytes()
-    return json.loads(gzip.decompress(raw) if str(path).endswith(".gz") else raw)
-
-
 def load(path: Path) -> dict:
-    return validate(read_json(path))
+    return validate(jsonfile.read(path))
 
 
 CSV_COLUMNS = ("name", "family", "rung", "precision", "kernel", "median_ms", "mean_ms", "min_ms",

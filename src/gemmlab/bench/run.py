@@ -25,8 +25,8 @@ from ..measure import energy as energy_meter
 from ..measure.inputs import TIMING_HIGH, TIMING_LOW, fresh_seed, timing_operands
 from ..measure.stats import is_small, summarize, tflops
 from ..measure.timing import QUEUE_AHEAD_CYCLES, time_interleaved
+from ..policy import default as tuned_default
 from ..reference import GATES, error_figures, references, verdict
-from ..tune import default as tuned_default
 
 CPU_SHAPE = (256, 256, 256)
 FLUSH_BYTES = 256 << 20  # several times the 60 MB L2 of an H200

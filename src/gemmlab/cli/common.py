@@ -138,7 +138,7 @@ def tf32_on_cpu_note(name: str, precision: str, platform: str) -> str | None:
 def record_notice(names: list[str] | None, ui: Console) -> None:
     """One line where `default` is among `names` (None: every implementation) and this GPU has no
     tune record of its own: what it runs instead, and the command that makes one."""
-    from ..tune import default as tuned_default
+    from ..policy import default as tuned_default
 
     if (names is None or tuned_default.NAME in names) and (line := tuned_default.notice()):
         ui.print(f"[yellow]{line}[/yellow]", highlight=False)

@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from .. import docblocks, registry
-from ..tune import default as tuned_default
+from ..policy import default as tuned_default
 from ..ui import listing, machine, shapes, usage
 from ..ui.errors import UsageError, guarded
 from .common import AsJson, app, console

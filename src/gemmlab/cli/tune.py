@@ -13,10 +13,10 @@ from rich.table import Table
 from .. import runtime
 from ..exits import Exit
 from ..measure.inputs import fresh_seed
-from ..tune import default as tuned_default
-from ..tune.classes import CLASSES, ShapeClass, classify, representatives
+from ..policy import default as tuned_default
+from ..policy.classes import CLASSES, ShapeClass, classify, representatives
+from ..policy.spaces import SPACES
 from ..tune.search import MIN_ITERS
-from ..tune.spaces import SPACES
 from ..ui import machine, shapes, usage
 from ..ui import names as resolver
 from ..ui.errors import CannotRun, UsageError, guarded
@@ -26,15 +26,15 @@ from .common import SMALL_RULE, AsJson, Seed, app, messages_console, side
 
 def searchable(names: list[str], preludes_too: bool = False) -> list[str]:
     """The rungs named, each known and with a search space (or, where `preludes_too`, for
-    calibration, a prelude: tune/preludes.py); in the order given, once each."""
-    from ..tune.preludes import PRELUDES
+    calibration, a prelude: policy/preludes.py); in the order given, once each."""
+    from ..policy.preludes import PRELUDES
 
     out = []
     for name in names:
         impl = usage.names([name])[0]
         if impl.name not in SPACES and not (preludes_too and impl.name in PRELUDES):
             raise UsageError(f"{impl.name} has no search space to tune; rungs with one: "
-                             f"{', '.join(SPACES)} (gemmlab.tune.spaces)")
+                             f"{', '.join(SPACES)} (gemmlab.policy.spaces)")
         if impl.name not in out:
             out.append(impl.name)
     return out
@@ -97,7 +97,7 @@ def _tunable(tokens: list[str]) -> list[str]:
 @guarded
 def tune_cmd(
     names: Annotated[list[str] | None, typer.Argument(help="rungs to search, each with a search space: "
-                                                    f"{', '.join(SPACES)} (gemmlab.tune.spaces); a rung "
+                                                    f"{', '.join(SPACES)} (gemmlab.policy.spaces); a rung "
                                                     "number stands for those on it. None: everything "
                                                     "default needs here (search, sweeps, calibration)",
                                                metavar="NAME|STEP", show_default=False)] = None,
@@ -163,7 +163,7 @@ def _tune_here(rungs: list[str], given: list, prior: dict | None, searched: Path
     """On this GPU: the search (or `prior`, its record), then with no names the sweeps, the
     calibration and the comparison; the record written, installed where asked and earned."""
     from ..measure import device as device_info
-    from ..tune import record
+    from ..policy import record
 
     info = device_info.gpu()
     if prior is not None and prior["gpu"]["slug"] != record.slug(info["name"]):
@@ -204,7 +204,8 @@ def _tune_here(rungs: list[str], given: list, prior: dict | None, searched: Path
 def _beats_incumbent(path: Path, seed: int, out: Path, ui) -> bool:
     """Stage 4: `default` under the new record and under the one it runs here now, on one fresh draw;
     whether the new one is at least as fast (True where there is no record to compare with)."""
-    from ..tune import default, pipeline
+    from ..policy import default
+    from ..tune import pipeline
 
     current, why = default.record_file(), default.plan()[1]
     if current is None:
@@ -231,7 +232,7 @@ def _beats_incumbent(path: Path, seed: int, out: Path, ui) -> bool:
 def _rebuilds(rec: dict) -> None:
     """Every launch the record names rebuilds here (what `default` will do with it), or a one-line error
     before anything is installed."""
-    from ..tune import default, record
+    from ..policy import default, record
 
     try:
         default.launches_from(rec, ())
@@ -240,7 +241,7 @@ def _rebuilds(rec: dict) -> None:
 
 
 def _searched_record(path: Path) -> dict:
-    from ..tune import record
+    from ..policy import record
 
     try:
         rec = record.load(path)
@@ -279,7 +280,8 @@ def _sweep_and_calibrate(rec: dict, path: Path, seed: int, output: Path | None, 
     """Stages 2 and 3: the sweeps with `rec` (at `path`) in force, then `rec` calibrated on them."""
     import time
 
-    from ..tune import calibrate, pipeline, record
+    from ..policy import record
+    from ..tune import calibrate, pipeline
 
     runs = pipeline.sweep_args(seed)
     sweeps = []
@@ -308,7 +310,7 @@ def _digest(current: dict):
     """The cubin digest of a launch as this machine builds it for the record's GPU, where this
     NVRTC is the record's (else None: a digest from another compiler says nothing)."""
     from ..cuda.compiler import nvrtc_version
-    from ..tune.search import cubin_digest
+    from ..policy.record import cubin_digest
 
     if nvrtc_version() != current.get("versions", {}).get("nvrtc"):
         return None
@@ -330,7 +332,8 @@ def _calibrate(rungs: list[str], sweeps: list[Path], output: Path | None, out: P
                as_json: bool) -> None:
     """`gemmlab tune NAME… --calibrate SWEEP…`: the installed record recalibrated on the sweeps."""
     from ..bench import results
-    from ..tune import calibrate, record
+    from ..policy import record
+    from ..tune import calibrate
 
     current, why = tuned_default.plan()
     if current is None:

@@ -95,7 +95,7 @@ def whole_tiles(rows: int, step: int, cols: int) -> Requires:
 
 @dataclass(frozen=True)
 class AllOf:
-    """Several preconditions at once (`Requires`, a shape class of `tune.classes`), with the same
+    """Several preconditions at once (`Requires`, a shape class of `policy.classes`), with the same
     trio: calling decides, `str()` says them all, `cpp()` joins their C++ tests."""
 
     parts: tuple

@@ -13,8 +13,8 @@ from ..cuda.needs import Needs
 from ..cuda.pad import PaddedOperands
 from ..cuda.splitgrid import SplitGrid
 from ..cuda.transposed import TransposedA
+from ..policy import default as tuned_default
 from ..provenance import gemmlab_commit
-from ..tune import default as tuned_default
 from . import host, pad, splitgrid, tma, transposed
 from .builds import BEST, BUILDS, held, ranges, strongest
 from .source import SourceError, Variants, macros_of

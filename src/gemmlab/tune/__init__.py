@@ -1,2 +1,3 @@
-"""`gemmlab tune` and `default`: search spaces per rung (`spaces`), shape classes (`classes`), the
-tune record (`record`), the search on a GPU (`search`) and the registry's `default` (`default`)."""
+"""`gemmlab tune`: the search of a rung's space per shape class on this GPU (`search`), calibration
+from random sweeps (`calibrate`) and the one-command pipeline (`pipeline`). What a record makes
+`default` run is `gemmlab.policy`'s."""

@@ -10,7 +10,7 @@ mean of each one's ratio to cuBLAS FP32 there; where a rung with a search space 
 by more than MARGIN, its own launch for that class's layout becomes the class's winner. So
 sweeps that timed different rungs (a rung added after an earlier draw) still pool their shapes:
 each rung is judged on the shapes it ran, against `default` on the same ones. A rung wrong at
-any shape it ran is never chosen. A prelude rung (tune/preludes.py: no space, a kernel for a kind
+any shape it ran is never chosen. A prelude rung (policy/preludes.py: no space, a kernel for a kind
 of shape across the classes) is judged instead on every sweep shape its launch applies to: the
 record keeps the fewest outputs from which it beat `default` at each of them (`preludes.floor`),
 or drops it; designed sweeps (`gemmlab sweep --shape …`, such as gpu_session's short-floor) count
@@ -29,9 +29,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from ..measure.stats import geomean
-from . import preludes
-from .classes import BY_KEY, CLASSES, classify, representatives
-from .spaces import SPACES
+from ..policy import preludes
+from ..policy.classes import BY_KEY, CLASSES, classify, representatives
+from ..policy.spaces import SPACES
 
 #: The fewest sweep shapes of a class that calibration acts on.
 MIN_POINTS = 3

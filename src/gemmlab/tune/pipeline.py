@@ -25,8 +25,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .default import RECORD_ENV
-from .preludes import FLOOR_SHAPES
+from ..policy.default import RECORD_ENV
+from ..policy.preludes import FLOOR_SHAPES
 
 #: What the search tunes: the rungs whose launches `default`'s classes are chosen among.
 SEARCHED = ("bigtile", "splitk", "warptile", "float4", "small")

@@ -27,7 +27,6 @@ same timings give the same record.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 import statistics
 from collections.abc import Callable
@@ -40,9 +39,9 @@ from .. import launches as builders
 from ..cuda.compiler import CompileError
 from ..cuda.dispatch import Launch
 from ..measure.stats import timed_calls
-from .classes import CLASSES, ShapeClass
-from .record import KIND, SCHEMA, TIE_BREAK, slug
-from .spaces import SPACES
+from ..policy.classes import CLASSES, ShapeClass
+from ..policy.record import KIND, SCHEMA, TIE_BREAK, cubin_digest, slug
+from ..policy.spaces import SPACES
 
 MIN_ITERS = 20  # timed calls per candidate at least (more below 2048³: measure.stats.timed_calls)
 
@@ -120,13 +119,6 @@ def plan(rungs: list[str], shape: tuple[int, int, int]) -> tuple[list[Candidate]
                 cand.reject("rejected", f"its precondition ({when}) does not hold at {m}×{n}×{k}")
             out.append(cand)
     return out, notes
-
-
-def cubin_digest(cubin: bytes) -> str:
-    """What identifies a build: the same source and macros did not always compile to the same SASS
-    on the H200's machine (16_bigtile.md, "the build is a lottery"), so a record says which build
-    it timed."""
-    return hashlib.sha256(cubin).hexdigest()[:16]
 
 
 def _compile_quietly(kernel, arch: str) -> None:

@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import registry
-from ..tune import default as tuned_default
+from ..policy import default as tuned_default
 
 #: The columns beside the idea, with the header each shows.
 HEADER = ("step", "name", "family", "precision", "idea")

@@ -1,7 +1,7 @@
 """Preludes: launches `default` runs before every class's winner, where their own precondition
 holds and C has at least a calibrated number of elements.
 
-A class (tune/classes.py) groups shapes by their work and their layout; some kernels are for a
+A class (policy/classes.py) groups shapes by their work and their layout; some kernels are for a
 kind of shape that cuts across the classes: `short` (N ≤ 32, where writing C is the work) takes
 shapes of the micro classes and of the large ones alike. Such a kernel has no search space and
 no class to win. It earns its place on sweeps instead (`calibrate`): over the sweep's shapes its

@@ -14,7 +14,7 @@ Schema (``"kind": "tune"``, ``"schema": 1``)::
                                         "ratio_vs_cublas"} | null}}}
 
 ``cubin`` (records from 2026-11-30 on) is a digest of the main kernel as compiled and
-timed (`search.cubin_digest`): ptxas does not always build the same source the same
+timed (`cubin_digest`): ptxas does not always build the same source the same
 way, and `default.build_check` tells whether today's build is the one that was timed.
 
 ``verdict`` is ``rejected`` (did not compile, spilled, or its precondition does
@@ -34,10 +34,11 @@ reads on that GPU.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
-from ..bench.results import read_json
+from .. import jsonfile
 from ..measure.device import slug
 from .classes import BY_KEY
 
@@ -138,9 +139,16 @@ def named_launches(record: dict, where: str = "tune record") -> dict:
     return record
 
 
+def cubin_digest(cubin: bytes) -> str:
+    """What identifies a build: the same source and macros did not always compile to the same SASS
+    on the H200's machine (16_bigtile.md, "the build is a lottery"), so a record says which build
+    it timed."""
+    return hashlib.sha256(cubin).hexdigest()[:16]
+
+
 def load(path: Path) -> dict:
     try:
-        data = read_json(path)
+        data = jsonfile.read(path)
     except (OSError, UnicodeDecodeError, EOFError) as exc:  # EOFError: a truncated .gz
         raise RecordError(f"cannot read {path}: {exc}") from None
     except json.JSONDecodeError as exc:

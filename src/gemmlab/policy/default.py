@@ -1,6 +1,6 @@
 """`default`: the registry's shape-aware implementation, built from the installed tune record.
 
-Its launches are, in order: the record's preludes (tune/preludes.py: kernels for
+Its launches are, in order: the record's preludes (policy/preludes.py: kernels for
 a kind of shape across the classes, `short` where N ≤ 32, each where its own
 precondition holds and C has at least the outputs a random sweep calibrated);
 then for each shape class the record has a winner for,
@@ -169,7 +169,7 @@ def build_check() -> str:
     """Whether this machine builds each winner's kernel into the cubin the record timed.
 
     The same source and macros do not always compile to the same SASS, and the timing moves
-    with it (`search.cubin_digest`): a winner built differently may not run at its recorded
+    with it (`record.cubin_digest`): a winner built differently may not run at its recorded
     speed. Only meaningful on the record's GPU (another compiler build differs anyway)."""
     found, _ = plan()
     if found is None:
@@ -178,7 +178,6 @@ def build_check() -> str:
     if name is None:
         return "no GPU here: builds are compared on the record's GPU"
     from ..cuda.compiler import device_arch, nvrtc_version
-    from .search import cubin_digest
 
     winners = [w for w in _winners(found) if w.get("cubin")]
     if not winners:
@@ -189,7 +188,7 @@ def build_check() -> str:
         return (f"not comparable: the record was built for {made[0]} by NVRTC {made[1]}, "
                 f"this machine builds for {arch} with NVRTC {nvrtc}")
     differ = sorted({w["kernel"] for w in winners
-                     if cubin_digest(rebuild(w).kernel.compile(arch).cubin) != w["cubin"]})
+                     if rec.cubin_digest(rebuild(w).kernel.compile(arch).cubin) != w["cubin"]})
     if not differ:
         return f"every winner builds into the cubin the record timed ({len(winners)} classes)"
     return "built differently from the timed cubin, so timings may differ: " + "; ".join(differ)

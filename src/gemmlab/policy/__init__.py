@@ -1,0 +1,15 @@
+"""What `default` runs at a shape, and why: the runtime policy, read by the registry, below it.
+
+- `classes`: the shape classes (a size in waves of tiles, a layout), the one definition;
+- `preludes`: kernels for a kind of shape across the classes (`short`, `gemv`, `thin`), from a
+  calibrated number of outputs;
+- `spaces`: each tunable rung's knobs, how a record's winner is built from them, and the twins that
+  refine it (split-K where splitting pays, the narrow and 4-byte twins);
+- `record`: the tune record (schema, validation, which one this GPU reads, a sibling's where it has none);
+- `default`: `default`'s chain from the record: preludes, each class's winner under its class, then
+  warptile's launches; every split bigtile launch on a line of blocks (`launches.tailed`).
+
+`tf32` and `3xtf32` build their chains in `launches` (`tf32_launches`, `x3_launches`).
+`gemmlab explain default --shape MxNxK` names the launch a shape runs and the rule that chose it.
+`gemmlab.tune` searches the spaces and writes records; it is not imported by the registry.
+"""
