@@ -63,6 +63,20 @@ def test_a_variant_is_read_against_what_it_varies():
     assert "BK 32 → 16" in page  # same source: the build's change is what the page shows
 
 
+def test_no_page_diffs_across_languages_and_the_first_of_a_language_says_why():
+    """Issue 54: each step is read against what it builds on (`builds_on`, a variant's original, else
+    the nearest earlier step in its own language); the first of a language has no diff, and says so."""
+    for impl in chapters.reading_order():
+        before = chapters.previous(impl)
+        assert before is None or before.family == impl.family, (impl.name, before.name)
+    assert chapters.previous(registry.get("triton")) is None  # read after cp-async, a CUDA step
+    assert chapters.previous(registry.get("triton-tf32x3")) is registry.get("triton")
+    assert chapters.previous(registry.get("warptile")) is registry.get("cp-async")  # not triton, read between
+    page = " ".join(_page("rung-triton.html").split())
+    assert "No diff: triton is the first step of the ladder written in Triton" in page
+    assert 'class="diff"' not in page
+
+
 def test_the_tf32_page_measures_against_cublas_tf32():
     page = _page("precision-tf32.html")
     assert "cuBLAS TF32" in page and 'href="rung-wgmma-swap.html"' in page

@@ -135,6 +135,9 @@ class Implementation:
     chapter: Chapter | None = None
     step: int = 0
     variant_of: str | None = None  # the implementation whose source it builds again, if any
+    # What a reader compares it with, where that is not the step before it in its own language
+    # (book.chapters.previous): the book's diff and `gemmlab diff`'s pairing never cross languages.
+    builds_on: str | None = None
 
     def __post_init__(self) -> None:
         if (self.chapter is None) != (self.step == 0) or self.step < 0:

@@ -57,14 +57,14 @@ def variant_of(impl: Implementation) -> Implementation | None:
 
 
 def previous(impl: Implementation) -> Implementation | None:
-    """What this one is read against: a variant against its original, else the one before it in
-    the reading order (None for the very first)."""
-    original = variant_of(impl)
-    if original is not None:
-        return original
+    """What this one is read against: what it declares it builds on, a variant against its original,
+    else the nearest step before it in the reading order written in its language (None for the
+    first of its language: a diff from CUDA to Triton would show two files, not a step)."""
+    named = impl.builds_on or impl.variant_of
+    if named:
+        return registry.REGISTRY[named]
     order = reading_order()
-    i = order.index(impl)
-    return order[i - 1] if i else None
+    return next((x for x in reversed(order[:order.index(impl)]) if x.family == impl.family), None)
 
 
 def following(impl: Implementation) -> Implementation | None:

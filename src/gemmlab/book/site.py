@@ -201,6 +201,11 @@ def _rung_sweep_chart(book: Book, impl: Implementation) -> str:
                         labels, series, f"time of {yardstick} / time", mark=(1.0, yardstick), highlight=impl.name)
 
 
+#: How a page names the language of a family's sources.
+LANGUAGES = {"cuda": "CUDA C++", "triton": "Triton", "torch": "PyTorch", "cute": "CuTe DSL", "mojo": "Mojo",
+             "tilelang": "TileLang"}
+
+
 def rung_page(book: Book, env, impl: Implementation, out: Path) -> str:
     prev, nxt = _neighbours(impl)
     before = chapters.previous(impl)
@@ -223,6 +228,7 @@ def rung_page(book: Book, env, impl: Implementation, out: Path) -> str:
         explanation=render_markdown(impl.explanation(), book, out), diagram=picture, no_diagram=no_diagram,
         launches=facts.geometry(impl), inspected=inspected, sass_keys=facts.SASS_SHOWN, inspect_note=note,
         diff=diff, changes=changes, added=added, dropped=dropped, primary=sources.primary(impl),
+        language=LANGUAGES[impl.family],
         sources=srcs, sweep_chart=_rung_sweep_chart(book, impl),
         random_n=(book.records.random or {}).get("random", {}).get("n"), **_common(book, page_of(impl)))
 
