@@ -92,7 +92,7 @@ def parse(text: str) -> list[ProfiledKernel]:
             continue
         unit = row.get("Metric Unit") or ""
         value *= TIME_UNITS.get(unit, BYTE_UNITS.get(unit, 1))
-        kernels.setdefault(row["ID"], ProfiledKernel(row.get("ProfiledKernel Name", "?"))).metrics[row["Metric Name"]] = value
+        kernels.setdefault(row["ID"], ProfiledKernel(row.get("Kernel Name", "?"))).metrics[row["Metric Name"]] = value
     return [kernels[key] for key in sorted(kernels, key=int)]
 
 
