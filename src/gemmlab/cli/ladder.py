@@ -109,7 +109,8 @@ def at_shape(impl: registry.Implementation, shape: tuple[int, int, int]) -> dict
     out = {"name": impl.name, "shape": list(shape)}
     if not impl.launches:
         return out | {"launch": None, "why": f"a {impl.family} implementation: it picks no CUDA launch"}
-    if runtime.has_gpu():
+    here = runtime.has_gpu()
+    if here:
         import torch
 
         gpu, sms, cc = torch.cuda.get_device_name(), driver.sms(), torch.cuda.get_device_capability()
@@ -120,7 +121,7 @@ def at_shape(impl: registry.Implementation, shape: tuple[int, int, int]) -> dict
     with driver.assumed_sms(sms):
         walked = dispatch.walk(impl.launches, *shape, cc)
     ran, holds = walked[-1]
-    return out | {"gpu": gpu, "sms": sms, "here": runtime.has_gpu(), "launch": ran.name if holds else None,
+    return out | {"gpu": gpu, "sms": sms, "here": here, "launch": ran.name if holds else None,
                   "kernel": impl.launch_label(ran) if holds else None,
                   "rule": (str(ran.when) if ran.when else "none: the last launch, which runs at any shape")
                   if holds else None, "passed_over": [x.name for x, _ in walked[:-1]]}

@@ -208,9 +208,11 @@ class Launch:
     def applies(self, a, b, c, m, n, k) -> bool:
         import torch
 
-        if not self.all_needs.runs_on(torch.cuda.get_device_capability(a.device)):
-            return False
-        return self.when is None or self.when(a, b, c, m, n, k)
+        return self.holds(torch.cuda.get_device_capability(a.device), a, b, c, m, n, k)
+
+    def holds(self, cc: tuple[int, int], a, b, c, m, n, k) -> bool:
+        """Whether this launch runs the call on a GPU of compute capability `cc`."""
+        return self.all_needs.runs_on(cc) and (self.when is None or bool(self.when(a, b, c, m, n, k)))
 
     def workspace_bytes(self, m: int, n: int, k: int) -> int:
         return self.host.workspace_bytes(self, m, n, k) if self.host else 0
@@ -409,14 +411,14 @@ class CudaSolver:
 
 def walk(launches: tuple[Launch, ...], m: int, n: int, k: int, cc: tuple[int, int]) -> list[tuple[Launch, bool]]:
     """`launches` in order up to the one a call of that shape runs on a GPU of capability `cc`, each
-    with whether it holds there (`Launch.applies` without a GPU): the operands are contiguous and
+    with whether it holds there (`Launch.holds`, without a GPU): the operands are contiguous and
     16-byte aligned, as torch allocates them, and on the meta device, so that nothing is allocated."""
     import torch
 
     a, b, c = (torch.empty(r, q, device="meta") for r, q in ((m, n), (n, k), (m, k)))
     out = []
     for x in launches:
-        holds = x.all_needs.runs_on(cc) and (x.when is None or bool(x.when(a, b, c, m, n, k)))
+        holds = x.holds(cc, a, b, c, m, n, k)
         out.append((x, holds))
         if holds:
             break
