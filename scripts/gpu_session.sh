@@ -36,7 +36,7 @@ for step in "$@"; do
     gpu-tests) bash "$0" gpu-cases gpu-properties export-builds ;;
     gpu-cases) run gpu-cases 400 python3 -m pytest -q -p no:cacheprovider -rfs tests/test_gpu.py ;;
     gpu-properties) run gpu-properties 500 python3 -m pytest -q -p no:cacheprovider -rfs tests/test_properties.py ;;
-    judge-tests) run judge-tests 300 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_judge_gpu.py tests/test_userfile.py ;;
+    judge-tests) run judge-tests 500 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_judge_gpu.py tests/test_userfile.py ;;
     inspect) run inspect 200 gemmlab inspect ;;
     memcheck|racecheck|synccheck) sanitize "$step" ;;
     sanitize) run sanitize 900 gemmlab check --sanitize ;;
