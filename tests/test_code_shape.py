@@ -44,3 +44,29 @@ def test_no_private_name_is_imported_from_another_module():
                 found += [f"{path.relative_to(SRC)}: {node.module}.{a.name}" for a in node.names
                           if a.name.startswith("_") and not a.name.startswith("__")]
     assert found == []
+
+
+def test_no_shipped_kernel_has_more_than_20_preprocessor_conditionals():
+    """Issue 53: a shipped source holds what ships; bigtile had 43 #if lines, its lost arms among
+    them (experiments/bigtile-arms)."""
+    kernels = SRC / "kernels" / "cuda"
+    counts = {p.name: sum(line.lstrip().startswith("#if") for line in p.read_text().splitlines())
+              for p in sorted([*kernels.glob("*.cu"), *kernels.glob("*.cuh")])}
+    assert counts["16_bigtile.cu"] >= 10  # the count reads the file that has the most
+    assert {name: n for name, n in counts.items() if n > 20} == {}
+
+
+def test_the_arms_patch_still_applies_to_bigtile():
+    """The arms taken out of bigtile live as a patch (experiments/bigtile-arms): it must apply to
+    the source it was cut from, or the experiment cannot be re-run."""
+    import shutil
+    import subprocess
+
+    import pytest
+
+    root = SRC.parents[1]
+    if shutil.which("git") is None or not (root / ".git").exists():
+        pytest.skip("needs git and the repository's checkout")
+    done = subprocess.run(["git", "apply", "--check", "experiments/bigtile-arms/arms.patch"], cwd=root,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -13,7 +13,6 @@ from gemmlab import launches, registry
 from gemmlab.cuda import hopper
 from gemmlab.cuda.dispatch import Call
 from gemmlab.cuda.driver import TensorMap, pack
-from gemmlab.cuda.requires import VEC4
 
 
 def test_pack_gives_each_argument_its_declared_width():
@@ -231,17 +230,17 @@ def test_transposed_host_writes_at_and_pads_b_only_when_asked():
 
 
 def test_bigtile_macros_decide_host_and_precondition():
-    """What follows from bigtile's macros is re-derived with them: the padded-B host only with
-    Aᵀ's, and the 16-byte precondition only where B is read as it lies."""
+    """What follows from bigtile's macros is re-derived with them: the padded-B host, the
+    16-byte precondition only where B is read as it lies, and no build the kernel lost."""
     from gemmlab.cuda import transposed
 
     fast, fallback = registry.get("bigtile").launches
     assert fallback.with_defines({"PAD_B": 0}).when == fast.when
     assert fast.with_defines({"PAD_B": 1}).when is None
     assert fast.with_defines({"PAD_B": 1}).host == transposed.TransposedA(pad_b=True)
-    assert fast.with_defines({"A_T": 0}).host is None and fast.with_defines({"A_T": 0}).when == VEC4
-    with pytest.raises(ValueError, match="PAD_B needs A_T"):
-        fallback.with_defines({"A_T": 0})
+    for arm in ({"A_T": 0}, {"J_OUTER": 3}):  # taken out of the kernel: experiments/bigtile-arms
+        with pytest.raises(ValueError, match="A_T 1 and J_OUTER 2 only"):
+            fast.with_defines(arm)
     assert fast.with_defines({"WARPS_M": 4}).block == (256, 1) and fast.with_defines({"WARPS_M": 4}).tile == (256, 128)
 
 
@@ -538,8 +537,6 @@ def test_splitk_is_bigtile_with_split_and_bigtile_keeps_its_macros():
         assert "SPLIT" not in plain.defines and split.defines["SPLIT"] == 1
         assert split.source == plain.source and split.host == transposed.TransposedA(pad_b=plain.host.pad_b, split=True)
         assert split.when == plain.when
-    with pytest.raises(ValueError, match="SPLIT needs A_T"):
-        registry.get("splitk").launches[0].with_defines({"A_T": 0, "PAD_B": 0})
 
 
 def test_needs_by_feature_sm90a_on_that_gpu_alone_the_others_floors():

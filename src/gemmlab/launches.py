@@ -149,23 +149,17 @@ def _bigtile_smem(d) -> int:
 
 
 def bigtile_derive(d) -> dict:
-    """A warp per 64×64 block of C, WARPS_M × WARPS_N of them per block; A_T: Aᵀ by a pre-pass,
+    """A warp per 64×64 block of C, WARPS_M × WARPS_N of them per block; A as Aᵀ by a pre-pass
+    (A_T 1, J_OUTER 2: what the kernel builds; the arms that lost are experiments/bigtile-arms),
     PAD_B: B's padded copy too (any shape). The 16-byte path without PAD_B needs K % 4 == 0 and
-    aligned rows: of B and C with Aᵀ (ours, aligned), of A too without."""
-    if d.get("PAD_B") and not d.get("A_T"):
-        raise ValueError("bigtile: PAD_B needs A_T (the Aᵀ host is the one that pads B)")
-    if d.get("SPLIT") and not d.get("A_T"):
-        raise ValueError("bigtile: SPLIT needs A_T (the Aᵀ host is the one that splits)")
+    aligned rows of B and C (Aᵀ is ours, aligned)."""
+    if d.get("A_T") != 1 or d.get("J_OUTER") != 2:
+        raise ValueError(f"bigtile builds A_T 1 and J_OUTER 2 only, not {d.get('A_T')} and {d.get('J_OUTER')} "
+                         "(the others: experiments/bigtile-arms/arms.patch)")
     if d.get("SPLIT", 0) not in (0, 1, 2):
         raise ValueError("bigtile: SPLIT is 0, 1 (every tile in as many parts) or 2 (a line of blocks)")
-    host = TransposedA(pad_b=bool(d.get("PAD_B")), split=bool(d.get("SPLIT")),
-                       tail=d.get("SPLIT") == 2) if d.get("A_T") else None
-    if d.get("PAD_B") or d.get("VEC") == 1:
-        when = None
-    else:
-        when = Requires(k=4, align=16, operands="BC") if d.get("A_T") else VEC4
-    if d.get("TMA_COPY") and not d.get("A_T"):
-        raise ValueError("bigtile: TMA_COPY needs A_T (the Aᵀ host is the one that encodes the descriptors)")
+    host = TransposedA(pad_b=bool(d.get("PAD_B")), split=bool(d.get("SPLIT")), tail=d.get("SPLIT") == 2)
+    when = None if d.get("PAD_B") or d.get("VEC") == 1 else Requires(k=4, align=16, operands="BC")
     return {"block": (32 * d["WARPS_M"] * d["WARPS_N"], 1), "tile": (64 * d["WARPS_M"], 64 * d["WARPS_N"]),
             "step": d["BK"], "host": host, "when": when,
             # TMA_COPY: cp.async.bulk.tensor and mbarriers, sm_90's; else cp.async, sm_80's
@@ -180,8 +174,7 @@ def bigtile_launch(pad_b: bool, j_outer: int = 2, warps_m: int = 2, warps_n: int
     ("b-padded"); with `vec` 1, B as it lies by 4-byte copies, any shape ("b-scalar")."""
     if vec == 1 and (pad_b or tma):
         raise ValueError("bigtile: 4-byte copies of B read it as it lies, by cp.async (no PAD_B, no TMA_COPY)")
-    # J_OUTER 2 (the FMAs of one index column by column, down then up) was chosen on the H200
-    # (scripts/tune.py, 2026-11-30); `gemmlab tune bigtile` searches the rest.
+    # J_OUTER 2: the FMAs of one index column by column, down then up (16_bigtile.md).
     defines = {"WARPS_M": warps_m, "WARPS_N": warps_n, "BK": bk, "STAGES": stages,
                "MIN_BLOCKS": min_blocks, "VEC": vec, "A_T": 1, "J_OUTER": j_outer, "PAD_B": int(pad_b)}
     if split:  # only then: SPLIT 0 is the macro's default, and bigtile's launches keep their cubins

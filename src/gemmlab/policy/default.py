@@ -62,7 +62,10 @@ def rebuild(winner: dict) -> Launch:
     if sorted(knobs) != sorted(names):
         raise rec.RecordError(f"{winner['rung']}: the record's knobs {sorted(winner['knobs'])} are not "
                               f"the space's {sorted(names)}")
-    return space.build(winner["launch"], {k: int(knobs[k]) for k in names})
+    try:
+        return space.build(winner["launch"], {k: int(knobs[k]) for k in names})
+    except ValueError as exc:  # a build the kernel no longer has (an arm taken out after its record)
+        raise rec.RecordError(f"{winner['rung']} {winner['launch']}: {exc}") from None
 
 
 def launches_from(record: dict | None, builtin: Sequence[Launch]) -> tuple[Launch, ...]:

@@ -7,7 +7,7 @@
 // for 128 FFMA, and both tiles go global → shared by cp.async, STAGES − 1
 // steps ahead. The registry's launches run:
 //
-//  * A_T 1: A arrives as Aᵀ (N rows of pitch(M) floats), written by the host's
+//  * A arrives as Aᵀ (N rows of pitch(M) floats), written by the host's
 //    pre-pass (cuda/transposed.py), so a thread's 8 values of A for one
 //    reduction index are two float4 of one row (rows 4r + {0..3, 32..35}),
 //    and the next index's fragments are loaded while this one's FMAs run.
@@ -16,23 +16,24 @@
 //    four lanes of a row group read 64 contiguous bytes.
 //  * One barrier per step: the stage refilled at step t was last read at t − 1.
 //
-// Measured and kept as knobs, not run by any launch (16_bigtile.md): A_T 0, A
-// as it lies (As[m][n]) read as one float4 of 4 reduction indices per row, its
-// 16-byte chunks XOR-swizzled by the row's place in its 128-byte line;
-// UNROLL_K; J_OUTER 3. VEC 1 (4-byte copies of B as it lies) runs in
-// `default` only, where C has at most 128 rows (launches.scalar_twin).
+// VEC 1 (4-byte copies of B as it lies) runs in `default` only, where C has
+// at most 128 rows (launches.scalar_twin). A as it lies (A_T 0), which lost, is
+// experiments/bigtile-arms/arms.patch. Two pieces of code no launch runs stay,
+// marked "unrun": without them ptxas names registers otherwise in 6 of the
+// shipped builds, and the tune record's cubin digests would no longer match.
 //
 // A warp owns a 64×64 block of C (lanes 8 down × 4 across); the block has
 // WARPS_M × WARPS_N warps. Knobs: WARPS_M, WARPS_N, BK, STAGES, MIN_BLOCKS,
-// J_OUTER (the order of one index's FMAs), FETCH_BA (the order of its fragment
-// loads), PAD_B, SPLIT (split-K: the `splitk` rung, 16_bigtile_splitk.md), and
-// the four above, TMA_COPY (both tiles by TMA: the `tma` rung, 16_bigtile_tma.md).
+// FETCH_BA (the order of one index's fragment loads), PAD_B, SPLIT (split-K:
+// the `splitk` rung, 16_bigtile_splitk.md), TMA_COPY (both tiles by TMA: the
+// `tma` rung, 16_bigtile_tma.md). A_T 1 and J_OUTER 2 name the one layout of A
+// and the one FMA order that ship (the launches' labels and records keep them).
 // With SPLIT 0, FETCH_BA 0 and TMA_COPY 0 the source compiles to the same cubins as before
 // they existed: ptxas's register allocation, and with it the
 // speed, moves with any change to the loop's code.
 #include "common.cuh"
 #ifndef TMA_COPY
-#define TMA_COPY 0  // 1 (A_T, sm_90a): both tiles by TMA on an mbarrier per stage, no cp.async
+#define TMA_COPY 0  // 1 (sm_90a): both tiles by TMA on an mbarrier per stage, no cp.async
 #endif
 #if TMA_COPY
 #include "hopper.cuh"
@@ -43,39 +44,16 @@
 #define BIGTILE_ARGS GEMM_ARGS
 #endif
 
-#ifndef WARPS_M
-#define WARPS_M 2
+// The knobs come from the launch (launches.bigtile_launch), every one of them: no default here
+// could be the one a record timed. PAD_B 1: B arrives in rows of pitch(K) floats (the host's
+// padded copy), for any K.
+#if !defined(WARPS_M) || !defined(WARPS_N) || !defined(BK) || !defined(STAGES) || !defined(MIN_BLOCKS) || \
+    !defined(VEC) || !defined(PAD_B) || !defined(A_T) || !defined(J_OUTER)
+#error "bigtile: its knobs are the launch's (gemmlab.launches.bigtile_launch)"
 #endif
-#ifndef WARPS_N
-#define WARPS_N 2
-#endif
-#ifndef BK
-#define BK 16
-#endif
-#ifndef STAGES
-#define STAGES 4
-#endif
-#ifndef MIN_BLOCKS
-#define MIN_BLOCKS 2
-#endif
-#ifndef VEC
-#define VEC 4
-#endif
-#ifndef UNROLL_K
-#define UNROLL_K BK  // A_T: how far the reduction loop of one step is unrolled (the loop's code size)
-#endif
-#ifndef J_OUTER
-#define J_OUTER 0  // A_T: the order of one index's FMAs: row by row (0), column by column (1),
-                   // column by column down and up (2), by float4 groups of columns (3)
-#endif
-#ifndef PAD_B
-#define PAD_B 0  // 1: B arrives in rows of pitch(K) floats (the host's padded copy), for any K
-#endif
+static_assert(A_T == 1 && J_OUTER == 2, "bigtile ships Aᵀ and one FMA order: experiments/bigtile-arms");
 // B's row length in floats: K, or K rounded up to a multiple of 4 in the padded copy.
 #define LDB(K) (PAD_B ? ((K) + 3) / 4 * 4 : (K))
-#ifndef A_T
-#define A_T 0  // 1: A arrives as Aᵀ (N rows of pitch(M) floats), made by the host's pre-pass
-#endif
 #define BM (64 * WARPS_M)
 #define BN (64 * WARPS_N)
 #define THREADS (32 * WARPS_M * WARPS_N)
@@ -84,22 +62,15 @@
 #define A_STAGE (BM * BK)
 #define B_STAGE (BK * BN)
 // Knob combinations the copy loops cannot serve: every thread copies whole 16-byte
-// chunks, at least one of each tile per step (VEC 4); and a thread's A chunks (A as it
-// lies) are rows apart by a multiple of the swizzle's 8-row period, so they share its term.
+// chunks, at least one of each tile per step (VEC 4).
 static_assert(VEC == 1 || (A_STAGE % (4 * THREADS) == 0 && B_STAGE % (4 * THREADS) == 0 &&
                            A_STAGE >= 4 * THREADS && B_STAGE >= 4 * THREADS),
               "BK too small for this many threads: some would copy nothing");
-static_assert(A_T || VEC == 1 || CHUNKS == 1 || (THREADS / CHUNKS) % 8 == 0,
-              "A's copies would land across the swizzle's period");
 
-// Where chunk c of A-tile row r lives: chunks XOR the row's line index, so that
-// 8 consecutive rows read at one chunk hit 8 different 16-byte bank groups.
-// Rows 8 apart (a thread's rows) and THREADS / CHUNKS apart (a thread's copies)
-// share the XOR term, which is what lets both use one base offset plus constants.
+// Unrun (the Copier's A fields): where chunk c of row r of A as it lies went, swizzled.
 __device__ __forceinline__ int swz(int r) { return (r / ROWS_PER_LINE) % CHUNKS; }
 __device__ __forceinline__ int a_at(int r, int c) { return r * BK + 4 * (c ^ swz(r)); }
 
-#if A_T
 // Aᵀ's rows are M floats padded to a multiple of 4: the pre-pass's layout.
 #define LDM(M) (((M) + 3) / 4 * 4)
 // Step t's A tile from Aᵀ: BK rows of BM floats, 16-byte copies (Aᵀ is ours: aligned).
@@ -112,16 +83,15 @@ __device__ __forceinline__ void copy_at(float* As, const float* At, int M, int N
         cp_async16(&As[r * BM + c], in ? &At[(size_t)(n0 + r) * ld + row0 + c] : At, in);
     }
 }
-#endif
 
 #if VEC == 4
 #define A_COPIES (A_STAGE / 4 / THREADS)
 #define B_COPIES (B_STAGE / 4 / THREADS)
 #define A_ROWS_APART (THREADS / CHUNKS)    // rows between a thread's A copies
 #define B_ROWS_APART (4 * THREADS / BN)    // rows between a thread's B copies
-// This thread's share of every step's copies, worked out once: where its first
-// A and B chunks are at step 0 and where they go in a stage; later chunks and
-// steps are constant strides from there.
+// This thread's share of every step's B copies (A's are copy_at's), worked out once: where its
+// first chunk is at step 0 and where it goes in a stage; later chunks and steps are constant
+// strides from there. Unrun: the A fields, from A as it lies (see the top).
 struct Copier {
     const float* a;  // A[row0 + ra][4·ca]
     const float* b;  // B[rb][col0 + cb]
@@ -141,17 +111,10 @@ struct Copier {
         for (int l = 0; l < A_COPIES; ++l) a_rows_in |= unsigned(row0 + ra + l * A_ROWS_APART < M) << l;
         b_col_in = col0 + cb < LDB(K);  // the padded copy's extra columns are zeros
     }
-    // Copy reduction step t of A (BM×BK) and B (BK×BN) into one stage; zeros outside.
+    // Copy reduction step t of B (BK×BN) into one stage; zeros outside.
     __device__ __forceinline__ void step(float* As, float* Bs, const float* A, const float* B, int N,
                                          int K, int t) const {
         const int n0 = t * BK;
-        const bool a_col_in = n0 + 4 * ca < N;
-#pragma unroll
-        for (int l = 0; l < (A_T ? 0 : A_COPIES); ++l) {
-            const bool in = a_col_in && (a_rows_in >> l & 1);
-            const float* src = a + n0 + (size_t)l * A_ROWS_APART * N;
-            cp_async16(&As[a_dst + l * A_ROWS_APART * BK], in ? src : A, in);
-        }
 #pragma unroll
         for (int l = 0; l < B_COPIES; ++l) {
             const bool in = b_col_in && n0 + rb + l * B_ROWS_APART < N;
@@ -170,12 +133,6 @@ struct Copier {
                                          int K, int t) const {
         const int n0 = t * BK;
 #pragma unroll 4
-        for (int i = 0; i < (A_T ? 0 : A_STAGE / THREADS); ++i) {
-            const int e = tid + i * THREADS, r = e / BK, c = e % BK;
-            const bool in = row0 + r < M && n0 + c < N;
-            cp_async4(&As[a_at(r, c / 4) + c % 4], in ? &A[(size_t)(row0 + r) * N + n0 + c] : A, in);
-        }
-#pragma unroll 4
         for (int i = 0; i < B_STAGE / THREADS; ++i) {
             const int e = tid + i * THREADS, r = e / BN, c = e % BN;
             const bool in = n0 + r < N && col0 + c < K;
@@ -185,12 +142,9 @@ struct Copier {
 };
 #endif
 
-// This thread's row i (i < 8) of its warp's 64: with A as it lies, rows 8 apart (8
-// consecutive rows per quarter-warp, the swizzle's unit); with Aᵀ, two runs of 4
-// (a float4 of Aᵀ's row), 32 apart, so a warp reads 8 consecutive float4.
-__device__ __forceinline__ int my_row(int lane, int i) {
-    return A_T ? (lane / 4) * 4 + (i / 4) * 32 + i % 4 : lane / 4 + 8 * i;
-}
+// This thread's row i (i < 8) of its warp's 64: two runs of 4 (a float4 of Aᵀ's row), 32
+// apart, so a warp reads 8 consecutive float4.
+__device__ __forceinline__ int my_row(int lane, int i) { return (lane / 4) * 4 + (i / 4) * 32 + i % 4; }
 
 // C's stores where its rows are not 16-byte aligned (K % 4 != 0: the odd shapes). The 4 lanes
 // of a quad hold 4 consecutive float4 of one row; stored as they are, a warp's 4-byte store
@@ -236,7 +190,7 @@ __device__ __forceinline__ void store_scalar(const float (&acc)[8][16], float* C
 #endif
 
 #ifndef FETCH_BA
-// 1 (A_T): an index's B fragments are loaded before its A fragments. The same loads in
+// 1: an index's B fragments are loaded before its A fragments. The same loads in
 // another order: ptxas then spaces the shared loads among the FMAs (fewer 4-cycle waits
 // between back-to-back LDS.128), 2-3 % faster at the large shapes on the H200.
 #define FETCH_BA 0
@@ -270,7 +224,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(BIGTILE_ARGS) {
 #endif
     extern __shared__ __align__(16) float smem[];
-    float* As = smem;                     // STAGES × BM×BK (A_T: BK×BM)
+    float* As = smem;                     // STAGES × BK×BM (Aᵀ's rows)
     float* Bs = smem + STAGES * A_STAGE;  // STAGES × BK×BN
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
 #if SPLIT == 2
@@ -352,9 +306,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(BIGTIL
     for (int s = 0; s < STAGES - 1; ++s) {
         if (first + s < steps) {
             copier.step(As + s * A_STAGE, Bs + s * B_STAGE, A, B, N, K, first + s);
-#if A_T
             copy_at(As + s * A_STAGE, A, M, N, row0, first + s, tid);
-#endif
         }
         cp_async_commit();
     }
@@ -363,9 +315,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(BIGTIL
     for (int s = 0; s < STAGES - 1; ++s) {
         if (s < steps) {
             copier.step(As + s * A_STAGE, Bs + s * B_STAGE, A, B, N, K, s);
-#if A_T
             copy_at(As + s * A_STAGE, A, M, N, row0, s, tid);
-#endif
         }
         cp_async_commit();
     }
@@ -376,14 +326,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(BIGTIL
         __syncthreads();              // ... and for every thread; step t − 1's stage is free
         if (t + STAGES - 1 < steps) {
             copier.step(As + write * A_STAGE, Bs + write * B_STAGE, A, B, N, K, t + STAGES - 1);
-#if A_T
             copy_at(As + write * A_STAGE, A, M, N, row0, t + STAGES - 1, tid);
-#endif
         }
         cp_async_commit();  // an empty group near the end keeps the wait count right
 #endif
         const float* bs = Bs + read * B_STAGE + wc;
-#if A_T
         // Both tiles in rows of one reduction index: per index 2 + 4 LDS.128, and the
         // next index's fragments are loaded while this one's 128 FMAs run.
         const float* as = As + read * A_STAGE + wr + (lane / 4) * 4;
@@ -411,9 +358,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(BIGTIL
 #endif
         };
         fetch(0, 0);
-#pragma unroll UNROLL_K
+#pragma unroll BK
         for (int k = 0; k < BK; ++k) {
             if (k + 1 < BK) fetch((k + 1) % 2, k + 1);
+            // Unrun: the orders but 2 (J_OUTER is 2 in every launch; see the top).
             if (J_OUTER == 1) {
 #pragma unroll
                 for (int j = 0; j < 16; ++j)
@@ -442,35 +390,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) bigtile(BIGTIL
                     for (int j = 0; j < 16; ++j) acc[i][j] = fmaf(a[k % 2][i], b[k % 2][j], acc[i][j]);
             }
         }
-#else
-        // row wr + lane/4 + 8i, chunk q: a_read + 8i·BK + 4·(q ^ a_swz)
-        const int a_first = wr + lane / 4;
-        const float* as = As + read * A_STAGE + a_first * BK;
-        const int a_swz = swz(a_first);
-#pragma unroll
-        for (int q = 0; q < CHUNKS; ++q) {
-            float a[8][4];  // a[i][kk]: row i, reduction index 4q + kk of this step
-            const float* aq = as + 4 * (q ^ a_swz);
-#pragma unroll
-            for (int i = 0; i < 8; ++i) {
-                const float4 v = *reinterpret_cast<const float4*>(&aq[8 * i * BK]);
-                a[i][0] = v.x, a[i][1] = v.y, a[i][2] = v.z, a[i][3] = v.w;
-            }
-#pragma unroll
-            for (int kk = 0; kk < 4; ++kk) {
-                float b[16];
-#pragma unroll
-                for (int j = 0; j < 4; ++j) {
-                    const float4 v = *reinterpret_cast<const float4*>(&bs[(4 * q + kk) * BN + 16 * j]);
-                    b[4 * j] = v.x, b[4 * j + 1] = v.y, b[4 * j + 2] = v.z, b[4 * j + 3] = v.w;
-                }
-#pragma unroll
-                for (int i = 0; i < 8; ++i)
-#pragma unroll
-                    for (int j = 0; j < 16; ++j) acc[i][j] = fmaf(a[i][kk], b[j], acc[i][j]);
-            }
-        }
-#endif
         read = read + 1 == STAGES ? 0 : read + 1;
         write = write + 1 == STAGES ? 0 : write + 1;
 #if TMA_COPY
