@@ -22,9 +22,12 @@ import hashlib
 import importlib.util
 import os
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
+
+# SolutionError is defined beside the one loader (the registry's rungs load through it too); the
+# judge's modules and tests keep importing it from here.
+from ..langs.solution import SolutionError, import_solve
 
 FRAMEWORKS = ("cuda", "torch", "triton", "jax", "cute", "mojo", "tilelang")
 #: The file name each framework's solutions must have (the others are .py).
@@ -33,10 +36,6 @@ SUFFIXES = {"cuda": ".cu", "mojo": ".mojo"}
 #: differs; CuTe DSL and TileLang files import torch too, and Triton files torch.
 IMPORT_ORDER = (("jax", "jax"), ("cutlass", "cute"), ("tilelang", "tilelang"), ("triton", "triton"),
                 ("torch", "torch"))
-
-
-class SolutionError(RuntimeError):
-    """The file cannot be turned into a solve: missing tool, compile error, wrong signature."""
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -224,15 +223,7 @@ def load_python(path: Path, framework: str):
     if framework == "jax":
         # JAX would otherwise reserve most of the GPU's memory for itself at import.
         os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-    spec = importlib.util.spec_from_file_location(f"user_solution_{path.stem}", path)
-    if spec is None or spec.loader is None:
-        raise SolutionError(f"cannot import {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    fn = getattr(module, "solve", None)
-    if not callable(fn):
-        raise SolutionError(f"{path.name} defines no solve function")
+    fn = import_solve(path)
     if framework == "cute":
         from .. import runtime
         from ..langs import cute

@@ -42,10 +42,10 @@ TOOLCHAINS: dict[str, Toolchain] = {
 def rung_solve(framework: str, source):
     """A registry rung's solve on torch tensors, from its source in LeetGPU's format: a Mojo
     file built for this GPU, a CuTe DSL file compiled now, a TileLang file as it is."""
-    import importlib.util
     from pathlib import Path
 
     from .. import runtime
+    from .solution import import_solve
 
     source = Path(source)
     if framework == "mojo":
@@ -53,11 +53,9 @@ def rung_solve(framework: str, source):
         from . import mojo
 
         return mojo.load(mojo.build(source, device_arch(), cache_root() / "mojo"))
-    spec = importlib.util.spec_from_file_location(f"gemmlab_rung_{framework}_{source.stem}", source)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    solve = import_solve(source, f"gemmlab_rung_{framework}_")  # gemmlab's own file, not a user's
     if framework == "cute":
         from . import cute
 
-        return cute.adapt(module.solve, runtime.default_device())
-    return module.solve
+        return cute.adapt(solve, runtime.default_device())
+    return solve
