@@ -17,7 +17,6 @@
 from __future__ import annotations
 
 import ast
-import ctypes
 import hashlib
 import importlib.util
 import os
@@ -25,9 +24,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-# SolutionError is defined beside the one loader (the registry's rungs load through it too); the
-# judge's modules and tests keep importing it from here.
-from ..langs.solution import SolutionError, import_solve
+# The one loader (the registry's rungs load through it too), with its SolutionError; the judge's
+# modules and tests keep importing these names from here.
+from ..langs.solution import SolutionError, import_solve, load_library
 
 FRAMEWORKS = ("cuda", "torch", "triton", "jax", "cute", "mojo", "tilelang")
 #: The file name each framework's solutions must have (the others are .py).
@@ -191,28 +190,6 @@ def _confined(cmd: list[str], source: Path, scratch: Path) -> subprocess.Complet
     finally:
         fence.kill(leader_unreaped=False)
         fence.close()
-
-
-def load_library(lib_path: str | Path):
-    """A built solution library as a solve on tensors (device pointers passed through): a Mojo
-    build's through its entry (`langs.mojo.entry`: an exported Mojo ``def`` is not C's ``solve``)."""
-    from ..langs import mojo
-
-    lib = ctypes.CDLL(str(lib_path))
-    call = mojo.entry(lib)
-    if call is not None:
-        return lambda a, b, c, m, n, k: call(a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k)
-    try:
-        fn = lib.solve
-    except AttributeError:
-        raise SolutionError(f'{Path(lib_path).name} has no extern "C" solve(...)') from None
-    fn.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int32] * 3  # int in C, Int32 in Mojo
-    fn.restype = None
-
-    def solve(a, b, c, m, n, k):
-        fn(a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k)
-
-    return solve
 
 
 def load_cuda(path: Path, arch: str, out_dir: Path):

@@ -45,14 +45,14 @@ def rung_solve(framework: str, source):
     from pathlib import Path
 
     from .. import runtime
-    from .solution import import_solve
+    from .solution import import_solve, load_library
 
     source = Path(source)
     if framework == "mojo":
         from ..cuda.compiler import cache_root, device_arch
         from . import mojo
 
-        return mojo.load(mojo.build(source, device_arch(), cache_root() / "mojo"))
+        return load_library(mojo.build(source, device_arch(), cache_root() / "mojo"))
     solve = import_solve(source, f"gemmlab_rung_{framework}_")  # gemmlab's own file, not a user's
     if framework == "cute":
         from . import cute

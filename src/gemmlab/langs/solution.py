@@ -8,6 +8,7 @@ registry reaches it and must not reach the judge.
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import sys
 from pathlib import Path
@@ -36,3 +37,24 @@ def import_solve(path: Path, prefix: str = USER_MODULE):
         raise SolutionError(f"{path.name} defines no solve function")
     return fn
 
+
+def load_library(lib_path: str | Path):
+    """A built solution library as a solve on tensors (device pointers passed through): a Mojo
+    build's through its entry (`mojo.entry`: an exported Mojo ``def`` is not C's ``solve``)."""
+    from . import mojo
+
+    lib = ctypes.CDLL(str(lib_path))
+    call = mojo.entry(lib)
+    if call is not None:
+        return lambda a, b, c, m, n, k: call(a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k)
+    try:
+        fn = lib.solve
+    except AttributeError:
+        raise SolutionError(f'{Path(lib_path).name} has no extern "C" solve(...)') from None
+    fn.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int32] * 3  # int in C, Int32 in Mojo
+    fn.restype = None
+
+    def solve(a, b, c, m, n, k):
+        fn(a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k)
+
+    return solve
