@@ -3,6 +3,7 @@ CuTe DSL, Mojo and TileLang. What each needs and how to get it, read without imp
 
 Each toolchain is an optional extra (`gemmlab[cute]`, `gemmlab[mojo]`, `gemmlab[tilelang]`):
 `missing()` says in one line why it cannot run here, and the judge turns that into exit 3.
+`solution` is the one loader of a file in LeetGPU's format, the judge's and the rungs' alike.
 """
 
 from __future__ import annotations
