@@ -176,3 +176,24 @@ def test_missing_nvcc_is_a_clear_message(monkeypatch, tmp_path):
             userfile.nvcc_path()
     finally:
         tools.find.cache_clear()
+
+
+def test_the_no_gpu_check_loads_through_the_judge_s_loader(tmp_path):
+    """The TileLang check imports the file in its own process with `import_solve`, the loader the
+    judge's child uses: the same words for a file without solve, and a class of the user's module by
+    its bare name (tracebacks know the loader's module prefix). A plain file needs no TileLang."""
+    from gemmlab.judge.langcheck import PASSED, check_file
+    from gemmlab.judge.userfile import load
+
+    right = tmp_path / "right.py"
+    right.write_text("def solve(a, b, c, M, N, K):\n    c.copy_(a @ b)\n")
+    assert check_file(right, "tilelang") == (True, PASSED["tilelang"])
+    none = tmp_path / "none.py"
+    none.write_text("solve = 3\n")
+    with pytest.raises(SolutionError) as info:
+        load(none, "torch")
+    assert check_file(none, "tilelang") == (False, str(info.value)) == (False, "none.py defines no solve function")
+    raises = tmp_path / "raises.py"
+    raises.write_text("class Oops(Exception):\n    pass\n\nraise Oops('at import')\n")
+    ok, text = check_file(raises, "tilelang")
+    assert not ok and text.endswith("\nOops: at import") and "user_solution_" not in text, text

@@ -68,9 +68,9 @@ def main() -> None:
         from ..langs.cute import CPU_ARCH
 
         os.environ.setdefault("CUTE_DSL_ARCH", CPU_ARCH)
+    from ..langs.solution import SolutionError
     from .protocol import MAX_TEXT
     from .tracebacks import format_user_error, user_frames
-    from .userfile import SolutionError
 
     try:
         compiled = _check(Path(args.file), args.framework)
@@ -86,19 +86,9 @@ def main() -> None:
 
 def _check(path: Path, framework: str) -> bool:
     """Import the file and check what can be checked here; whether a compile was part of it."""
-    import importlib.util
+    from ..langs.solution import SolutionError, import_solve
 
-    from .userfile import SolutionError
-
-    spec = importlib.util.spec_from_file_location(f"user_solution_{path.stem}", path)
-    if spec is None or spec.loader is None:
-        raise SolutionError(f"cannot import {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    fn = getattr(module, "solve", None)
-    if not callable(fn):
-        raise SolutionError(f"{path.name} defines no solve function")
+    fn = import_solve(path)  # the loader the judge runs on a GPU: the same module name, the same errors
     if framework == "cute":
         from ..langs import cute
 

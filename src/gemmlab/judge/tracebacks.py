@@ -14,6 +14,8 @@ import os
 import traceback
 from collections.abc import Callable
 
+from ..langs.solution import USER_MODULE
+
 
 def _label(exc: BaseException) -> str:
     """The exception line, without the internal module names a user did not write."""
@@ -27,7 +29,7 @@ def _label(exc: BaseException) -> str:
         return value or cls.__qualname__
     if isinstance(exc, SyntaxError):  # Python's own lines: the file, the source, the caret
         return "".join(traceback.format_exception_only(cls, exc)).rstrip()
-    name = cls.__qualname__ if module in ("builtins", "__main__") or module.startswith("user_solution_") \
+    name = cls.__qualname__ if module in ("builtins", "__main__") or module.startswith(USER_MODULE) \
         else f"{module}.{cls.__qualname__}"
     return f"{name}: {value}" if value else name
 

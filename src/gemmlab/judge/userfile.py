@@ -17,14 +17,16 @@
 from __future__ import annotations
 
 import ast
-import ctypes
 import hashlib
 import importlib.util
 import os
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
+
+# The one loader (the registry's rungs load through it too), with its SolutionError; the judge's
+# modules and tests keep importing these names from here.
+from ..langs.solution import SolutionError, import_solve, load_library
 
 FRAMEWORKS = ("cuda", "torch", "triton", "jax", "cute", "mojo", "tilelang")
 #: The file name each framework's solutions must have (the others are .py).
@@ -33,10 +35,6 @@ SUFFIXES = {"cuda": ".cu", "mojo": ".mojo"}
 #: differs; CuTe DSL and TileLang files import torch too, and Triton files torch.
 IMPORT_ORDER = (("jax", "jax"), ("cutlass", "cute"), ("tilelang", "tilelang"), ("triton", "triton"),
                 ("torch", "torch"))
-
-
-class SolutionError(RuntimeError):
-    """The file cannot be turned into a solve: missing tool, compile error, wrong signature."""
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -194,28 +192,6 @@ def _confined(cmd: list[str], source: Path, scratch: Path) -> subprocess.Complet
         fence.close()
 
 
-def load_library(lib_path: str | Path):
-    """A built solution library as a solve on tensors (device pointers passed through): a Mojo
-    build's through its entry (`langs.mojo.entry`: an exported Mojo ``def`` is not C's ``solve``)."""
-    from ..langs import mojo
-
-    lib = ctypes.CDLL(str(lib_path))
-    call = mojo.entry(lib)
-    if call is not None:
-        return lambda a, b, c, m, n, k: call(a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k)
-    try:
-        fn = lib.solve
-    except AttributeError:
-        raise SolutionError(f'{Path(lib_path).name} has no extern "C" solve(...)') from None
-    fn.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int32] * 3  # int in C, Int32 in Mojo
-    fn.restype = None
-
-    def solve(a, b, c, m, n, k):
-        fn(a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k)
-
-    return solve
-
-
 def load_cuda(path: Path, arch: str, out_dir: Path):
     return load_library(build_cuda(path, arch, out_dir))
 
@@ -224,15 +200,7 @@ def load_python(path: Path, framework: str):
     if framework == "jax":
         # JAX would otherwise reserve most of the GPU's memory for itself at import.
         os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-    spec = importlib.util.spec_from_file_location(f"user_solution_{path.stem}", path)
-    if spec is None or spec.loader is None:
-        raise SolutionError(f"cannot import {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    fn = getattr(module, "solve", None)
-    if not callable(fn):
-        raise SolutionError(f"{path.name} defines no solve function")
+    fn = import_solve(path)
     if framework == "cute":
         from .. import runtime
         from ..langs import cute

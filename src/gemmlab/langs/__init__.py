@@ -3,6 +3,7 @@ CuTe DSL, Mojo and TileLang. What each needs and how to get it, read without imp
 
 Each toolchain is an optional extra (`gemmlab[cute]`, `gemmlab[mojo]`, `gemmlab[tilelang]`):
 `missing()` says in one line why it cannot run here, and the judge turns that into exit 3.
+`solution` is the one loader of a file in LeetGPU's format, the judge's and the rungs' alike.
 """
 
 from __future__ import annotations
@@ -42,22 +43,20 @@ TOOLCHAINS: dict[str, Toolchain] = {
 def rung_solve(framework: str, source):
     """A registry rung's solve on torch tensors, from its source in LeetGPU's format: a Mojo
     file built for this GPU, a CuTe DSL file compiled now, a TileLang file as it is."""
-    import importlib.util
     from pathlib import Path
 
     from .. import runtime
+    from .solution import import_solve, load_library
 
     source = Path(source)
     if framework == "mojo":
         from ..cuda.compiler import cache_root, device_arch
         from . import mojo
 
-        return mojo.load(mojo.build(source, device_arch(), cache_root() / "mojo"))
-    spec = importlib.util.spec_from_file_location(f"gemmlab_rung_{framework}_{source.stem}", source)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+        return load_library(mojo.build(source, device_arch(), cache_root() / "mojo"))
+    solve = import_solve(source, f"gemmlab_rung_{framework}_")  # gemmlab's own file, not a user's
     if framework == "cute":
         from . import cute
 
-        return cute.adapt(module.solve, runtime.default_device())
-    return module.solve
+        return cute.adapt(solve, runtime.default_device())
+    return solve

@@ -3,7 +3,7 @@
 LeetGPU's Mojo format is ``@export def solve(A: UnsafePointer[Float32], B: …, C: …, M: Int32,
 N: Int32, K: Int32)``: device pointers, with the kernels enqueued on a `DeviceContext`. The
 library is built for one GPU target (``--target-accelerator``), so it also builds on a machine
-without a GPU, and `userfile.load_library` calls its ``solve`` with the tensors' device pointers.
+without a GPU, and `solution.load_library` calls its ``solve`` with the tensors' device pointers.
 The build runs before anything is timed, in its own process; the library is cached by the
 source, the compiler's version and the target.
 
@@ -141,16 +141,3 @@ def entry(lib) -> Callable[..., None] | None:
 
     return call
 
-
-def load(lib_path: Path):
-    """A built library's solve on torch tensors: their device pointers and the sizes as int32."""
-    import ctypes
-
-    call = entry(ctypes.CDLL(str(lib_path)))
-    if call is None:
-        raise MojoError(f"{Path(lib_path).name} has no {ENTRY}: it was not built by gemmlab.langs.mojo.build")
-
-    def solve(a, b, c, m, n, k):
-        call(a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k)
-
-    return solve
