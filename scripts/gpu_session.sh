@@ -106,13 +106,13 @@ for step in "$@"; do
     langs-cute|langs-mojo|langs-tilelang)
           run "$step" 560 python3 -m pytest -q -p no:cacheprovider tests/test_langs_gpu.py tests/test_langs.py -k "${step#langs-}" ;;
     # `short` beside small, thin, default and cuBLAS where N ≤ 32, from 2^14 outputs to 2^26: where its
-    # kernel pays, the output floor `default` would run it above (21_short.md).
+    # kernel pays, the output floor `default` would run it above (short.md).
     short-floor) run short-floor 400 gemmlab sweep short small thin default \
                    $(python3 -c "from gemmlab.policy.preludes import FLOOR_SHAPES as F; print(*[f'--shape {s}' for s in F['short']])") \
                    --out "$LOGS/results"
                  cp "$(ls -t "$LOGS"/results/*/sweep-*.json | head -1)" "$OUT/short-floor.json" ;;
     # `gemv` beside thin, default and cuBLAS where K = 1, from 2^10 elements of A to 2^26, few rows and
-    # many, N aligned and odd: where its kernel pays, and the rows `default` would run it from (22_gemv.md).
+    # many, N aligned and odd: where its kernel pays, and the rows `default` would run it from (gemv.md).
     gemv-floor) run gemv-floor 400 gemmlab sweep gemv thin default \
                   $(python3 -c "from gemmlab.policy.preludes import FLOOR_SHAPES as F; print(*[f'--shape {s}' for s in F['gemv']])") \
                   --out "$LOGS/results"

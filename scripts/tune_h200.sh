@@ -7,7 +7,7 @@
 set -u
 T="python3 scripts/tune.py"
 warptile() {
-  # PAD_A, A_DOWN_COLUMNS and B_ASYNC were tried too, then removed from the kernel (11_warptile.md).
+  # PAD_A, A_DOWN_COLUMNS and B_ASYNC were tried too, then removed from the kernel (warptile.md).
   $T warptile '{}' '{"BK": 8}' '{"MIN_BLOCKS": 1}' '{"BK": 8, "MIN_BLOCKS": 1}'
   $T warptile '{}' '{"BK": 16}' --launch 1
 }

@@ -77,7 +77,7 @@ def test_cpu_bench_writes_a_valid_record(tmp_path):
     rec = results.load(path)
     names = {r["name"] for r in rec["results"]}
     assert {"torch", "triton"} <= names and all(r["passed"] for r in rec["results"])
-    assert (tmp_path / "t.csv").read_text().startswith("name,family")
+    assert (tmp_path / "t.csv").read_text().startswith("step,name,family")  # the step first (issue 53)
 
 
 def test_inspect_without_gpu():

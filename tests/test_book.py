@@ -151,7 +151,7 @@ def test_show_prints_the_source_and_with_all_every_header_it_includes():
     assert "also built from: kernels/cuda/common.cuh (gemmlab show naive-fma --all)" in result.output
     assert "picks a kernel per call" not in result.output  # one kernel: no dispatch to point at
     every = invoke("show", "small", "--all").output
-    for header in ("18_small.cu", "common.cuh", "splitk.cuh", "tile_copy.cuh"):
+    for header in ("small.cu", "common.cuh", "splitk.cuh", "tile_copy.cuh"):
         assert f"small: kernels/cuda/{header}" in every, header
     assert "also built from" not in every
     dispatcher = invoke("show", "default").output

@@ -179,9 +179,9 @@ def test_list_json_carries_each_chapter_field():
     doc = json.loads(invoke("list", "--json").stdout)
     assert [d["name"] for d in doc] == [i.name for i in registry.reading_order()]
     bigtile = next(d for d in doc if d["name"] == "bigtile")
-    assert (bigtile["chapter"], bigtile["step"], bigtile["ref"], bigtile["variant_of"]) == ("fp32", 2, "3.2", None)
+    assert (bigtile["chapter"], bigtile["step"], bigtile["variant_of"]) == ("fp32", "3.2", None)
     splitk = next(d for d in doc if d["name"] == "splitk")
-    assert splitk["variant_of"] == "bigtile" and splitk["rung"] == 21
+    assert splitk["variant_of"] == "bigtile" and splitk["old_number"] == 21
 
 
 def test_list_prints_each_chapter_title_before_its_steps():
@@ -236,11 +236,16 @@ def test_list_readme_rewrites_only_the_block(tmp_path):
     assert no_block.read_text() == "nothing here\n"
 
 
-def test_the_notes_name_rungs_by_name_or_step_not_by_their_old_numbers():
-    # README's one mention is the note an old number prints; every other place says name and step
-    docs = [*sorted((ROOT / "src" / "gemmlab").rglob("*.md")), README]
+def test_one_numbering_the_step_no_old_number_in_a_file_name_or_a_comment():
+    """Issue 53: the notes, the kernels, their headers and the Python name rungs by name and step;
+    README and names.py keep the one note an old number prints (an alias), and no file is named
+    by a number."""
+    package = ROOT / "src" / "gemmlab"
+    files = [*sorted(p for ext in ("md", "cu", "cuh", "py") for p in package.rglob(f"*.{ext}")), README]
+    assert len(files) > 100
     found = []
-    for doc in docs:
-        text = doc.read_text().replace("`rung 7 is now 2.1, 2.2, 2.3`", "")
-        found += [f"{doc.name}: {m}" for m in re.findall(r"\b[Rr]ungs? [0-9]+\b", text)]
+    for path in files:
+        text = path.read_text().replace("`rung 7 is now 2.1, 2.2, 2.3`", "")
+        found += [f"{path.name}: {m}" for m in re.findall(r"\b[Rr]ungs? [0-9]+\b", text)]
     assert found == []
+    assert [p.name for p in package.rglob("*") if re.match(r"[0-9]+_", p.name)] == []

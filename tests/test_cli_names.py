@@ -41,7 +41,7 @@ def test_a_rung_number_stands_for_every_implementation_on_it():
     assert [i.name for i in names.resolve("7")] == ["float4", "float4-bk16", "float4-128"]
     assert [i.name for i in names.resolve("12")] == ["torch", "torch-tf32"]
     for rung in names.rungs():
-        assert names.resolve(str(rung)) == [i for i in registry.by_rung() if i.rung == rung]
+        assert names.resolve(str(rung)) == [i for i in registry.by_old_number() if i.old_number == rung]
 
 
 def test_names_aliases_and_rungs_resolve_once_each_in_the_order_given():

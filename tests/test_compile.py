@@ -48,7 +48,7 @@ def test_compiles_for_hopper_without_spills(kernel, static_smem):
     assert res.smem_bytes == static_smem, res
     assert res.smem_bytes + kernel.smem <= MAX_SMEM
     # The block's barrier, and the warp-specialised split's consumers' own (a team at named barrier 1)
-    team = kernel.source in ("15_wgmma_3xtf32.cu", "17_wgmma_swap.cu") and kernel.defines.get("SPLIT")
+    team = kernel.source in ("wgmma_3xtf32.cu", "wgmma_swap.cu") and kernel.defines.get("SPLIT")
     assert res.barriers == (0 if res.smem_bytes + kernel.smem == 0 else 2 if team else 1)
     assert module.cubin[:4] == b"\x7fELF"
 
@@ -116,19 +116,19 @@ def test_compile_error_carries_the_log(tmp_path: Path):
 
 def test_cache_is_keyed_and_reused(tmp_path: Path, monkeypatch):
     monkeypatch.setenv("GEMMLAB_CACHE", str(tmp_path))
-    first = compile_source("01_naive.cu", arch=HOPPER_ARCH)
+    first = compile_source("naive.cu", arch=HOPPER_ARCH)
     assert len(list(tmp_path.glob("cubin/*.cubin"))) == 1
 
     def no_compile(*args, **kwargs):
         raise AssertionError("cache miss")
 
     monkeypatch.setattr(compiler, "_build_isolated", no_compile)
-    again = compile_source("01_naive.cu", arch=HOPPER_ARCH)
+    again = compile_source("naive.cu", arch=HOPPER_ARCH)
     assert again.cubin == first.cubin and again.resources == first.resources
     with pytest.raises(AssertionError, match="cache miss"):  # other options: another key
-        compile_source("01_naive.cu", arch=HOPPER_ARCH, defines={"X": 1})
+        compile_source("naive.cu", arch=HOPPER_ARCH, defines={"X": 1})
     with pytest.raises(AssertionError, match="cache miss"):
-        compile_source("01_naive.cu", arch="sm_80")
+        compile_source("naive.cu", arch="sm_80")
 
 
 def test_nvrtc_runs_in_a_process_of_its_own(tmp_path: Path, monkeypatch):
@@ -142,7 +142,7 @@ def test_nvrtc_runs_in_a_process_of_its_own(tmp_path: Path, monkeypatch):
 
     monkeypatch.setattr(cuda.core, "Program", in_this_process)
     monkeypatch.setenv("GEMMLAB_CACHE", str(tmp_path))
-    module = compile_source("01_naive.cu", arch=HOPPER_ARCH, defines={"ISOLATED": 1})
+    module = compile_source("naive.cu", arch=HOPPER_ARCH, defines={"ISOLATED": 1})
     assert module.cubin and "naive" in module.resources
 
 
@@ -161,7 +161,7 @@ def test_a_failed_child_is_a_clear_error(tmp_path: Path, monkeypatch, stdout, ra
     monkeypatch.setattr(compiler.subprocess, "run", child)
     monkeypatch.setenv("GEMMLAB_CACHE", str(tmp_path))
     with pytest.raises(raised, match=match):
-        compile_source("01_naive.cu", arch=HOPPER_ARCH)
+        compile_source("naive.cu", arch=HOPPER_ARCH)
 
 
 def test_device_arch_without_gpu_is_a_clear_error(monkeypatch):
@@ -195,7 +195,7 @@ def _tail_twins() -> list:
 
     found = {}
     for launch in default.launches_from(default.plan()[0], launches.RUNGS[default.BUILTIN]):
-        if launch.source == "16_bigtile.cu" and launch.host is not None:
+        if launch.source == "bigtile.cu" and launch.host is not None:
             twin = launches.tail_twin(launch)
             found.setdefault(twin.kernel.key, (twin, launch))
     return list(found.values())
@@ -203,7 +203,7 @@ def _tail_twins() -> list:
 
 @pytest.mark.parametrize("twin,plain", _tail_twins(), ids=lambda x: x.kernel.label)
 def test_tail_split_builds_compile_without_spills_into_another_cubin(twin, plain):
-    """16_bigtile.cu's SPLIT 2: every build `default` runs compiles with it in the registers its
+    """bigtile.cu's SPLIT 2: every build `default` runs compiles with it in the registers its
     occupancy allows, without spills, and is another cubin than the build it turns (SPLIT 0 or 1:
     the tail's code is compiled out of those, so the shipped cubins are those they were measured with)."""
     module = twin.compile(HOPPER_ARCH)
@@ -231,7 +231,7 @@ def test_the_padded_copy_writes_four_columns_a_thread():
 
 
 #: The persistent split-K twins no rung runs yet, each with the rung whose launches they split:
-#: 17_wgmma_swap.cu's SPLIT (experiments/swap-split) and 15_wgmma_3xtf32.cu's (experiments/3x-split).
+#: wgmma_swap.cu's SPLIT (experiments/swap-split) and wgmma_3xtf32.cu's (experiments/3x-split).
 _PERSISTENT_SPLITS = [(x, "wgmma-swap") for x in launches.wgmma_swap_split_launches()] + [
     (x, "wgmma-3xtf32") for x in launches.wgmma_3xtf32_split_launches()]
 

@@ -75,7 +75,7 @@ def matches(value: str, actual: float) -> bool:
 
 
 def test_the_notes_quote_figures_from_records():
-    assert any(doc.endswith("18_small.md") for doc, *_ in QUOTES)  # the convention is in use
+    assert any(doc.endswith("small.md") for doc, *_ in QUOTES)  # the convention is in use
     cited = {record for _, _, record, _ in QUOTES}
     assert {"results/h200-sweep.json", "results/h200-latest.json"} <= cited
 

@@ -46,7 +46,7 @@ def test_every_cuda_rung_exports():
     for impl in CUDA_RUNGS:
         text = export_text(impl)
         assert text.count(SIGNATURE) == 1, impl.name
-        assert text.startswith(f"// {impl.name}.cu: gemmlab rung {impl.rung} `{impl.name}`")
+        assert text.startswith(f"// {impl.name}.cu: gemmlab step {impl.ref} `{impl.name}`")
         assert f"gemmlab judge {impl.name}.cu --precision {impl.precision}" in text
 
 
@@ -158,7 +158,7 @@ def test_each_macro_set_of_a_source_is_its_own_variant():
     assert re.search(r"namespace v0 \{\n(#define \w+ \d+\n)*#define EXACT_TILES 1\n", text)
     assert "gemmlab::v0::float4_tiled" in text and "gemmlab::v1::float4_tiled" in text
     assert "gemmlab::v2::tiling2d" in text
-    assert "// ---- v1: 07_float4.cu with BK=32, BM=64, MIN_BLOCKS=2, UNROLL_K=32 ----" in text
+    assert "// ---- v1: float4.cu with BK=32, BM=64, MIN_BLOCKS=2, UNROLL_K=32 ----" in text
 
 
 def test_each_variant_is_real_only_in_the_device_passes_with_its_features():
@@ -473,7 +473,7 @@ def test_export_writes_name_cu_here_and_says_how_to_judge_it(tmp_path, monkeypat
 def test_export_to_a_named_file_and_force(tmp_path):
     target = tmp_path / "mine.cu"
     assert invoke("export", "naive", "-o", target).exit_code == 0
-    assert "// mine.cu: gemmlab rung 1 `naive`" in target.read_text()
+    assert "// mine.cu: gemmlab step 1.1 `naive`" in target.read_text()
     target.write_text("keep")
     assert_one_line(invoke("export", "naive", "-o", target), 2, "exists", "--force")
     assert target.read_text() == "keep"
@@ -716,7 +716,7 @@ def test_nvcc_builds_an_export_whose_bigtile_takes_its_tiles_by_tma(tmp_path):
 def test_trapping_kernels_keep_the_macros_and_conditionals_their_declarations_use():
     """A Hopper variant's stand-ins for the other device passes: a declaration built from a
     macro, and two declarations one of which a conditional removes, come out as the source has
-    them (16_bigtile.cu's BIGTILE_ARGS and SPLIT)."""
+    them (bigtile.cu's BIGTILE_ARGS and SPLIT)."""
     from gemmlab.export.source import _trapping_kernels
 
     source = "\n".join([

@@ -563,7 +563,7 @@ def _tail_solver(name: str, shape):
     m, n, k = shape
     probe = torch.empty(1, device=GPU)
     launch = impl.dispatch(probe, probe, probe, m, n, k)
-    assert launch.source == "16_bigtile.cu" and launch.host is not None
+    assert launch.source == "bigtile.cu" and launch.host is not None
     twin = launches.tail_twin(launch)
     return twin, CudaSolver((dataclasses.replace(twin, when=None),))
 
@@ -590,7 +590,7 @@ def _right_twice(solve, shape, seeds=(51, 52)):
 
 @pytest.mark.parametrize("name,shape", _TAIL_CASES, ids=[f"{n}-{s}" for n, s in _TAIL_CASES])
 def test_a_tail_split_is_right_repeatable_and_leaves_the_counters_at_zero(name, shape):
-    """16_bigtile.cu's SPLIT 2 (launches.tail_twin, experiments/tail-split): a line of blocks whose
+    """bigtile.cu's SPLIT 2 (launches.tail_twin, experiments/tail-split): a line of blocks whose
     tiles need not all have as many parts. Within the strict gate, every element written, bit for bit
     the same on a second call, every counter back at zero; on an H200, the plans the shapes were
     chosen for, and where every tile has one part, the bits of the unsplit kernel."""
@@ -628,7 +628,7 @@ def test_a_tail_split_is_right_for_any_plan(monkeypatch, lead, lead_parts, tail_
 
 #: The persistent split-K twins no rung runs yet, by the rung whose launches they split: their maker in
 #: `launches`, a shape they split on an H200 (16 cluster tiles of 256 × 2·128; 16 tiles of 128×128),
-#: and the shapes each is tried at (17_wgmma_swap.cu's and 15_wgmma_3xtf32.cu's SPLIT).
+#: and the shapes each is tried at (wgmma_swap.cu's and wgmma_3xtf32.cu's SPLIT).
 _GPU_SPLITS = {
     "wgmma-swap": ("wgmma_swap_split_launches", (1024, 8192, 1024),
                    [(1024, 8192, 1024), (105, 7416, 699), (512, 4096, 512), (301, 4095, 299), (1000, 3001, 1003),
@@ -726,7 +726,7 @@ def test_the_3xtf32_split_twins_still_fall_back_on_specials(plant):
 @pytest.mark.parametrize("shape", [(2026, 28, 5270), (1024, 32, 1024), (2049, 1, 1023)], ids=str)
 @pytest.mark.parametrize("name", ["3xtf32", "tf32"])
 def test_the_tensor_dispatchers_run_the_strict_short_kernel_over_a_short_reduction_onto_many_outputs(name, shape):
-    """`3xtf32` and `tf32` above their outputs floors with N <= 32 (launches.RUNGS, tensor_dispatch.md):
+    """`3xtf32` and `tf32` above their outputs floors with N <= 32 (policy.tensor, tensor_dispatch.md):
     the strict `short` kernel, right within the FP32 gate (stricter than their classes')."""
     impl = registry.get(name)
     m, n, k = shape
@@ -742,7 +742,7 @@ def test_the_tensor_dispatchers_run_the_strict_short_kernel_over_a_short_reducti
 @pytest.mark.parametrize("name", ["3xtf32", "tf32"])
 def test_the_tensor_dispatchers_run_the_strict_thin_kernels_where_c_is_thin(name, shape, entry):
     """`3xtf32` and `tf32` where C is one column, at most 8 columns, or at most 4 rows over a large B
-    (launches.STRICT_THIN, tensor_dispatch.md): `default`'s strict kernels for it, right within the
+    (policy.tensor.STRICT_THIN, tensor_dispatch.md): `default`'s strict kernels for it, right within the
     FP32 gate (stricter than their classes')."""
     impl = registry.get(name)
     m, n, k = shape

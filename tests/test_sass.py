@@ -259,7 +259,7 @@ def _opcodes(name: str, which: int = 0) -> list[str]:
 
 
 def test_small_sums_each_step_from_zero_then_adds_it_to_its_running_sum():
-    """Blocked sums (18_small.md, fourth hypothesis): per step of BK 16, each of a thread's 16
+    """Blocked sums (small.md, fourth hypothesis): per step of BK 16, each of a thread's 16
     outputs takes one FMUL (the step's first product, rounded alone), 15 FFMAs and one FADD onto
     the running sum; no other multiply in the kernel."""
     launch = next(x for x in registry.get("small").launches if x.name == "vec4")
@@ -318,7 +318,7 @@ def test_tile_copies_of_each_width_move_what_their_width_says(rung, widths):
 
 
 def test_short_reads_its_tiles_once_behind_one_barrier_and_stores_16_bytes():
-    """21_short.md: plain loads (no cp.async: any GPU), one barrier, per n two 16-byte reads of A
+    """short.md: plain loads (no cp.async: any GPU), one barrier, per n two 16-byte reads of A
     and one of B for 32 FMAs, 16-byte stores."""
     m = mix("short")
     assert m["BAR"] == 1 and m["LDGSTS"] == 0 and m["HMMA"] == 0 and m["STG.128"] > 0
@@ -326,7 +326,7 @@ def test_short_reads_its_tiles_once_behind_one_barrier_and_stores_16_bytes():
 
 
 def test_gemv_streams_a_by_16_byte_loads_without_shared_tiles():
-    """22_gemv.md: A read 16 bytes a lane (LDG.128 in both paths, 4 FFMA each), no cp.async, no
+    """gemv.md: A read 16 bytes a lane (LDG.128 in both paths, 4 FFMA each), no cp.async, no
     shared tiles (one float a row of the block for the butterfly's results), no local memory."""
     m = mix("gemv")
     launch = registry.get("gemv").launches[0]

@@ -1,4 +1,4 @@
-"""Split-K for the 3xTF32 wgmma kernel (15_wgmma_3xtf32.cu's SPLIT) where its tiles are few (GPU).
+"""Split-K for the 3xTF32 wgmma kernel (wgmma_3xtf32.cu's SPLIT) where its tiles are few (GPU).
 
 Why. Issue 28 asks 3xTF32 for at least cuBLAS FP32's speed at every shape with outputs ≥ 512².
 `3xtf32` runs wgmma-3xtf32 from 2²⁰ outputs and strict `small` below, and both fall short where
@@ -55,6 +55,7 @@ import torch
 from gemmlab import launches, registry, runtime
 from gemmlab.bench.run import measure
 from gemmlab.measure.inputs import result_bits
+from gemmlab.policy import tensor
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 from beside import results_of  # noqa: E402  (experiments/tools: the results of a line, as its drivers write them)
@@ -78,14 +79,14 @@ def main() -> None:
     alone = arm("3x-split", "wgmma-3xtf32", split)
     # 3xtf32 with each wgmma-3xtf32 launch replaced by its split twin, from SPLIT_OUTPUTS
     twins = {x.name.removeprefix("split-"): x for x in split}
-    chain = tuple(launches.from_outputs((dataclasses.replace(twins[x.name], when=x.when),), SPLIT_OUTPUTS)[0]
-                  if x.source == "15_wgmma_3xtf32.cu" else x for x in launches.RUNGS["3xtf32"])
+    chain = tuple(tensor.from_outputs((dataclasses.replace(twins[x.name], when=x.when),), SPLIT_OUTPUTS)[0]
+                  if x.source == "wgmma_3xtf32.cu" else x for x in registry.get("3xtf32").launches)
     # The same two chains with `default`'s launches (this GPU's tune record) in place of `small`'s.
     small = launches.RUNGS["small"]
     default = tuple(registry.get("default").launches)
     def below(c):
         return tuple(x for x in c if x not in small) + default
-    arms = [registry.get("3xtf32"), arm("3xtf32-default", "3xtf32", below(launches.RUNGS["3xtf32"])),
+    arms = [registry.get("3xtf32"), arm("3xtf32-default", "3xtf32", below(registry.get("3xtf32").launches)),
             arm("3xtf32-split", "3xtf32", chain), arm("3xtf32-split-default", "3xtf32", below(chain)),
             alone, registry.get("wgmma-3xtf32")]
     with open(out_path, "a") as out:

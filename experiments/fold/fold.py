@@ -68,7 +68,7 @@ def tiled(launch) -> bool:
 
 def folding(impl):
     """`impl` with each bigtile launch outside the tiled classes folding (launches.fold_twin)."""
-    turned = tuple(launches.fold_twin(x) if x.source == "16_bigtile.cu" and not tiled(x) else x
+    turned = tuple(launches.fold_twin(x) if x.source == "bigtile.cu" and not tiled(x) else x
                    for x in impl.launches)
     return dataclasses.replace(impl, name=f"{impl.name}-fold", launches=turned, chapter=None, step=0,
                                variant_of=impl.name)

@@ -1,7 +1,7 @@
 // Mid-size work over long reductions: 8×8 outputs per thread, A read along the reduction, no
 // pre-pass, split-K in a tree, and each step's products summed apart before they join the rest.
 //
-// `small` (18_small.cu) gives a thread 4×4 outputs: per reduction index one 16-byte load of B and
+// `small` (small.cu) gives a thread 4×4 outputs: per reduction index one 16-byte load of B and
 // four 4-byte loads of A feed 16 FMAs, so shared memory, not the FMA pipe, sets its pace once
 // the work outgrows latency. bigtile's 8×16 outputs a thread read Aᵀ, which a pre-pass makes (a
 // second launch, and A's bytes read and written once more): at a few hundred million FMAs that

@@ -6,7 +6,7 @@ launch every odd micro shape runs) the main loop came to 569 instructions for 25
 16-byte copies (sm_90a SASS, 2026-12-04). HOIST 1 keeps one offset, the rows left and a column
 test per tile and thread, and adds n0 (A) or n0·K (B) a step: 429 and 373 instructions, 117 → 99
 registers for VEC 1; the same bytes land in the same places, so results are bit for bit the same.
-`mma-split` (19_mma_split.cu, the TF32 rung for few tiles) copies its tiles the same way: its
+`mma-split` (mma_split.cu, the TF32 rung for few tiles) copies its tiles the same way: its
 4-byte loop fell from 407 instructions for 16 HMMAs to 269.
 
 Prediction (written before any run): where the loop is bound by issue (long reductions onto
@@ -15,7 +15,7 @@ cuBLAS FP32), the VEC 1 builds run 1.15–1.30× faster (25 % fewer instructions
 static stall cycles); the VEC 4 builds 0–5 %; short reductions (a few steps a part) within noise.
 
 Arms: the rungs RUNGS names (default: `default` and `small`) as they shipped before 2026-12-04
-(`-before`: every launch of 18_small.cu and 19_mma_split.cu with HOIST 0, `small`'s width twins
+(`-before`: every launch of small.cu and mma_split.cu with HOIST 0, `small`'s width twins
 left out), each hoisted (`-hoist`: HOIST 1, no width twins), and each as it ships now (HOIST 1
 and, for `small`'s 4-byte launches, `launches.width_twins`); with `small` among them, also
 experiments/small-tiles' best arm (64×128 tiles, 8×8 outputs a thread, one chain) with HOIST 1

@@ -11,7 +11,7 @@ Prediction (written before any run): at those shapes the 8×8 arms run 1.3–1.6
 `small` as installed, 0.85–1.05× cuBLAS; at short reductions onto small outputs (92×406×54,
 512×151×251) they are slower than `small` (fewer blocks, same latency).
 
-Each arm is the `small` kernel (18_small.cu) with TM×TN 8×8 and the tile, step, stages, chains
+Each arm is the `small` kernel (small.cu) with TM×TN 8×8 and the tile, step, stages, chains
 and blocks an SM below, its two launches (16-byte copies where SMALL_VEC4 holds, else 4-byte),
 split-K by the same policy (`cuda/handoff.parts`). Timed as `gemmlab sweep` times a shape
 (bench.run.measure: interleaved, GPU time, each result checked against the float64 product),

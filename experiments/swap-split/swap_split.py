@@ -1,4 +1,4 @@
-"""Split-K for the swapped TF32 wgmma kernel (17_wgmma_swap.cu's SPLIT) where its tiles are few (GPU).
+"""Split-K for the swapped TF32 wgmma kernel (wgmma_swap.cu's SPLIT) where its tiles are few (GPU).
 
 Why. Issue 28 asks `tf32` for no shape with outputs ≥ 512² below 0.85× cuBLAS TF32, with split-K
 or stream-K where the tiles are few. `wgmma-swap` walks 256×128 tiles on a persistent grid of
@@ -46,6 +46,7 @@ import torch
 from gemmlab import launches, registry, runtime
 from gemmlab.bench.run import measure
 from gemmlab.measure.inputs import result_bits
+from gemmlab.policy import tensor
 
 #: The outputs from which the `tf32-split-512` arm runs the split twins: 512², the issue's bar.
 SPLIT_OUTPUTS = 1 << 18
@@ -67,9 +68,9 @@ def main() -> None:
     # tf32 with each wgmma-swap launch replaced by its split twin, under the same precondition
     twins = {x.name.removeprefix("split-"): x for x in split}
     tf32 = registry.get("tf32")
-    in_tf32 = tuple(dataclasses.replace(twins[x.name], when=x.when) if x.source == "17_wgmma_swap.cu" else x
+    in_tf32 = tuple(dataclasses.replace(twins[x.name], when=x.when) if x.source == "wgmma_swap.cu" else x
                     for x in tf32.launches)
-    low = tuple(launches.from_outputs((x,), SPLIT_OUTPUTS)[0] if x.source == "17_wgmma_swap.cu" else x
+    low = tuple(tensor.from_outputs((x,), SPLIT_OUTPUTS)[0] if x.source == "wgmma_swap.cu" else x
                 for x in in_tf32)
     arms = [tf32, swap, arm("tf32-split", "tf32", in_tf32), arm("tf32-split-512", "tf32", low),
             registry.get("wgmma-swap"), registry.get("mma-split"), registry.get("torch-tf32")]

@@ -9,7 +9,7 @@ are two waves and 66 tiles: a third wave of 66 lone warps on 66 of the 132 SMs, 
 grid in two (modeled 51 steps of a block against 54 unsplit), so each of the 2178 tiles pays a
 second pipeline fill and a slot of sums through L2, and the fifth wave is still 12 % full.
 
-SPLIT 2 (16_bigtile.cu) runs a line of blocks whose tiles need not all have as many parts:
+SPLIT 2 (bigtile.cu) runs a line of blocks whose tiles need not all have as many parts:
 `handoff.tail_plan` keeps the tiles of whole waves in the parts the accuracy floor asks (one
 here), or in SPLIT 1's where those model faster, and splits the tiles left over into the parts that make their wave shortest (4 parts of 64
 at 1348×248×6274: 2 × 18 + 8 = 44 modeled steps against 51). It is chosen only where it models
@@ -66,7 +66,7 @@ RUNGS = ["tma", "splitk", "tma-warp"]
 
 def split_bigtile(launch) -> bool:
     """A bigtile launch that splits with the Aᵀ host (SPLIT 1): the ones the tail twin turns."""
-    return launch.source == "16_bigtile.cu" and launch.defines.get("SPLIT") == 1 and launch.host is not None
+    return launch.source == "bigtile.cu" and launch.defines.get("SPLIT") == 1 and launch.host is not None
 
 
 def tailing(impl):

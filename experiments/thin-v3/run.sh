@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # thin v3 on the GPU: correctness at thin shapes (M ≤ 8 or K ≤ 8, odd and aligned), then `thin`,
 # `small` and `default` timed beside cuBLAS FP32 at the thin shapes the random records lost or won
-# with version 2 (20_thin.md). Usage: OUT=dir bash experiments/thin-v3/run.sh
+# with version 2 (thin.md). Usage: OUT=dir bash experiments/thin-v3/run.sh
 set -u
 OUT=${OUT:-out}; mkdir -p "$OUT/thin-v3"
 for s in 1x1x1 1x4097x3 8x2134x50 6x3645x2740 4x365x1580 8x8192x8192 5x7x129 2x33x8191 \

@@ -24,7 +24,7 @@ from .cuda.splitgrid import SplitGrid
 from .cuda.transposed import TransposedA
 
 # The scalar, bounds-checked 2D-tiled kernel: every later rung's fallback.
-TILING2D = Launch("06_tiling2d.cu", "tiling2d", (128, 1), (64, 64), step=16, buffers=1, name="any")
+TILING2D = Launch("tiling2d.cu", "tiling2d", (128, 1), (64, 64), step=16, buffers=1, name="any")
 
 
 def _vec4(source: str, entry: str, threads: int, size: int, bk: int, buffers: int, defines: dict,
@@ -38,21 +38,21 @@ def _vec4(source: str, entry: str, threads: int, size: int, bk: int, buffers: in
 
 
 def float4_launch(bm: int, bk: int, unroll: int, min_blocks: int, exact: bool = False) -> Launch:
-    # unroll / min_blocks: the occupancy knobs of 07_float4.cu, chosen on the H200
+    # unroll / min_blocks: the occupancy knobs of float4.cu, chosen on the H200
     # with scripts/tune.py among those that compile without spills.
     defines = {"BM": bm, "BK": bk, "UNROLL_K": unroll, "MIN_BLOCKS": min_blocks}
-    return _vec4("07_float4.cu", "float4_tiled", (bm // 8) * (bm // 4), bm, bk, 1, defines, exact)
+    return _vec4("float4.cu", "float4_tiled", (bm // 8) * (bm // 4), bm, bk, 1, defines, exact)
 
 
 def double_buffer_launch(bm: int) -> Launch:
-    return Launch("08_double_buffer.cu", "double_buffer", ((bm // 8) * (bm // 4), 1), (bm, bm),
+    return Launch("double_buffer.cu", "double_buffer", ((bm // 8) * (bm // 4), 1), (bm, bm),
                   {"BM": bm}, when=VEC4, step=16, buffers=2, name="vec4")
 
 
 def warptile_launch(bk: int, min_blocks: int, exact: bool) -> Launch:
-    # bk / min_blocks: the knobs of 11_warptile.cu, chosen on the H200 with scripts/tune_h200.sh
+    # bk / min_blocks: the knobs of warptile.cu, chosen on the H200 with scripts/tune_h200.sh
     # among settings that compile without spills under NVRTC 13.0 and 13.5.
-    return _vec4("11_warptile.cu", "warptile", 256, 128, bk, 2, {"BK": bk, "MIN_BLOCKS": min_blocks}, exact)
+    return _vec4("warptile.cu", "warptile", 256, 128, bk, 2, {"BK": bk, "MIN_BLOCKS": min_blocks}, exact)
 
 
 def padded(launch: Launch) -> Launch:
@@ -61,17 +61,17 @@ def padded(launch: Launch) -> Launch:
 
 
 def _mma_smem(defines) -> int:
-    """Per stage A 128×(32+4) and B 32×(128+8) floats: the padded layout of 12_mma_tf32.cu."""
+    """Per stage A 128×(32+4) and B 32×(128+8) floats: the padded layout of mma_tf32.cu."""
     return defines["STAGES"] * (128 * 36 + 32 * 136) * 4
 
 
 def mma_tf32_launch(vec: int, stages: int = 3) -> Launch:
     defines = {"VEC": vec, "STAGES": stages}
     if vec == 4:
-        return Launch("12_mma_tf32.cu", "mma_tf32", (256, 1), (128, 128), defines, when=VEC4,
+        return Launch("mma_tf32.cu", "mma_tf32", (256, 1), (128, 128), defines, when=VEC4,
                       needs=Needs.SM80, smem=_mma_smem, step=32, name="vec4")
     # VEC 1 (any shape, 4-byte copies) is still mma.sync fed by cp.async: sm_80's too.
-    return Launch("12_mma_tf32.cu", "mma_tf32", (256, 1), (128, 128), defines, needs=Needs.SM80,
+    return Launch("mma_tf32.cu", "mma_tf32", (256, 1), (128, 128), defines, needs=Needs.SM80,
                   smem=_mma_smem, step=32, name="any")
 
 
@@ -79,7 +79,7 @@ _HOPPER_TILE = (128, 256)
 
 
 def wgmma_tma_launch(stages: int = 4) -> Launch:
-    return Launch("13_wgmma_tma.cu", "wgmma_tma", (256, 1), _HOPPER_TILE, {"STAGES": stages},
+    return Launch("wgmma_tma.cu", "wgmma_tma", (256, 1), _HOPPER_TILE, {"STAGES": stages},
                   needs=Needs.SM90A, smem=hopper.dynamic_smem(_HOPPER_TILE, 2), step=hopper.STEP,
                   host=hopper.TmaOperands(a="round"), name="any")
 
@@ -102,12 +102,12 @@ def _warp_specialised(source: str, entry: str, tile: tuple[int, int], defines: d
 
 def wgmma_ws_launch(stages: int = 4, a_in_place: bool = True) -> Launch:
     defines = {"STAGES": stages, "A_FROM_REGS": 1, "INFLIGHT": 0, "CLUSTER": 2}
-    return _warp_specialised("14_wgmma_ws.cu", "wgmma_ws", _HOPPER_TILE, defines, "round", a_in_place)
+    return _warp_specialised("wgmma_ws.cu", "wgmma_ws", _HOPPER_TILE, defines, "round", a_in_place)
 
 
 def wgmma_3xtf32_launch(stages: int = 4, a_in_place: bool = True) -> Launch:
     # A 128×128 tile: with Bᵀ's two planes a stage is 48 KB, so the pipeline stays 4 deep.
-    return _warp_specialised("15_wgmma_3xtf32.cu", "wgmma_3xtf32", (128, 128), {"STAGES": stages}, "split",
+    return _warp_specialised("wgmma_3xtf32.cu", "wgmma_3xtf32", (128, 128), {"STAGES": stages}, "split",
                              a_in_place)
 
 
@@ -123,7 +123,7 @@ def wgmma_3xtf32_split_launches() -> tuple[Launch, Launch]:
 def wgmma_swap_launches(stages: int = 4, cluster: int = 2, pipe: int = 2) -> tuple[Launch, Launch]:
     """A and B read where they lie (no pre-pass) where TMA can describe their rows, else padded copies."""
     tile = (256, 128)
-    fast = Launch("17_wgmma_swap.cu", "wgmma_swap", (384, 1), tile,
+    fast = Launch("wgmma_swap.cu", "wgmma_swap", (384, 1), tile,
                   {"STAGES": stages, "CLUSTER": cluster, "PIPE": pipe},
                   # hopper.A_IN_PLACE and B_IN_PLACE at once (a launch declares one Requires)
                   when=Requires(n=4, k=4, align=16, operands="AB"), needs=Needs.SM90A, persistent=True,
@@ -174,17 +174,17 @@ def bigtile_launch(pad_b: bool, j_outer: int = 2, warps_m: int = 2, warps_n: int
     ("b-padded"); with `vec` 1, B as it lies by 4-byte copies, any shape ("b-scalar")."""
     if vec == 1 and (pad_b or tma):
         raise ValueError("bigtile: 4-byte copies of B read it as it lies, by cp.async (no PAD_B, no TMA_COPY)")
-    # J_OUTER 2: the FMAs of one index column by column, down then up (16_bigtile.md).
+    # J_OUTER 2: the FMAs of one index column by column, down then up (bigtile.md).
     defines = {"WARPS_M": warps_m, "WARPS_N": warps_n, "BK": bk, "STAGES": stages,
                "MIN_BLOCKS": min_blocks, "VEC": vec, "A_T": 1, "J_OUTER": j_outer, "PAD_B": int(pad_b)}
     if split:  # only then: SPLIT 0 is the macro's default, and bigtile's launches keep their cubins
         defines["SPLIT"] = 1
-    if fetch_ba:  # likewise: B's fragments loaded before A's (16_bigtile.md), a tuned knob
+    if fetch_ba:  # likewise: B's fragments loaded before A's (bigtile.md), a tuned knob
         defines["FETCH_BA"] = 1
-    if tma:  # likewise: both tiles by TMA on per-stage mbarriers (16_bigtile_tma.md)
+    if tma:  # likewise: both tiles by TMA on per-stage mbarriers (bigtile_tma.md)
         defines["TMA_COPY"] = 1
     name = "b-scalar" if vec == 1 else "b-padded" if pad_b else "b-in-place"
-    return Launch("16_bigtile.cu", "bigtile", smem=_bigtile_smem, derive=bigtile_derive,
+    return Launch("bigtile.cu", "bigtile", smem=_bigtile_smem, derive=bigtile_derive,
                   defines=defines, name=name, **bigtile_derive(defines))
 
 
@@ -211,7 +211,7 @@ def tail_twin(launch: Launch) -> Launch:
     then the whole waves' tiles keep the accuracy floor's parts (or SPLIT 1's) and the tail's fill
     the slots their wave leaves idle. Its precondition the launch's; named "tail-" and the launch's name.
     Needs the Aᵀ host (A_T), the one that splits."""
-    if launch.source != "16_bigtile.cu" or not launch.defines.get("A_T"):
+    if launch.source != "bigtile.cu" or not launch.defines.get("A_T"):
         raise ValueError(f"tail_twin: {launch.name} is not a bigtile launch with the Aᵀ host")
     twin = launch.with_defines({"SPLIT": 2})
     return dataclasses.replace(twin, name=f"tail-{launch.name}", when=launch.when)
@@ -222,7 +222,7 @@ def tailed(chain: tuple[Launch, ...]) -> tuple[Launch, ...]:
     `default` runs, since the twins were faster wherever their plan split a tail and level elsewhere
     (experiments/tail-split). The rungs keep SPLIT 1, as the ladder's steps they are."""
     def splits(x: Launch) -> bool:
-        return x.source == "16_bigtile.cu" and x.defines.get("SPLIT") == 1 and bool(x.defines.get("A_T"))
+        return x.source == "bigtile.cu" and x.defines.get("SPLIT") == 1 and bool(x.defines.get("A_T"))
     return tuple(tail_twin(x) if splits(x) else x for x in chain)
 
 
@@ -293,7 +293,7 @@ def _small_derive(d) -> dict:
 def small_launch(vec: int, bm: int = 32, bn: int = 64, bk: int = 16, stages: int = 4, chains: int = 2,
                  min_blocks: int = 3, tm: int = 4, tn: int = 4, hoist: int = 1,
                  widths: tuple[int, int] | None = None) -> Launch:
-    """The `small` kernel (18_small.cu): A and B in place, split-K over grid z (cuda/splitgrid.py);
+    """The `small` kernel (small.cu): A and B in place, split-K over grid z (cuda/splitgrid.py);
     VEC 4 "vec4", VEC 1 "any"; `tm`×`tn` outputs a thread (experiments/small-tiles); `hoist` 0:
     each step's copy addresses from scratch, as before 2026-12-04 (the kernel's HOIST 1 works them
     out once a block); `widths` (floats a copy of A's tile, of B's) in place of VEC's for both,
@@ -308,12 +308,12 @@ def small_launch(vec: int, bm: int = 32, bn: int = 64, bk: int = 16, stages: int
     if widths and widths != (vec, vec):  # likewise
         defines |= {"VEC_A": widths[0], "VEC_B": widths[1]}
         name = f"a{widths[0]}b{widths[1]}"
-    return Launch("18_small.cu", "small", defines=defines, host=SplitGrid(accumulators=tm * tn), derive=_small_derive,
+    return Launch("small.cu", "small", defines=defines, host=SplitGrid(accumulators=tm * tn), derive=_small_derive,
                   name=name, **_small_derive(defines))
 
 
 #: The kernels whose tiles tile_copy.cuh copies, and so whose copies may be of any width.
-COPIERS = ("18_small.cu", "19_mma_split.cu")
+COPIERS = ("small.cu", "mma_split.cu")
 
 
 def width_twins(launch: Launch) -> tuple[Launch, ...]:
@@ -349,12 +349,12 @@ def narrow(launch: Launch) -> Launch:
     return dataclasses.replace(turned, when=when, name=f"narrow-{launch.name}")
 
 
-#: The most rows or columns of C the `thin` kernels take (20_thin.cu's THIN): a thread keeps one
+#: The most rows or columns of C the `thin` kernels take (thin.cu's THIN): a thread keeps one
 #: sum per row (or column).
 THIN = 8
-THIN_WARPS = 8  # a `thin` block's warps (20_thin.cu's WARPS)
-#: What one load of the short operand serves (20_thin.cu's COLS and ROWS): thin_rows' lane owns
-#: `width` columns of C, thin_cols' warp `width` rows (version 3, 20_thin.md), by the size of the
+THIN_WARPS = 8  # a `thin` block's warps (thin.cu's WARPS)
+#: What one load of the short operand serves (thin.cu's COLS and ROWS): thin_rows' lane owns
+#: `width` columns of C, thin_cols' warp `width` rows (version 3, thin.md), by the size of the
 #: long operand: (width, at least this many of its elements). Wider means fewer blocks, which
 #: small shapes pay for in latency. From experiments/thin-v3 (H200, 2026-12-02, widths 1, 2 and 4
 #: at 30 shapes): thin rows ran best at width 1 below about 10⁶ elements of B, 2 up to 4·10⁶, 4
@@ -370,14 +370,14 @@ def thin_blocks(which: str, width: int) -> int:
 
 
 def thin_savers(which: str, width: int) -> tuple[int, int]:
-    """The threads whose sums a `thin` block saves for the split-K tree (20_thin.cu's SLOT_ROWS and
+    """The threads whose sums a `thin` block saves for the split-K tree (thin.cu's SLOT_ROWS and
     SLOT_COLS), and how many each: warp 0, THIN·width (rows); a thread for each of the block's
     THIN_WARPS·width rows, THIN (cols)."""
     return (32, THIN * width) if which == "rows" else (THIN_WARPS * width, THIN)
 
 
 def thin_launch(which: str, width: int | None = None, blocks: int | None = None) -> Launch:
-    """A `thin` kernel (20_thin.cu), named "thin-" and which: "rows" where M ≤ THIN (a block on
+    """A `thin` kernel (thin.cu), named "thin-" and which: "rows" where M ≤ THIN (a block on
     32·width columns of C, its 8 warps splitting the reduction), "cols" where K ≤ THIN (a warp
     on `width` rows of C); both split the reduction across blocks too (cuda/splitgrid.py). The
     width is THIN_WIDTHS' widest and the blocks an SM `thin_blocks` unless given; it runs where the
@@ -389,7 +389,7 @@ def thin_launch(which: str, width: int | None = None, blocks: int | None = None)
     defines = {"THIN": THIN, "MIN_BLOCKS": blocks or thin_blocks(which, width), ("COLS" if rows else "ROWS"): width}
     least = dict(THIN_WIDTHS[which]).get(width, 0)  # the long operand's elements this width needs
     when = Requires(rows=THIN, b_elements=least) if rows else Requires(cols=THIN, a_elements=least)
-    return Launch("20_thin.cu", f"thin_{which}", (32 * THIN_WARPS, 1),
+    return Launch("thin.cu", f"thin_{which}", (32 * THIN_WARPS, 1),
                   (THIN, 32 * width) if rows else (THIN_WARPS * width, THIN),
                   defines, when=when,
                   host=SplitGrid(accumulators=sums, savers=savers), step=THIN_WARPS if rows else 32,
@@ -420,29 +420,29 @@ def default_thin_launches() -> tuple[Launch, ...]:
     return (*cols, dataclasses.replace(rows, when=Requires(rows=DEFAULT_THIN_ROWS, b_elements=DEFAULT_THIN_B)))
 
 
-#: The longest reduction the `short` kernel takes (21_short.cu's SHORT_N): A's rows and B's columns
+#: The longest reduction the `short` kernel takes (short.cu's SHORT_N): A's rows and B's columns
 #: of a 64×128 tile of C at once in shared memory (25 KB at 32).
 SHORT_N = 32
 
 
 def short_launch(min_blocks: int = 3) -> Launch:
-    """The `short` kernel (21_short.cu), where N ≤ SHORT_N: a 64×128 tile of C a block of 256
+    """The `short` kernel (short.cu), where N ≤ SHORT_N: a 64×128 tile of C a block of 256
     threads, A's rows and B's columns loaded whole, one FMA chain an output. Plain loads and
     stores: any GPU."""
     defines = {"SHORT_N": SHORT_N, "MIN_BLOCKS": min_blocks}
-    return Launch("21_short.cu", "short_n", (256, 1), (64, 128), defines, when=Requires(reduction=SHORT_N),
+    return Launch("short.cu", "short_n", (256, 1), (64, 128), defines, when=Requires(reduction=SHORT_N),
                   # A's tile n-major (SHORT_N rows of 64 + 4 floats) and B's (SHORT_N rows of 128),
                   # not the step-by-step buffers `static_smem` counts
                   scratch=SHORT_N * (64 + 4 + 128) * 4, name="short")
 
 
 def gemv_launch(rows: int = 2, min_blocks: int = 4) -> Launch:
-    """The `gemv` kernel (22_gemv.cu), where K = 1: 8 warps over 8·`rows` rows of C, A read 16 bytes
+    """The `gemv` kernel (gemv.cu), where K = 1: 8 warps over 8·`rows` rows of C, A read 16 bytes
     a lane, the reduction split across blocks in passes of 128 (cuda/splitgrid.py). A lane's FMA
     chain is at most N / 32 long, below `handoff.LONGEST_CHAIN` at every N: no split for accuracy
     (chain 0). Plain loads and the split-K tree's atomics: any GPU."""
     defines = {"ROWS": rows, "MIN_BLOCKS": min_blocks}
-    return Launch("22_gemv.cu", "gemv", (256, 1), (8 * rows, 1), defines, when=Requires(cols=1),
+    return Launch("gemv.cu", "gemv", (256, 1), (8 * rows, 1), defines, when=Requires(cols=1),
                   host=SplitGrid(accumulators=4, savers=8 * rows // 4, chain=0), step=128,
                   scratch=8 * rows * 4,  # one sum a row of the block
                   name="gemv")
@@ -458,62 +458,11 @@ def _mma_split_derive(d) -> dict:
 
 
 def mma_split_launch(vec: int, bk: int = 16, stages: int = 4, min_blocks: int = 4) -> Launch:
-    """The `mma-split` kernel (19_mma_split.cu): TF32 mma.sync on 64×64 tiles, A and B in place,
+    """The `mma-split` kernel (mma_split.cu): TF32 mma.sync on 64×64 tiles, A and B in place,
     split-K over grid z; VEC 4 "vec4", VEC 1 "any"."""
     defines = {"BK": bk, "STAGES": stages, "VEC": vec, "MIN_BLOCKS": min_blocks}
-    return Launch("19_mma_split.cu", "mma_split", defines=defines, host=SplitGrid(accumulators=32, chain=0),
+    return Launch("mma_split.cu", "mma_split", defines=defines, host=SplitGrid(accumulators=32, chain=0),
                   derive=_mma_split_derive, name="vec4" if vec == 4 else "any", **_mma_split_derive(defines))
-
-
-#: Outputs (M·K) from which the Hopper kernels' big persistent tiles run the dispatchers' calls:
-#: measured on the H200 (kernels/cuda/tensor_dispatch.md), wgmma-swap passes mma-split between
-#: 724² and 1024² outputs, and wgmma-3xtf32 passes cuBLAS FP32 (and `small`) between 724² and 1024².
-HOPPER_TF32_OUTPUTS = 1 << 19
-HOPPER_3X_OUTPUTS = 1 << 20
-#: The shortest reduction the dispatchers run the Hopper kernels over: at 541×57×1338 (two steps of
-#: 32, both operands padded) wgmma-swap ran 19.6 µs and mma-split 8.1, and wgmma-3xtf32 18.1 where
-#: `small` ran 8.8 (H200, experiments/swap-split and 3x-split at 7531d4f); at N = 600 (3000×600×700)
-#: the Hopper kernels led. Between, no measurement: 128, four steps.
-HOPPER_MIN_N = 128
-#: Where the dispatchers run the Hopper kernels' split twins (SPLIT 1) ahead of the unsplit kernels:
-#: from 512² outputs, where `handoff.OneWave` splits. In experiments/3x-split (7531d4f) every
-#: one-wave split of wgmma-3xtf32 over N ≥ 1000 ran ahead of `3xtf32` as shipped (1.05–2.1×:
-#: 512×4096×512 45.2 µs against 75.2, cuBLAS FP32 58.4), and at 800×300×900 (two parts of five
-#: steps) it trailed `small` (24.9 against 21.0): so `3xtf32` splits from N = 512. In
-#: experiments/swap-split, wgmma-swap's twins from 512² ran 724×2048×724 in 33.7 µs against
-#: mma-split's 43.1 and 512×4096×512 in 35.1 against 34.2 (`tf32` as shipped).
-SPLIT_OUTPUTS = 1 << 18
-SPLIT_3X_MIN_N = 512
-#: The least part of each Hopper kernel's split twins, in elements of the reduction: shorter parts
-#: lost to the unsplit chain (experiments/width-parts: 934×949×282, the twins in parts of 141).
-SPLIT_LEAST = {"wgmma-swap": 256, "wgmma-3xtf32": 200}
-#: The width floor of the Hopper launches, as a fraction of their blocks side by side (`wide`): C
-#: three quarters of a cluster wide ran them faster than the chain below them (experiments/width-parts).
-WIDTH_FLOOR = (3, 4)
-
-
-def from_outputs(launches: tuple[Launch, ...], outputs: int, min_reduction: int = 0,
-                 min_cols: int = 0) -> tuple[Launch, ...]:
-    """The same launches, each also requiring M·K ≥ `outputs`, N ≥ `min_reduction` and K ≥ `min_cols`
-    (none of them a fallback any more)."""
-    return tuple(dataclasses.replace(x, when=dataclasses.replace(x.when or Requires(), outputs=outputs,
-                                                                 min_reduction=min_reduction, min_cols=min_cols))
-                 for x in launches)
-
-
-def wide(launch: Launch) -> int:
-    """The columns of C a launch's blocks take side by side: its tile's, times its cluster."""
-    return launch.tile[1] * launch.kernel.cluster[0]
-
-
-def where_split_pays(twins: tuple[Launch, ...], outputs: int, min_reduction: int = 0,
-                     min_cols: int = 0, least: int = 0) -> tuple[Launch, ...]:
-    """Persistent split twins under their own preconditions, from `outputs` and `min_reduction`, and
-    only where they split in one wave (`handoff.OneWave`) into parts of at least `least`: elsewhere
-    the unsplit launch after them runs (at one part the SPLIT builds ran 0–21 % slower than the
-    shipped ones: 3x-split at the performance shape 3.82 ms against 3.15)."""
-    return tuple(dataclasses.replace(x, when=all_of(x.when, dataclasses.replace(hopper.one_wave(x), least=least)))
-                 for x in from_outputs(twins, outputs, min_reduction, min_cols))
 
 
 def _one(source: str, entry: str, block: tuple[int, int], tile: tuple[int, int], **more) -> Launch:
@@ -523,15 +472,15 @@ def _one(source: str, entry: str, block: tuple[int, int], tile: tuple[int, int],
 
 #: Each CUDA rung's launches by its registry name, fast path(s) first, the fallback last.
 RUNGS: dict[str, tuple[Launch, ...]] = {
-    "naive": (_one("01_naive.cu", "naive", (16, 16), (16, 16)),),
-    "naive-fma": (_one("02_naive_fma.cu", "naive_fma", (16, 16), (16, 16)),),
+    "naive": (_one("naive.cu", "naive", (16, 16), (16, 16)),),
+    "naive-fma": (_one("naive_fma.cu", "naive_fma", (16, 16), (16, 16)),),
     "smem-16": (
-        Launch("03_smem16.cu", "smem16", (16, 16), (16, 16), {"EXACT_TILES": 1},
+        Launch("smem16.cu", "smem16", (16, 16), (16, 16), {"EXACT_TILES": 1},
                when=whole_tiles(16, 16, 16), step=16, buffers=1, name="whole-tiles"),
-        _one("03_smem16.cu", "smem16", (16, 16), (16, 16), step=16, buffers=1),
+        _one("smem16.cu", "smem16", (16, 16), (16, 16), step=16, buffers=1),
     ),
-    "row-4": (_one("04_row4.cu", "row4", (16, 16), (16, 64), step=16, buffers=1),),
-    "tiling-1d": (_one("05_tiling1d.cu", "tiling1d", (64, 4), (64, 64), step=16, buffers=1),),
+    "row-4": (_one("row4.cu", "row4", (16, 16), (16, 64), step=16, buffers=1),),
+    "tiling-1d": (_one("tiling1d.cu", "tiling1d", (64, 4), (64, 64), step=16, buffers=1),),
     "tiling-2d": (TILING2D,),
     "float4": (float4_launch(64, 32, 32, 2, exact=True), float4_launch(64, 32, 32, 2), TILING2D),
     "float4-bk16": (float4_launch(64, 16, 16, 5, exact=True), float4_launch(64, 16, 2, 6), TILING2D),
@@ -539,12 +488,12 @@ RUNGS: dict[str, tuple[Launch, ...]] = {
     "double-buffer-64": (double_buffer_launch(64), TILING2D),
     "double-buffer-128": (double_buffer_launch(128), TILING2D),
     "cp-async": (
-        Launch("09_cp_async.cu", "cp_async", (512, 1), (128, 128), when=VEC4, needs=Needs.SM80,
+        Launch("cp_async.cu", "cp_async", (512, 1), (128, 128), when=VEC4, needs=Needs.SM80,
                step=16, buffers=2, name="vec4"),
         TILING2D,
     ),
     "wmma-tf32": (
-        Launch("10_wmma_tf32.cu", "wmma_tf32", (512, 1), (128, 128),
+        Launch("wmma_tf32.cu", "wmma_tf32", (512, 1), (128, 128),
                when=Requires(m=128, n=32, k=128, align=32), needs=Needs.SM80, step=32, buffers=1, pad=4,
                name="whole-tiles"),
         float4_launch(64, 32, 32, 2),
@@ -570,55 +519,6 @@ RUNGS: dict[str, tuple[Launch, ...]] = {
     "short": (short_launch(),),
     "gemv": (gemv_launch(),),
 }
-# The dispatchers: the Hopper kernel where the output fills the GPU, a small-tile split-K kernel
-# below it (and at every shape on a GPU before Hopper, where the Hopper launches do not run).
-# Below, FP32-accurate is strict FP32 itself: `small` is both faster there than three TF32
-# products (19_mma_split.md) and more accurate. Above, where the reduction is short (N ≤
-# SHORT_N), both dispatchers run the strict `short` kernel: writing C is the work there, and the
-# tensor cores buy nothing for one step of 32. In the seed-5 tensor draw
-# (results/h200-random-tensor.json) wgmma-3xtf32 ran 2026×28×5270 in 55.5 µs and wgmma-swap in
-# 36.2 µs, and wgmma-swap 1463×4×616 in 12.1 µs, where `short` ran shapes of such N and outputs
-# in 6.0 µs (1024×4×1024) and at 0.98–1.32× cuBLAS FP32 from a million outputs up
-# (experiments/short-floor/1-short-floor.json.gz).
-# Where C is thin (one column, at most THIN columns, or a few rows over a large B), both run the
-# strict kernels `default` runs there, at any outputs: the work is streaming the long operand, and
-# 64×64 tiles of C (mma-split, small's 32×64) are one to eight columns full. In the seed-5 tensor
-# draw `tf32` (mma-split) ran 3194×2590×1 at 0.42× cuBLAS TF32 and 1×4489×2 at 0.41×, and `3xtf32`
-# (`small`) the first at 0.26× cuBLAS FP32; in seed 2040's strict draw (results/h200-random.json)
-# `default` ran its thin kernels at 0.74–2.0× cuBLAS FP32 (16 of 20 such shapes above 1.0), and
-# `gemv` ran K = 1 at 1.37× at 8045×7676×1 (experiments/gemv-floor). gemv first at K = 1, at any
-# rows: below the 1024 from which `default` runs it, it ran within 0.79–1.09× of `default`'s kernels.
-STRICT_THIN = (gemv_launch(), *default_thin_launches())
-# Where the Hopper kernels' tiles are few, their split twins first (experiments/swap-split at
-# 7531d4f: 1024×8192×1024 59.4 µs against 155.5, 1.23× cuBLAS TF32). Neither where C is narrower
-# than three quarters of the blocks side by side (`wide`, `WIDTH_FLOOR`): in the seed-2042 tensor
-# draw (experiments/tensor-dispatch/4-random-64-seed2042.json.gz, at 203e759) wgmma-swap ran
-# 5501×4101×54 in 138.1 µs (split) and 239.5 (not), mma-split in 60.8; 4317×11×70 21.5 against 6.4.
-def tf32_launches() -> tuple[Launch, ...]:
-    """`tf32`'s chain."""
-    return _tensor_chain("wgmma-swap", wgmma_swap_split_launches(), HOPPER_TF32_OUTPUTS, HOPPER_MIN_N, "mma-split")
-
-
-def x3_launches() -> tuple[Launch, ...]:
-    """`3xtf32`'s chain."""
-    return _tensor_chain("wgmma-3xtf32", wgmma_3xtf32_split_launches(), HOPPER_3X_OUTPUTS, SPLIT_3X_MIN_N, "small")
-
-
-def _tensor_chain(hopper_rung: str, twins: tuple[Launch, ...], outputs: int, split_min_n: int,
-                  below: str) -> tuple[Launch, ...]:
-    """A tensor dispatcher: `short` from `outputs`, the strict thin kernels, the Hopper rung's split
-    twins where they pay (from N ≥ `split_min_n`, parts of at least `SPLIT_LEAST`), the Hopper rung
-    from `outputs`, then `below`'s launches; the Hopper launches only where C is at least
-    `WIDTH_FLOOR` of their blocks side by side wide."""
-    num, den = WIDTH_FLOOR
-    cols = wide(RUNGS[hopper_rung][0]) * num // den
-    split = where_split_pays(twins, SPLIT_OUTPUTS, split_min_n, cols, SPLIT_LEAST[hopper_rung])
-    return (from_outputs((short_launch(),), outputs) + STRICT_THIN + split
-            + from_outputs(RUNGS[hopper_rung], outputs, HOPPER_MIN_N, cols) + RUNGS[below])
-
-
-RUNGS["tf32"] = tf32_launches()
-RUNGS["3xtf32"] = x3_launches()
 # Where neither side of C is thin, `small`'s launches; where the reduction is not short, too.
 RUNGS["thin"] += RUNGS["small"]
 RUNGS["short"] += RUNGS["small"]

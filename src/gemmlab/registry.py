@@ -13,13 +13,13 @@ the order a reader meets them. The baselines (cuBLAS through torch) are a group 
 their own at the end, unnumbered: their `ref` is None and a name reaches them.
 `impl.variant_of` names the implementation whose source this one builds again with
 other settings (a control, a macro set of one ``.cu``), None where its source is its
-own. `impl.rung` is the number it had before chapters, kept because the committed
-records and old command lines use it (`by_rung`, `rung_refs`).
+own. `impl.old_number` is the rung number it had before chapters: an alias alone, which old
+command lines use (`by_old_number`, `old_number_refs`); the step is the one numbering.
 
 These names are a public interface (the book site reads them): `Chapter` (`key`,
 `number`, `title`, `summary`, `label`), `CHAPTERS`, `CHAPTER` (key → Chapter),
-`Implementation.chapter` / `.step` / `.ref` / `.variant_of` / `.rung`, `by_ref`,
-`is_ref`, `reading_order`, `in_chapter`, `variants_of`, `rung_refs`, `UnknownStep`.
+`Implementation.chapter` / `.step` / `.ref` / `.variant_of` / `.old_number`, `by_ref`,
+`is_ref`, `reading_order`, `reading_place`, `in_chapter`, `variants_of`, `old_number_refs`, `UnknownStep`.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from .cuda.dispatch import FALLBACK_MARK, CudaSolver, Launch
 from .cuda.needs import Needs
 from .launches import RUNGS
 from .policy import default as tuned_default
+from .policy import tensor as tensor_policy
 from .precision import Precision
 
 if TYPE_CHECKING:  # the registry is read without torch (list, explain): calls import it
@@ -122,7 +123,7 @@ LANGUAGE_FAMILIES = (Family.CUTE, Family.MOJO, Family.TILELANG)
 class Implementation:
     name: str
     family: Family
-    rung: int
+    old_number: int  # the rung number before chapters: an alias (ui/names.py), never shown as the number
     precision: Precision
     needs: Needs  # what the rung's own path needs of the GPU (its launches may need less)
     summary: str
@@ -340,91 +341,91 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
     Implementation(
         "naive", CUDA, 1, FP32, _ALWAYS,
         "one thread per output, dot product straight from global memory",
-        _md("01_naive"), _cu("01_naive"),
+        _md("naive"), _cu("naive"),
         launches=RUNGS["naive"],
         chapter=SIMT, step=1,
     ),
     Implementation(
         "naive-fma", CUDA, 2, FP32, _ALWAYS,
         "the naive kernel accumulating with fmaf",
-        _md("02_naive_fma"), _cu("02_naive_fma"),
+        _md("naive_fma"), _cu("naive_fma"),
         launches=RUNGS["naive-fma"],
         chapter=SIMT, step=2,
     ),
     Implementation(
         "smem-16", CUDA, 3, FP32, _ALWAYS,
         "16×16 tiles of A and B staged in shared memory",
-        _md("03_smem16"), _cu("03_smem16"),
+        _md("smem16"), _cu("smem16"),
         launches=RUNGS["smem-16"],
         chapter=SIMT, step=3,
     ),
     Implementation(
         "row-4", CUDA, 4, FP32, _ALWAYS,
         "16×64 tile, four outputs per thread along a row",
-        _md("04_row4"), _cu("04_row4"),
+        _md("row4"), _cu("row4"),
         launches=RUNGS["row-4"],
         chapter=SIMT, step=4,
     ),
     Implementation(
         "tiling-1d", CUDA, 5, FP32, _ALWAYS,
         "64×64 block tile, 16 outputs per thread down a column",
-        _md("05_tiling1d"), _cu("05_tiling1d"),
+        _md("tiling1d"), _cu("tiling1d"),
         launches=RUNGS["tiling-1d"],
         chapter=SIMT, step=5,
     ),
     Implementation(
         "tiling-2d", CUDA, 6, FP32, _ALWAYS,
         "64×64 block tile, an 8×4 register micro-tile per thread",
-        _md("06_tiling2d"), _cu("06_tiling2d"),
+        _md("tiling2d"), _cu("tiling2d"),
         launches=RUNGS["tiling-2d"],
         chapter=SIMT, step=6,
     ),
     Implementation(
         "float4", CUDA, 7, FP32, _ALWAYS,
         "2D tiling with 16-byte loads and stores, BK=32",
-        _md("07_float4"), _cu("07_float4"),
+        _md("float4"), _cu("float4"),
         launches=RUNGS["float4"],
         chapter=MEMORY, step=1,
     ),
     Implementation(
         "float4-bk16", CUDA, 7, FP32, _ALWAYS,
         "control: float4 with BK=16",
-        _md("07_float4"), _cu("07_float4"),
+        _md("float4"), _cu("float4"),
         launches=RUNGS["float4-bk16"],
         chapter=MEMORY, step=2, variant_of="float4",
     ),
     Implementation(
         "float4-128", CUDA, 7, FP32, _ALWAYS,
         "control: float4 with a 128×128 tile, BK=16, 512 threads",
-        _md("07_float4"), _cu("07_float4"),
+        _md("float4"), _cu("float4"),
         launches=RUNGS["float4-128"],
         chapter=MEMORY, step=3, variant_of="float4",
     ),
     Implementation(
         "double-buffer-64", CUDA, 8, FP32, _ALWAYS,
         "register prefetch + two shared buffers, 64×64 tile",
-        _md("08_double_buffer"), _cu("08_double_buffer"),
+        _md("double_buffer"), _cu("double_buffer"),
         launches=RUNGS["double-buffer-64"],
         chapter=MEMORY, step=4,
     ),
     Implementation(
         "double-buffer-128", CUDA, 8, FP32, _ALWAYS,
         "register prefetch + two shared buffers, 128×128 tile",
-        _md("08_double_buffer"), _cu("08_double_buffer"),
+        _md("double_buffer"), _cu("double_buffer"),
         launches=RUNGS["double-buffer-128"],
         chapter=MEMORY, step=5, variant_of="double-buffer-64",
     ),
     Implementation(
         "cp-async", CUDA, 9, FP32, _ALWAYS,
         "the copy engine moves tiles global→shared (cp.async), 128×128",
-        _md("09_cp_async"), _cu("09_cp_async"),
+        _md("cp_async"), _cu("cp_async"),
         launches=RUNGS["cp-async"],
         chapter=MEMORY, step=6,
     ),
     Implementation(
         "wmma-tf32", CUDA, 10, TF32, _ALWAYS,
         "tensor cores through WMMA, inputs rounded to TF32",
-        _md("10_wmma_tf32"), _cu("10_wmma_tf32"),
+        _md("wmma_tf32"), _cu("wmma_tf32"),
         launches=RUNGS["wmma-tf32"],
         chapter=TF32_CORES, step=1,
     ),
@@ -453,7 +454,7 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
     Implementation(
         "warptile", CUDA, 14, FP32, _ALWAYS,
         "strict FP32 past the notes: A transposed in shared memory, warp tiles, 8×8 per thread",
-        _md("11_warptile"), _cu("11_warptile"),
+        _md("warptile"), _cu("warptile"),
         launches=RUNGS["warptile"],
         chapter=PAST_CUBLAS, step=1,
     ),
@@ -475,14 +476,14 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
     Implementation(
         "mma-tf32", CUDA, 16, TF32, _SM80,
         "tensor cores through mma.sync m16n8k8, fed by a 3-stage cp.async pipeline",
-        _md("12_mma_tf32"), _cu("12_mma_tf32"),
+        _md("mma_tf32"), _cu("mma_tf32"),
         launches=RUNGS["mma-tf32"],
         chapter=TF32_CORES, step=2,
     ),
     Implementation(
         "wgmma-tma", CUDA, 17, TF32, _HOPPER,
         "Hopper: TMA copies tiles, an mbarrier pipeline, wgmma reads shared memory",
-        _md("13_wgmma_tma"), ("kernels/cuda/13_wgmma_tma.cu", "kernels/cuda/hopper.cuh",
+        _md("wgmma_tma"), ("kernels/cuda/wgmma_tma.cu", "kernels/cuda/hopper.cuh",
                               "kernels/cuda/prepass.cu"),
         launches=RUNGS["wgmma-tma"],
         chapter=TF32_CORES, step=3,
@@ -490,7 +491,7 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
     Implementation(
         "wgmma-ws", CUDA, 18, TF32, _HOPPER,
         "Hopper: a producer warpgroup and two consumers, setmaxnreg, a persistent grid",
-        _md("14_wgmma_ws"), ("kernels/cuda/14_wgmma_ws.cu", "kernels/cuda/hopper.cuh",
+        _md("wgmma_ws"), ("kernels/cuda/wgmma_ws.cu", "kernels/cuda/hopper.cuh",
                              "kernels/cuda/prepass.cu"),
         launches=RUNGS["wgmma-ws"],
         chapter=TF32_CORES, step=4,
@@ -498,7 +499,7 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
     Implementation(
         "wgmma-3xtf32", CUDA, 19, FP32X3, _HOPPER,
         "FP32-accurate on Hopper tensor cores: 3 TF32 wgmma products per step, promoted in FP32",
-        _md("15_wgmma_3xtf32"), ("kernels/cuda/15_wgmma_3xtf32.cu", "kernels/cuda/hopper.cuh",
+        _md("wgmma_3xtf32"), ("kernels/cuda/wgmma_3xtf32.cu", "kernels/cuda/hopper.cuh",
                                  "kernels/cuda/prepass.cu"),
         launches=RUNGS["wgmma-3xtf32"],
         chapter=FP32_CORES, step=3,
@@ -506,14 +507,14 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
     Implementation(
         "bigtile", CUDA, 20, FP32, _SM80,
         "strict FP32: 8×16 outputs per thread, Aᵀ and B by a 4-stage cp.async pipeline",
-        _md("16_bigtile"), ("kernels/cuda/16_bigtile.cu", "kernels/cuda/prepass.cu", "kernels/cuda/pad.cu"),
+        _md("bigtile"), ("kernels/cuda/bigtile.cu", "kernels/cuda/prepass.cu", "kernels/cuda/pad.cu"),
         launches=RUNGS["bigtile"],
         chapter=PAST_CUBLAS, step=2,
     ),
     Implementation(
         "splitk", CUDA, 21, FP32, _SM80,
         "strict FP32: bigtile with each tile's reduction split where its tiles leave SMs idle, any N",
-        _md("16_bigtile_splitk"), ("kernels/cuda/16_bigtile.cu", "kernels/cuda/splitk.cuh",
+        _md("bigtile_splitk"), ("kernels/cuda/bigtile.cu", "kernels/cuda/splitk.cuh",
                                    "kernels/cuda/prepass.cu", "kernels/cuda/pad.cu"),
         launches=RUNGS["splitk"],
         chapter=PAST_CUBLAS, step=3, variant_of="bigtile",
@@ -521,7 +522,7 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
     Implementation(
         "wgmma-swap", CUDA, 22, TF32, _HOPPER,
         "Hopper without a pre-pass: C as Cᵀ = Bᵀ·Aᵀ, B gathered into registers, TMA rounds to TF32",
-        _md("17_wgmma_swap"), ("kernels/cuda/17_wgmma_swap.cu", "kernels/cuda/hopper.cuh",
+        _md("wgmma_swap"), ("kernels/cuda/wgmma_swap.cu", "kernels/cuda/hopper.cuh",
                                "kernels/cuda/prepass.cu"),
         launches=RUNGS["wgmma-swap"],
         chapter=TF32_CORES, step=5,
@@ -529,7 +530,7 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
     Implementation(
         "tma", CUDA, 23, FP32, _SM90,
         "strict FP32: splitk's kernel with both tiles by TMA on per-stage mbarriers, one thread issuing",
-        _md("16_bigtile_tma"), ("kernels/cuda/16_bigtile.cu", "kernels/cuda/splitk.cuh", "kernels/cuda/hopper.cuh",
+        _md("bigtile_tma"), ("kernels/cuda/bigtile.cu", "kernels/cuda/splitk.cuh", "kernels/cuda/hopper.cuh",
                                 "kernels/cuda/prepass.cu", "kernels/cuda/pad.cu"),
         launches=RUNGS["tma"],
         chapter=PAST_CUBLAS, step=4, variant_of="bigtile",
@@ -537,7 +538,7 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
     Implementation(
         "small", CUDA, 24, FP32, _SM80,
         "strict FP32 for little work: one launch, no pre-pass, 32×64 tiles, cp.async stages, split-K in a tree",
-        _md("18_small"), ("kernels/cuda/18_small.cu", "kernels/cuda/splitk.cuh"),
+        _md("small"), ("kernels/cuda/small.cu", "kernels/cuda/splitk.cuh"),
         launches=RUNGS["small"],
         chapter=PAST_CUBLAS, step=5,
     ),
@@ -560,7 +561,7 @@ def _default_sources() -> tuple[str, ...]:
 # `default`: per shape class, the winner of the GPU's tune record, after every rung (gemmlab.policy.default).
 # Its launches and sources are resolved on first use: which record applies depends on the GPU.
 IMPLEMENTATIONS += (Implementation(
-    tuned_default.NAME, CUDA, max(i.rung for i in IMPLEMENTATIONS) + 1, FP32, _ALWAYS,
+    tuned_default.NAME, CUDA, max(i.old_number for i in IMPLEMENTATIONS) + 1, FP32, _ALWAYS,
     "shape-aware: per shape class the fastest verified strict-FP32 configuration of the "
     "GPU's tune record (gemmlab tune), else warptile",
     "policy/default.md", Lazy(_default_sources), launches=Lazy(tuned_default.launches),
@@ -572,7 +573,7 @@ IMPLEMENTATIONS += (
     Implementation(
         "mma-split", CUDA, 26, TF32, _SM80,
         "TF32 for little work or few tiles: mma.sync on 64×64 tiles, no pre-pass, split-K in a tree",
-        _md("19_mma_split"), ("kernels/cuda/19_mma_split.cu", "kernels/cuda/splitk.cuh"),
+        _md("mma_split"), ("kernels/cuda/mma_split.cu", "kernels/cuda/splitk.cuh"),
         launches=RUNGS["mma-split"],
         chapter=TF32_CORES, step=6,
     ),
@@ -583,16 +584,16 @@ IMPLEMENTATIONS += (
         "tf32", CUDA, 27, TF32, _SM80,
         "TF32 at every shape: wgmma-swap where the output fills the GPU, mma-split below it, strict-FP32 "
         "short where the reduction is and thin or gemv where C is",
-        _md("tensor_dispatch"), _sources_of("wgmma-swap", "mma-split") + _cu("21_short") + _cu("20_thin") + _cu("22_gemv"),
-        launches=RUNGS["tf32"],
+        _md("tensor_dispatch"), _sources_of("wgmma-swap", "mma-split") + _cu("short") + _cu("thin") + _cu("gemv"),
+        launches=tensor_policy.tf32_launches(),
         chapter=TF32_CORES, step=7, variant_of="wgmma-swap",
     ),
     Implementation(
         "3xtf32", CUDA, 28, FP32X3, _SM80,
         "FP32-accurate at every shape: wgmma-3xtf32 where the output fills the GPU, strict-FP32 small below it, "
         "short where the reduction is and thin or gemv where C is",
-        _md("tensor_dispatch"), _sources_of("wgmma-3xtf32", "small") + _cu("21_short") + _cu("20_thin") + _cu("22_gemv"),
-        launches=RUNGS["3xtf32"],
+        _md("tensor_dispatch"), _sources_of("wgmma-3xtf32", "small") + _cu("short") + _cu("thin") + _cu("gemv"),
+        launches=tensor_policy.x3_launches(),
         chapter=FP32_CORES, step=4, variant_of="wgmma-3xtf32",
     ),
     # Other languages LeetGPU accepts (CuTe DSL, Mojo) or is asked for (TileLang): each rung's
@@ -625,7 +626,7 @@ IMPLEMENTATIONS += (
         "tma-warp", CUDA, 32, FP32, _SM90,
         "strict FP32: tma's kernel in blocks of one warp, 64×64 tiles, eight blocks an SM: no warp waits at "
         "another's barrier, and tiles a quarter the size fill the last wave",
-        _md("16_bigtile_warp"), ("kernels/cuda/16_bigtile.cu", "kernels/cuda/splitk.cuh", "kernels/cuda/hopper.cuh",
+        _md("bigtile_warp"), ("kernels/cuda/bigtile.cu", "kernels/cuda/splitk.cuh", "kernels/cuda/hopper.cuh",
                                  "kernels/cuda/prepass.cu", "kernels/cuda/pad.cu"),
         launches=RUNGS["tma-warp"],
         chapter=PAST_CUBLAS, step=6, variant_of="bigtile",
@@ -634,7 +635,7 @@ IMPLEMENTATIONS += (
         "thin", CUDA, 33, FP32, _SM80,  # its own kernels run anywhere; where C is not thin, small's need sm_80
         "strict FP32 where C has at most 8 rows or columns: each thread streams the long operand and keeps "
         "one sum per row (or column) of C, split-K in a tree; small's launches elsewhere",
-        _md("20_thin"), ("kernels/cuda/20_thin.cu", "kernels/cuda/splitk.cuh", "kernels/cuda/18_small.cu"),
+        _md("thin"), ("kernels/cuda/thin.cu", "kernels/cuda/splitk.cuh", "kernels/cuda/small.cu"),
         launches=RUNGS["thin"],
         chapter=PAST_CUBLAS, step=7,
     ),
@@ -642,7 +643,7 @@ IMPLEMENTATIONS += (
         "short", CUDA, 34, FP32, _SM80,  # its own kernel runs anywhere; where N > 32, small's need sm_80
         "strict FP32 where the reduction is at most 32 long: a 64×128 tile of C a block, A's rows and B's "
         "columns loaded whole, one FMA chain an output; the stores are the work; small's launches elsewhere",
-        _md("21_short"), ("kernels/cuda/21_short.cu", "kernels/cuda/18_small.cu", "kernels/cuda/splitk.cuh"),
+        _md("short"), ("kernels/cuda/short.cu", "kernels/cuda/small.cu", "kernels/cuda/splitk.cuh"),
         launches=RUNGS["short"],
         chapter=PAST_CUBLAS, step=8,
     ),
@@ -650,7 +651,7 @@ IMPLEMENTATIONS += (
         "gemv", CUDA, 35, FP32, _SM80,  # its own kernel runs anywhere; where K > 1, thin's and small's launches
         "strict FP32 where C is one column (K = 1): a matrix-vector product, A streamed 16 bytes a lane, "
         "several loads ahead, a compensated sum a lane a row, split-K in a tree; thin's and small's launches elsewhere",
-        _md("22_gemv"), ("kernels/cuda/22_gemv.cu", "kernels/cuda/20_thin.cu", "kernels/cuda/18_small.cu",
+        _md("gemv"), ("kernels/cuda/gemv.cu", "kernels/cuda/thin.cu", "kernels/cuda/small.cu",
                          "kernels/cuda/splitk.cuh"),
         launches=RUNGS["gemv"],
         chapter=PAST_CUBLAS, step=9,
@@ -695,10 +696,10 @@ def aliases_of(name: str) -> list[str]:
     return [alias for alias in ALIASES if resolve(alias) == name]
 
 
-def by_rung() -> list[Implementation]:
+def by_old_number() -> list[Implementation]:
     """Every implementation by its number before chapters, registry order within one (the
-    baselines share torch's rung 12). What the committed records and old command lines number."""
-    return sorted(IMPLEMENTATIONS, key=lambda impl: impl.rung)
+    baselines share torch's): what old command lines number."""
+    return sorted(IMPLEMENTATIONS, key=lambda impl: impl.old_number)
 
 
 def reading_order() -> list[Implementation]:
@@ -706,6 +707,13 @@ def reading_order() -> list[Implementation]:
     step within one; the unnumbered baselines last."""
     place = {c.key: i for i, c in enumerate(CHAPTERS)}
     return sorted(IMPLEMENTATIONS, key=lambda impl: (place[impl.chapter.key], impl.step))
+
+
+def reading_place(name: str) -> tuple[int, str]:
+    """Where `name` comes in `reading_order()`, for sorting rows of a record by step; a name this
+    registry does not hold (an old record's) after every one it does."""
+    place = {impl.name: i for i, impl in enumerate(reading_order())}
+    return place.get(name, len(place)), name
 
 
 def in_chapter(chapter: Chapter | str) -> list[Implementation]:
@@ -752,10 +760,10 @@ def by_ref(ref: str) -> Implementation:
     return found
 
 
-def rung_refs(rung: int) -> list[str]:
+def old_number_refs(number: int) -> list[str]:
     """What an old rung number stands for now: its implementations' references, or their names
     where they have none (the baselines), in reading order."""
-    return [impl.ref or impl.name for impl in reading_order() if impl.rung == rung]
+    return [impl.ref or impl.name for impl in reading_order() if impl.old_number == number]
 
 
 def get(name: str) -> Implementation:

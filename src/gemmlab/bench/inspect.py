@@ -19,7 +19,7 @@ TABLES = {
     "SASS mix": ("name", "kernel", "FFMA", "LDS", "LDS.128", "LDG.128", "STG.128", "LDGSTS", "HMMA",
                  "HGMMA", "UTMALDG", "SETMAXREG", "BAR", "LDL/STL"),
     # Static figures of the schedule (sass.schedule): what decides an issue-bound FFMA kernel's
-    # speed beyond its instruction mix (16_bigtile.md, experiments/static-model).
+    # speed beyond its instruction mix (bigtile.md, experiments/static-model).
     "SASS schedule": ("name", "kernel", "FFMA bank conflicts", "loop instructions", "loop stall cycles",
                       "loop LDS stalled 4+"),
 }

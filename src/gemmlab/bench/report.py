@@ -11,14 +11,14 @@ from pathlib import Path
 import matplotlib
 
 from .. import docblocks
-from .results import baseline_label, kernel_label
+from .results import baseline_label, in_reading_order, kernel_label, step_of
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 
 def _rows(record: dict) -> list[dict]:
-    return sorted(record["results"], key=lambda r: (r["rung"], r["name"]))
+    return in_reading_order(record["results"])
 
 
 CPU_NOTE = "CPU figures, indicative only: CPU timings vary widely between identical runs."
@@ -34,12 +34,12 @@ def markdown_table(record: dict) -> str:
         lines += [f"_{CPU_NOTE}_", ""]
     # The TF32 yardstick's column only where it ran: tf32 rows get their ratio to it.
     tf32 = any(r.get("ratio_vs_cublas_tf32") for r in record["results"])
-    lines += [f"| rung | name | precision | kernel | median ms | TFLOP/s | vs {baseline_label(record)} "
+    lines += [f"| step | name | precision | kernel | median ms | TFLOP/s | vs {baseline_label(record)} "
               + ("| vs cuBLAS TF32 " if tf32 else "") + "| of peak | rel. error | result |",
-              "|---:|---|---|---|---:|---:|---:|" + ("---:|" if tf32 else "") + "---:|---:|---|"]
+              "|---|---|---|---|---:|---:|---:|" + ("---:|" if tf32 else "") + "---:|---:|---|"]
     for r in _rows(record):
         if "median_ms" not in r:
-            lines.append(f"| {r['rung']} | {r['name']} | {r['precision']} | {kernel_label(record, r)} "
+            lines.append(f"| {step_of(r)} | {r['name']} | {r['precision']} | {kernel_label(record, r)} "
                          f"| - | - | - |{' - |' if tf32 else ''} - | - | error: {r['reason']} |")
             continue
         frac = f"{100 * r['fraction_of_peak']:.0f} %" if r.get("fraction_of_peak") else "-"
@@ -48,7 +48,7 @@ def markdown_table(record: dict) -> str:
         tf32_cell = (f" {tf32_ratio:.2f}× |" if tf32_ratio else " - |") if tf32 else ""
         err = f"{r['figures']['rel_fro']:.1e}" if r.get("figures") else "-"
         result = "pass" if r["passed"] else f"FAIL: {r['reason']}"
-        lines.append(f"| {r['rung']} | {r['name']} | {r['precision']} | {kernel_label(record, r)} | "
+        lines.append(f"| {step_of(r)} | {r['name']} | {r['precision']} | {kernel_label(record, r)} | "
                      f"{r['median_ms']:.2f} | {r['tflops']:.1f} | {ratio} |{tf32_cell} {frac} | {err} | {result} |")
     clocks = record.get("clocks_during_timing") or {}
     if clocks.get("samples"):

@@ -105,7 +105,25 @@ def load(path: Path) -> dict:
     return validate(jsonfile.read(path))
 
 
-CSV_COLUMNS = ("name", "family", "rung", "precision", "kernel", "median_ms", "mean_ms", "min_ms",
+def step_of(row: dict) -> str:
+    """A row's step ("3.2"), the one numbering: its own, or, in a record made before rows carried
+    one, the step its name has now; a baseline's name, and "–" for a name no longer registered."""
+    if row.get("step"):
+        return row["step"]
+    from .. import registry
+
+    impl = registry.REGISTRY.get(row["name"])
+    return (impl.ref or impl.name) if impl else "–"
+
+
+def in_reading_order(rows: list[dict]) -> list[dict]:
+    """A record's rows as the ladder is read, chapter by chapter and step by step."""
+    from .. import registry
+
+    return sorted(rows, key=lambda r: registry.reading_place(r["name"]))
+
+
+CSV_COLUMNS = ("step", "name", "family", "precision", "kernel", "median_ms", "mean_ms", "min_ms",
                "max_ms", "tflops", "ratio_vs_cublas", "fraction_of_peak", "passed", "reason")
 
 
@@ -116,5 +134,5 @@ def write_csv(record: dict, path: Path) -> None:
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=CSV_COLUMNS, extrasaction="ignore")
         w.writeheader()
-        for row in record["results"]:
-            w.writerow(row)
+        for row in in_reading_order(record["results"]):
+            w.writerow(row | {"step": step_of(row)})

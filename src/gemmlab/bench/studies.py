@@ -5,7 +5,7 @@ resources. Its four arms are the study's own launches, not the rungs: they
 share everything but buffering and tile size — BK=16, an 8×4 micro-tile,
 float4 loads, bounds checks on every load and store (no EXACT_TILES), the
 reduction loop fully unrolled, and no occupancy target beyond the block size
-(MIN_BLOCKS=1, which is what 08_double_buffer.cu's `__launch_bounds__`
+(MIN_BLOCKS=1, which is what double_buffer.cu's `__launch_bounds__`
 says). The rungs keep their tuned fast paths; the study does not borrow them.
 
 `sweep`: TFLOP/s against shape (squares 256…8192, and the performance shape
@@ -38,7 +38,7 @@ def _arm(buffers: str, tile: int) -> registry.Implementation:
         source = "double-buffer-64"
     of = registry.REGISTRY[source]  # an arm is outside the registry: no chapter, no step of its own
     return registry.Implementation(
-        f"{buffers}-{tile}", registry.Family.CUDA, of.rung, Precision.FP32, Needs.ANY,
+        f"{buffers}-{tile}", registry.Family.CUDA, of.old_number, Precision.FP32, Needs.ANY,
         f"buffering study: {buffers} buffer, {tile}×{tile} tile ({CONTROLS})",
         of.doc, of.sources, launches=(launch, launches.TILING2D), variant_of=source,
     )

@@ -206,7 +206,7 @@ def fact_rows(impl: Implementation, records: Records, inspected: list[dict] | No
     chapter = chapters.chapter_of(impl)
     ref = chapters.reference(impl)
     rows = [("chapter", f"{ref} {chapter.title}" if ref else chapter.title),
-            ("rung · family · precision", f"{impl.rung} · {impl.family} · {impl.precision}"),
+            ("family · precision", f"{impl.family} · {impl.precision}"),
             ("needs", impl.needs.short)]
     if impl.tile:
         r, c, s = impl.tile

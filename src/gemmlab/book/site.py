@@ -84,7 +84,7 @@ def _member(book: Book, impl: Implementation) -> dict:
 
 
 def _common(book: Book, here: str) -> dict:
-    present = sorted({impl.precision for impl in registry.by_rung()}, key=list(Precision).index)
+    present = sorted({impl.precision for impl in registry.reading_order()}, key=list(Precision).index)
     return {"here": here, "precision_pages": [{"file": precision_page(p), "title": TITLES.get(p, str(p))}
                                               for p in present]}
 
@@ -333,7 +333,7 @@ def precision_html(book: Book, env, precision: Precision) -> str:
 def sweep_html(book: Book, env) -> str:
     record = book.records.sweep
     panels = []
-    present = sorted({i.precision for i in registry.by_rung()}, key=list(Precision).index)
+    present = sorted({i.precision for i in registry.reading_order()}, key=list(Precision).index)
     for precision in present if record else []:
         chart = precision_sweep(book, precision)
         if not chart:

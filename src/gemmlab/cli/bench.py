@@ -29,7 +29,7 @@ from .common import (
 
 
 def bench_table(record: dict) -> Table:
-    from ..bench.results import baseline_label, kernel_label
+    from ..bench.results import baseline_label, in_reading_order, kernel_label, step_of
 
     m, n, k = record["shape"]
     base = baseline_label(record)
@@ -38,13 +38,13 @@ def bench_table(record: dict) -> Table:
     joules = any(r.get("tflop_per_j") for r in record["results"])
     table = Table(title=f"{record['device']['name']} · {m}×{n}×{k} · {record['timing']} · "
                         f"{record['iters']} iterations after {record['warmup']} warm-ups")
-    cols = ["rung", "name", "precision", "kernel", "median ms", "min ms", "max ms", "TFLOP/s",
+    cols = ["step", "name", "precision", "kernel", "median ms", "min ms", "max ms", "TFLOP/s",
             f"vs {base}"] + (["vs cuBLAS TF32"] if tf32 else []) + ["of peak"] + (
             ["J/call", "TFLOP/J", "TFLOP/J vs cuBLAS"] if joules else []) + ["result"]
     for col in cols:
         table.add_column(col, overflow="fold")
-    for r in sorted(record["results"], key=lambda r: (r["rung"], r["name"])):
-        head = [str(r["rung"]), r["name"], r["precision"], kernel_label(record, r)]
+    for r in in_reading_order(record["results"]):
+        head = [step_of(r), r["name"], r["precision"], kernel_label(record, r)]
         if "median_ms" not in r:
             table.add_row(*head, *["-"] * (len(cols) - 5), f"[red]ERROR {escape(r['reason'])}[/red]")
             continue

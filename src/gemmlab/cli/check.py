@@ -87,7 +87,7 @@ def check(
     as_json: AsJson = False,
 ) -> None:
     """Judge implementations on every case; exit 1 if any case fails, 3 if none could run."""
-    custom = shapes.one(shape)  # before the names: `--shape 16 16` is a shape typed wrong, not rung 16
+    custom = shapes.one(shape)  # before the names: `--shape 16 16` is a shape typed wrong, not the old number 16
     impls = usage.names(names)
     groups = usage.groups(group, CASE_GROUPS)
     if custom and groups:

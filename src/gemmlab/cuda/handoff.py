@@ -193,7 +193,7 @@ def tail_call(tiles: str, steps: str, slots: str, step: int, chain: int = LONGES
 
 @dataclass(frozen=True)
 class OneWave:
-    """The parts of a persistent split-K kernel (17_wgmma_swap.cu's and 15_wgmma_3xtf32.cu's SPLIT):
+    """The parts of a persistent split-K kernel (wgmma_swap.cu's and wgmma_3xtf32.cu's SPLIT):
     `parts` for the units a cluster of `cluster` blocks takes as one (tiles of `tile`, rows of C by
     columns, `cluster` of them side by side), over reductions of `step` elements, one block an SM,
     and never more units than one wave of the GPU's clusters holds; as a launch precondition

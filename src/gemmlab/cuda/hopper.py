@@ -2,8 +2,8 @@
 
 TF32 wgmma reads both shared-memory operands with the reduction index
 contiguous. A (M×N, row-major) already is; B (N×K) is not, so every call
-first writes Bᵀ into the workspace: rounded to TF32 (rungs 17, 18), or split
-into the 3xTF32 planes hi and lo (rung 19). A is read in place by TMA where
+first writes Bᵀ into the workspace: rounded to TF32 (steps 4.3, 4.4), or split
+into the 3xTF32 planes hi and lo (step 5.3). A is read in place by TMA where
 its rows can be described (N % 4 == 0, a 16-byte aligned pointer); otherwise,
 or where a rung wants it rounded before the product, a pre-pass copies it into
 rows padded to a multiple of 4 floats (rounded, or as it is for 3xTF32, which
@@ -51,7 +51,7 @@ SMEM_SLACK = 1024
 #: The warp-specialised kernels' consumers (two warpgroups, threads 128–383): the team that meets in
 #: splitk.cuh's tree where a call splits, and whose sums a part's slot holds.
 CONSUMERS = 256
-#: 15_wgmma_3xtf32.cu's accumulators a consumer thread: 64 of its 128×128 tile.
+#: wgmma_3xtf32.cu's accumulators a consumer thread: 64 of its 128×128 tile.
 ACCUMULATORS_3X = 64
 
 
@@ -85,7 +85,7 @@ class TmaOperands:
     or "pad" (a padded copy as it is). ``b``: "round" (Bᵀ rounded to TF32) or
     "split" (Bᵀ as 3xTF32 planes hi and lo, and the special-values fallback).
 
-    ``split`` (15_wgmma_3xtf32.cu's SPLIT 1, with ``b`` "split"): each tile's reduction in
+    ``split`` (wgmma_3xtf32.cu's SPLIT 1, with ``b`` "split"): each tile's reduction in
     `parts` parts, units of work of the persistent grid, where the tiles leave SMs idle
     (`handoff.parts`, with no bound on a part's chain: 3xTF32 promotes every step of 32 in IEEE
     FP32, so its chains are N / 32 adds long). The kernel then takes scratch for the parts' sums
@@ -99,7 +99,7 @@ class TmaOperands:
 
     def __post_init__(self):
         if self.split and self.b != "split":
-            raise ValueError("TmaOperands: split-K is 15_wgmma_3xtf32.cu's (b='split') only")
+            raise ValueError("TmaOperands: split-K is wgmma_3xtf32.cu's (b='split') only")
 
     @property
     def label(self) -> str:
@@ -194,7 +194,7 @@ B_IN_PLACE = Requires(k=4, align=16, operands="B")
 
 @dataclass(frozen=True)
 class SwappedOperands:
-    """Host of the swapped wgmma launch (17_wgmma_swap.cu, C made as Cᵀ = Bᵀ·Aᵀ).
+    """Host of the swapped wgmma launch (wgmma_swap.cu, C made as Cᵀ = Bᵀ·Aᵀ).
 
     TMA reads A and B as they lie, through tensor maps of type TFLOAT32: the copy
     engine rounds every value to TF32 on its way into shared memory, so no pass

@@ -133,7 +133,7 @@ def bank_conflicts(instructions: list[tuple[int, str, str, int]], banks: int = 2
     operand reuse cache if the instruction just before had it in the same slot marked
     ``.reuse``; the other sources are read from `banks` register banks (number mod banks), and
     each read beyond the first from one bank is a conflict: an extra cycle before dispatch. On
-    the H200 this count ranks bigtile's builds by speed within one BK (16_bigtile.md)."""
+    the H200 this count ranks bigtile's builds by speed within one BK (bigtile.md)."""
     ffma = conflicts = 0
     previous = None  # the previous instruction's (register, reuse) per source slot, if an FFMA
     for _, op, operands, _ in instructions:

@@ -13,7 +13,7 @@ pad_copy; zeros in the padding, which only ever lands in columns of C that are
 not stored), so that the kernel's 16-byte copies serve any K: a K that is not a
 multiple of 4 costs one more streaming pass, not the 4-byte copies' issue slots.
 
-With the kernel's TMA_COPY 1 (the `tma` rung, 16_bigtile_tma.md) the tiles
+With the kernel's TMA_COPY 1 (the `tma` rung, bigtile_tma.md) the tiles
 come by TMA: the kernel takes descriptors of Aᵀ and of B (or its padded copy) in place of
 their pointers, boxes of BK rows by the tile's width, unswizzled (the layout the copies write).
 

@@ -128,7 +128,7 @@ def build_lines(p: ExportPlan) -> list[str]:
 def header(impl: registry.Implementation, filename: str, p: ExportPlan) -> str:
     """What the file is, where it came from, what runs when, and how to build and judge it."""
     commit = gemmlab_commit()
-    lines = [f"// {filename}: gemmlab rung {impl.rung} `{impl.name}` ({impl.precision}), "
+    lines = [f"// {filename}: gemmlab step {impl.ref} `{impl.name}` ({impl.precision}), "
              "exported as one LeetGPU solution.",
              f"// {impl.summary}",
              f"// gemmlab {__version__}" + (f", commit {commit}" if commit else "")

@@ -156,7 +156,7 @@ def _kernel_text(text: str, source: str) -> str:
 
 def _trapping_kernels(text: str) -> str:
     """The source's preprocessor directives, each kernel's declaration among them where it stood
-    with a body that traps (launch bounds dropped): the macros a declaration uses (16_bigtile.cu's
+    with a body that traps (launch bounds dropped): the macros a declaration uses (bigtile.cu's
     BIGTILE_ARGS) and the conditionals that choose between declarations (SPLIT) as the source
     sets them."""
     pieces = [(m.start(), _LAUNCH_BOUNDS.sub("", m.group(0)) + " __trap(); }") for m in _KERNEL_DECL.finditer(text)]

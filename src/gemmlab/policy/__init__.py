@@ -9,7 +9,8 @@
 - `default`: `default`'s chain from the record: preludes, each class's winner under its class, then
   warptile's launches; every split bigtile launch on a line of blocks (`launches.tailed`).
 
-`tf32` and `3xtf32` build their chains in `launches` (`tf32_launches`, `x3_launches`).
+- `tensor`: `tf32`'s and `3xtf32`'s chains (the Hopper kernels, their split twins, the small and
+  thin kernels below them) and their thresholds.
 `gemmlab explain default --shape MxNxK` names the launch a shape runs and the rule that chose it.
 `gemmlab.tune` searches the spaces and writes records; it is not imported by the registry.
 """

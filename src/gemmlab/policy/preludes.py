@@ -7,7 +7,7 @@ shapes of the micro classes and of the large ones alike. Such a kernel has no se
 no class to win. It earns its place on sweeps instead (`calibrate`): over the sweep's shapes its
 own launch applies to, the fewest outputs (M·K) from which it beat `default` at every one of
 them, by the calibration's margin, under the longest reduction (N) where such a floor exists;
-below that floor, past that reduction, or with too few shapes above it, it does not run (21_short.md
+below that floor, past that reduction, or with too few shapes above it, it does not run (short.md
 says where `short` earned one). Nothing is assumed: a prelude no sweep has timed is not in the record, and
 `default` runs what it ran.
 """

@@ -141,7 +141,7 @@ def named_launches(record: dict, where: str = "tune record") -> dict:
 
 def cubin_digest(cubin: bytes) -> str:
     """What identifies a build: the same source and macros did not always compile to the same SASS
-    on the H200's machine (16_bigtile.md, "the build is a lottery"), so a record says which build
+    on the H200's machine (bigtile.md, "the build is a lottery"), so a record says which build
     it timed."""
     return hashlib.sha256(cubin).hexdigest()[:16]
 

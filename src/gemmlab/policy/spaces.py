@@ -109,7 +109,7 @@ def _step_fits(knobs: Mapping[str, int]) -> bool:
     at the large shapes on the H200, 9 % behind the same launch without it at 2048³: half the
     bytes per barrier round trip. BK 32 with TMA only (its boxes are what pays: 1.044× and 1.069×
     at the performance shape and 8192³ against 1.036× and 1.037× for BK 16 in one run,
-    16_bigtile_tma.md), in 2 or 3 stages (two blocks' stages fit an SM's shared memory); 2
+    bigtile_tma.md), in 2 or 3 stages (two blocks' stages fit an SM's shared memory); 2
     stages with BK 32 only."""
     if knobs["TMA_COPY"] and knobs["BK"] == 8:
         return False
@@ -134,7 +134,7 @@ def _small(name: str, knobs: Mapping[str, int]) -> Launch:
 
 
 def _small_valid(knobs: Mapping[str, int]) -> bool:
-    """Every thread copies whole float4s of both tiles each step (18_small.cu's static_assert),
+    """Every thread copies whole float4s of both tiles each step (small.cu's static_assert),
     and the stages fit static shared memory's 48 KB."""
     launch = builders.small_launch(4, knobs["BM"], knobs["BN"], knobs["BK"], knobs["STAGES"], knobs["CHAINS"],
                                    knobs["MIN_BLOCKS"])
@@ -214,7 +214,7 @@ STATIC_SMEM = 48 * 1024
 #: The bigtile kernel's two launches, for bigtile, splitk and tma alike.
 _BIGTILE = ("b-in-place", "b-padded")
 
-#: FETCH_BA and TMA_COPY leave the launches they are not set on as they were (16_bigtile.cu's 0).
+#: FETCH_BA and TMA_COPY leave the launches they are not set on as they were (bigtile.cu's 0).
 _ABSENT = {"FETCH_BA": 0, "TMA_COPY": 0}
 #: bigtile's knobs no longer searched, and the value its launches keep (SPACES' note).
 _BIGTILE_RETIRED = {"J_OUTER": 2}
@@ -223,12 +223,12 @@ _BIGTILE_RETIRED = {"J_OUTER": 2}
 SPACES: dict[str, Space] = {
     # bigtile: b-in-place B as it lies, b-padded B's padded copy (any shape). MIN_BLOCKS follows the warps:
     # two 128-thread blocks or one 256-thread block per SM. A_T stays 1: A as it lies (A_T 0) lost
-    # at every setting tried (16_bigtile.md). J_OUTER is not searched, its launches keep 2: 0 ran 4–90 %
+    # at every setting tried (bigtile.md). J_OUTER is not searched, its launches keep 2: 0 ran 4–90 %
     # behind each class's best in the 2026-11-30 record, and 1 won no class of the installed one
     # (04c164b, 2026-12-04: its best 1.0–6.6 % behind each class's best), so it was a knob that never
     # won (issue 27: a knob stays only where it wins). FETCH_BA (B's fragments first) changes ptxas's
-    # register allocation: 2–3 % at the large shapes on the H200 (16_bigtile.md). TMA_COPY: the
-    # tiles by TMA (sm_90a, BK 16 or 32), 2.7 % at the performance shape (16_bigtile_tma.md).
+    # register allocation: 2–3 % at the large shapes on the H200 (bigtile.md). TMA_COPY: the
+    # tiles by TMA (sm_90a, BK 16 or 32), 2.7 % at the performance shape (bigtile_tma.md).
     "bigtile": Space("bigtile", (("WARPS_M", (2, 4)), ("BK", (16, 8, 32)), ("STAGES", (4, 3, 2)),
                                  ("FETCH_BA", (0, 1)), ("TMA_COPY", (0, 1))),
                      _bigtile, _BIGTILE, _step_fits, absent=_ABSENT, retired=_BIGTILE_RETIRED, refine=_bigtile_refine,
@@ -238,7 +238,7 @@ SPACES: dict[str, Space] = {
     "splitk": Space("splitk", (("BK", (8, 16, 32)), ("STAGES", (3, 4, 2)), ("FETCH_BA", (0, 1)), ("TMA_COPY", (0, 1))),
                     _splitk, _BIGTILE, _step_fits, absent=_ABSENT, refine=_padded_refine),
     # small: vec4 16-byte copies, any 4-byte copies (any shape); tile, step, stages, chains and
-    # the blocks per SM the split policy counts on (18_small.md; 4 since 2026-12-03: at 101–117
+    # the blocks per SM the split policy counts on (small.md; 4 since 2026-12-03: at 101–117
     # registers an SM holds 4 blocks of the 32×64 tile, and the policy counted 3). The first search (2026-12-01,
     # register prefetch, one chain) chose 32×64 tiles with BK 16 at every micro and tiny class.
     "small": Space("small", (("BM", (32, 64)), ("BN", (64,)), ("BK", (16, 32)), ("STAGES", (4, 6)),
@@ -249,7 +249,7 @@ SPACES: dict[str, Space] = {
     "tma": Space("tma", (("BK", (16, 32)), ("STAGES", (3, 4, 2)), ("FETCH_BA", (1, 0)), ("TMA_COPY", (1,))),
                  _splitk, _BIGTILE, _step_fits, absent=_ABSENT, refine=_padded_refine),
     # tma-warp: tma's kernel in blocks of one warp (64×64 tiles, eight blocks an SM): step, stages
-    # and the fragment order; the warps and the blocks an SM are what make the rung (16_bigtile_warp.md).
+    # and the fragment order; the warps and the blocks an SM are what make the rung (bigtile_warp.md).
     "tma-warp": Space("tma-warp", (("BK", (16, 32)), ("STAGES", (3, 2, 4)), ("FETCH_BA", (1, 0))),
                       _tma_warp, _BIGTILE, _tma_warp_fits, absent={"FETCH_BA": 0}, refine=_padded_refine),
     # warptile: whole tiles, float4 bounds-checked (vec4), the same on padded copies.

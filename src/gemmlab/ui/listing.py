@@ -87,15 +87,15 @@ def _cell(text: str) -> str:
 def reading_order_markdown(package: str = "src/gemmlab") -> str:
     """The ladder in reading order as Markdown, for README's `chapters` block: each chapter's
     title and summary, then a row per step with its idea, its notes (linked from the repository's
-    root; `package` is where the package lies) and the rung number it had before chapters."""
+    root; `package` is where the package lies)."""
     out: list[str] = []
     for chapter in registry.CHAPTERS:
         out += [f"**{chapter.label}.** {_cell(chapter.summary)}", "",
-                "| step | name | idea | notes | rung before |", "|---|---|---|---|---:|"]
+                "| step | name | idea | notes |", "|---|---|---|---|"]
         for impl in registry.in_chapter(chapter):
             idea = impl.summary + (f" (a build of `{impl.variant_of}`'s source)" if impl.variant_of else "")
             doc = impl.doc.rsplit("/", 1)[-1]
             out.append(f"| {impl.ref or '–'} | `{impl.name}` | {_cell(idea)} | "
-                       f"[{doc}]({package}/{impl.doc}) | {impl.rung} |")
+                       f"[{doc}]({package}/{impl.doc}) |")
         out.append("")
     return "\n".join(out)

@@ -9,8 +9,8 @@ from datetime import UTC
 from .. import registry
 
 #: Field order of `gemmlab list --json`, one object per implementation.
-LIST_FIELDS = ("rung", "name", "family", "precision", "min_cc", "needs", "summary", "sources", "tile", "aliases",
-               "chapter", "step", "ref", "variant_of")
+LIST_FIELDS = ("step", "name", "family", "precision", "min_cc", "needs", "summary", "sources", "tile", "aliases",
+               "chapter", "variant_of", "old_number")
 
 
 def emit(document: object) -> None:
@@ -20,11 +20,12 @@ def emit(document: object) -> None:
 
 def implementation(impl: registry.Implementation) -> dict:
     return {
-        "rung": impl.rung, "name": impl.name, "family": str(impl.family),
+        "step": impl.ref, "name": impl.name, "family": str(impl.family),
         "precision": str(impl.precision), "min_cc": list(impl.min_cc), "needs": impl.needs.name.lower(), "summary": impl.summary,
         "sources": list(impl.sources), "tile": list(impl.tile) if impl.tile else None,
         "aliases": registry.aliases_of(impl.name),
-        "chapter": impl.chapter.key, "step": impl.step, "ref": impl.ref, "variant_of": impl.variant_of,
+        "chapter": impl.chapter.key, "variant_of": impl.variant_of,
+        "old_number": impl.old_number,  # an alias old command lines use
     }
 
 

@@ -24,7 +24,7 @@ def is_rung(token: str) -> bool:
 
 
 def rungs() -> list[int]:
-    return sorted({i.rung for i in registry.IMPLEMENTATIONS})
+    return sorted({i.old_number for i in registry.IMPLEMENTATIONS})
 
 
 def known() -> list[str]:
@@ -45,7 +45,7 @@ def _or(words: list[str]) -> str:
 
 def rung_note(rung: int) -> str:
     """The one line that says what an old rung number is now."""
-    return (f"note: rung {rung} is now {', '.join(registry.rung_refs(rung))} "
+    return (f"note: rung {rung} is now {', '.join(registry.old_number_refs(rung))} "
             "(gemmlab list numbers the ladder by chapter and step)")
 
 
@@ -68,7 +68,7 @@ def resolve(token: str) -> list[registry.Implementation]:
     """The implementations one token stands for: one for a name, an alias or a step reference,
     every one that had an old rung number (with a note on stderr saying what it is now)."""
     if is_rung(token):
-        found = [i for i in registry.reading_order() if i.rung == int(token)]
+        found = [i for i in registry.reading_order() if i.old_number == int(token)]
         if found:
             note(rung_note(int(token)))
     elif registry.is_ref(token):

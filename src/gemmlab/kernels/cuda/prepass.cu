@@ -128,7 +128,7 @@ extern "C" __global__ void __launch_bounds__(256) pad_rows(const float* __restri
 // a value that rounds past FLT_MAX), where a correction term 0 · ±Inf would
 // turn a right ±Inf into NaN. Does nothing
 // unless *special is set, so a small grid strides over the 16×16 tiles of C
-// (rung 3's way) and costs one read of the flag per block otherwise.
+// (step 1.3's way) and costs one read of the flag per block otherwise.
 extern "C" __global__ void __launch_bounds__(256) special_fp32(const int* special, GEMM_ARGS) {
     if (*special == 0) return;
     __shared__ float As[16][17], Bs[16][17];

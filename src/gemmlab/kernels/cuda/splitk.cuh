@@ -32,7 +32,7 @@ __device__ __forceinline__ void part_range(int N, int step, int& first, int& las
 
 // Who combines: the whole block (kBar 0: every thread calls combine, and the block's barrier is
 // theirs), or a team of kThreads threads from thread kFirst on that meets at named barrier kBar
-// (a warp-specialised kernel's consumers, whose producer warpgroup has left: 17_wgmma_swap.cu).
+// (a warp-specialised kernel's consumers, whose producer warpgroup has left: wgmma_swap.cu).
 // The defaults are the whole block's code as it was before teams.
 
 // L2 only (.cg): the reader runs on another SM, and L1 is not coherent between SMs.

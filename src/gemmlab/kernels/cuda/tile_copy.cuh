@@ -1,6 +1,6 @@
 // One step's tiles of A (BM×BK, As[m][k]) and B (BK×BN, Bs[k][n]) into a stage of shared memory
 // by cp.async, for the kernels that read A and B where they lie and split the reduction over
-// blocks (18_small.cu, 19_mma_split.cu). A template, not macros: `gemmlab export` puts headers
+// blocks (small.cu, mma_split.cu). A template, not macros: `gemmlab export` puts headers
 // once above every kernel's variant, so nothing here may read a kernel's macros.
 //
 // `TileCopy<BM, BN, BK, VEC_A, VEC_B, THREADS, LDA, LDB, HOIST> copy(A, B, M, N, K, row0, col0)`

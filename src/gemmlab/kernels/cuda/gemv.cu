@@ -1,7 +1,7 @@
 // Matrix-vector products: K = 1. B is a column of N floats and C a column of M, so each output
 // is the dot product of one row of A with B, and the call is a stream of A's M·N floats. Nothing
 // is reused but B (L1 keeps it); the kernel's one job is to keep enough of A's bytes in flight.
-// `thin` (20_thin.cu) takes these shapes as one case of K ≤ 8: a lane reads one float of A a
+// `thin` (thin.cu) takes these shapes as one case of K ≤ 8: a lane reads one float of A a
 // row at a time, and the butterfly adds all 8 columns it might have had. Here a lane reads A 16
 // bytes at a time, several loads ahead, and sums one column.
 //

@@ -6,7 +6,7 @@
 // A is read by TMA as it lies and split by the consumers in registers, as rung
 // 18 rounds it.
 //
-// Structure of rung 18 (a producer warpgroup, two consumers, persistent grid,
+// Structure of step 4.4 (a producer warpgroup, two consumers, persistent grid,
 // 4 stages), with a 128×128 tile so that a stage (A, Bᵀhi, Bᵀlo: 3 × 16 KB)
 // keeps the pipeline 4 deep. Per step each consumer issues 12 m64n128k8
 // wgmmas (two groups of 6, below) into a fresh tile, small terms first, and
@@ -32,7 +32,7 @@
 // allocates the consumer code within its setmaxnreg claim: registers up to R190
 // appear, though its report says 168, the figure at the kernel's entry).
 //
-// SPLIT 1: split-K on the persistent grid, as 17_wgmma_swap.cu's. A unit of work is a part of
+// SPLIT 1: split-K on the persistent grid, as wgmma_swap.cu's. A unit of work is a part of
 // a tile's reduction (the host's `parts`, cuda/handoff.py: where the 128×128 tiles leave SMs
 // idle, as over a long reduction onto few outputs), and the producer and the consumers walk the
 // same units as they walk tiles without it. A part's promoted sums meet the tile's other parts
@@ -81,7 +81,7 @@ static_assert(!AHEAD || STAGES >= 2, "AHEAD needs two stages or more");
 // low 13 bits dropped. For finite x that does not round past FLT_MAX this is
 // exactly cvt.rna (to nearest, ties away), in two integer operations where
 // cvt.rna.tf32.f32 compiles to four or more; the consumers' integer work costs
-// clock under the power cap (measured in 15_wgmma_3xtf32.md).
+// clock under the power cap (measured in wgmma_3xtf32.md).
 __device__ __forceinline__ unsigned tf32_rna(unsigned bits) { return (bits + 0x1000u) & 0xffffe000u; }
 
 // This thread's A fragments for half `h` of one stage, split: TMA wrote each

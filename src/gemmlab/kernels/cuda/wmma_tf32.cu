@@ -8,7 +8,7 @@
 // runs 4 × 4 `wmma.mma` m16n16k8 operations, accumulating in FP32.
 //
 // No bounds checks: the host uses this path only when M%128, N%32 and K%128
-// are 0 and the pointers are 32-byte aligned, and rung 7 or 6 otherwise.
+// are 0 and the pointers are 32-byte aligned, and step 2.1 or 1.6 otherwise.
 // Written in inline PTX so that NVRTC needs no CUDA headers.
 #include "common.cuh"
 

@@ -1,14 +1,14 @@
 // The operands swapped: C is made as Cᵀ = Bᵀ·Aᵀ, so that neither needs a pre-pass.
 //
 // TF32 wgmma reads a shared-memory operand only with the reduction index
-// contiguous. A (M×N) has it; B (N×K) has not, and rung 18 transposes it
+// contiguous. A (M×N) has it; B (N×K) has not, and step 4.4 transposes it
 // before every product. Here the roles turn: wgmma's M side is C's columns,
 // fed from registers, where any layout can be gathered; its N side is C's rows,
 // read by descriptor from A's tile as TMA lays it. Rounding needs no
 // instruction either: the tensor maps are of type TFLOAT32, and the copy
 // engine rounds each value to nearest on its way into shared memory.
 //
-// 384 threads = 3 warpgroups, as in rung 18. Warpgroup 0 produces: it keeps 40
+// 384 threads = 3 warpgroups, as in step 4.4. Warpgroup 0 produces: it keeps 40
 // registers and one thread issues the copies of each stage (A's 256×32 tile,
 // and B's 32×128 tile as four 32×32 boxes). Warpgroups 1 and 2 consume, each a
 // 64-column half of the 256×128 tile of C: per reduction step of 8 they gather
@@ -26,7 +26,7 @@
 // consumers of a part meet the tile's other parts in splitk.cuh's tree, as a team at named
 // barrier 1 (the producer warpgroup has left), and the last to arrive stores the tile; the
 // others go on to their next unit. `tf32` runs it where it splits in one wave (experiments/swap-split).
-// What each measured is in 17_wgmma_swap.md; the launches run CLUSTER 2, PIPE 2.
+// What each measured is in wgmma_swap.md; the launches run CLUSTER 2, PIPE 2.
 #include "hopper.cuh"
 
 #ifndef STAGES

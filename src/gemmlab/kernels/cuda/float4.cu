@@ -1,12 +1,12 @@
 // float4: the 2D-tiled kernel with 16-byte memory operations.
 //
-// Same ownership as rung 6 (an 8×4 micro-tile per thread), but every global
+// Same ownership as step 1.6 (an 8×4 micro-tile per thread), but every global
 // load, every shared store of the staged tiles, every B read from shared
 // memory and every C store moves a float4: a quarter of the instructions for
 // the same bytes, and full 128-bit transactions. A float4 of A (or B) is
 // either wholly inside the matrix or wholly outside only when N%4 == 0 and
 // K%4 == 0, and the pointers are 16-byte aligned: the host checks that and
-// uses rung 6 otherwise.
+// uses step 1.6 otherwise.
 //
 // Tile sizes are macros so the same idea is measured three ways:
 // BM=BN=64 with BK=32 (the default), BK=16, and BM=BN=128 (512 threads).

@@ -17,7 +17,7 @@
 //
 // Version 3: a load of the short operand (A's M values, B's K values) serves COLS columns or ROWS
 // rows, where version 2 loaded it for each: at 6×3645×2740 and 3126×7755×4 those loads, not the
-// bytes of the long operand, bounded the kernels (20_thin.md).
+// bytes of the long operand, bounded the kernels (thin.md).
 //
 // Either way the reduction is also split across blocks (grid z, SplitGrid's policy), whose parts
 // meet in splitk.cuh's tree: no block waits on another, and a fixed order of adds gives the same

@@ -11,7 +11,7 @@
 //    columns apart. For one k the warp's lanes read 8 consecutive float4 of
 //    As (128 bytes) and 4 of Bs (64 bytes), each a single conflict-free
 //    shared-memory wavefront, shared by broadcast.
-//  * Two shared buffers with a register prefetch (rung 8): the global loads
+//  * Two shared buffers with a register prefetch (step 2.4): the global loads
 //    for step i+1 are in flight while the FMAs of step i run, and one barrier
 //    per step suffices.
 //

@@ -5,7 +5,7 @@
 // 256×128 or 128×128 tiles. Below that their fixed costs dominate: a persistent grid of 128 or
 // 256 rows per tile leaves most SMs idle at 550×3002×118, a padded copy of an odd-shaped
 // operand is its own pass, and each tile walks the whole reduction alone. So this kernel is
-// `small`'s shape of work (18_small.cu) with `mma-tf32`'s arithmetic (12_mma_tf32.cu): 64×64
+// `small`'s shape of work (small.cu) with `mma-tf32`'s arithmetic (mma_tf32.cu): 64×64
 // tiles for many blocks, no pre-pass, STAGES − 1 cp.async steps in flight, and the reduction
 // split into gridDim.z parts that meet in splitk.cuh's tree.
 //

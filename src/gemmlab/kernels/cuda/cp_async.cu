@@ -1,6 +1,6 @@
 // cp.async: the copy engine moves tiles global → shared (sm_80+).
 //
-// Rung 8's 128×128 tiling, but no thread carries the next tile through its
+// Step 2.5's 128×128 tiling, but no thread carries the next tile through its
 // registers: `cp.async.cg` copies 16 bytes straight into shared memory,
 // asynchronously, bypassing L1. Each thread issues one copy of A and one of
 // B per tile, commits them as a group, and `cp.async.wait_group 1` lets the

@@ -1,7 +1,7 @@
 // Big thread tiles: 128 accumulators per thread, a multi-stage cp.async
 // pipeline, strict FP32 (IEEE FMA, each output accumulated in reduction order).
 //
-// Warptile (rung 14) gives each thread 8×8 outputs: per reduction index it
+// Warptile (step 3.1) gives each thread 8×8 outputs: per reduction index it
 // issues 4 LDS.128 for 64 FFMA, and moves its A tile through registers. Here
 // each thread owns 8×16 outputs, so per reduction index it issues 6 LDS.128
 // for 128 FFMA, and both tiles go global → shared by cp.async, STAGES − 1
@@ -25,8 +25,8 @@
 // A warp owns a 64×64 block of C (lanes 8 down × 4 across); the block has
 // WARPS_M × WARPS_N warps. Knobs: WARPS_M, WARPS_N, BK, STAGES, MIN_BLOCKS,
 // FETCH_BA (the order of one index's fragment loads), PAD_B, SPLIT (split-K:
-// the `splitk` rung, 16_bigtile_splitk.md), TMA_COPY (both tiles by TMA: the
-// `tma` rung, 16_bigtile_tma.md). A_T 1 and J_OUTER 2 name the one layout of A
+// the `splitk` rung, bigtile_splitk.md), TMA_COPY (both tiles by TMA: the
+// `tma` rung, bigtile_tma.md). A_T 1 and J_OUTER 2 name the one layout of A
 // and the one FMA order that ship (the launches' labels and records keep them).
 // With SPLIT 0, FETCH_BA 0 and TMA_COPY 0 the source compiles to the same cubins as before
 // they existed: ptxas's register allocation, and with it the
@@ -154,7 +154,7 @@ __device__ __forceinline__ int my_row(int lane, int i) { return (lane / 4) * 4 +
 // about half the sectors. At 1023³ the stores of the scattered form cost the split-K tile's
 // last part about 10 µs of 64 (ncu, H200). Compiled only where such rows can occur: unused,
 // these functions still moved ptxas's allocation of a launch without PAD_B (NVRTC 13.0), as
-// any change to its source may (16_bigtile.md).
+// any change to its source may (bigtile.md).
 #if PAD_B || VEC != 4
 __device__ __forceinline__ void quad_transpose(float (&v)[4], int q) {
     // Round 1 (lanes q, q^1): swap the elements whose bit 0 differs from q's.
