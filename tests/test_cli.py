@@ -58,6 +58,18 @@ def test_explain_at_a_shape_names_the_launch_that_runs_and_the_rule_that_chose_i
     assert_one_line(invoke("explain", "default", "--shape", "0x1x1"), 2, "outside the challenge's constraints")
 
 
+@pytest.mark.skipif(HAS_GPU, reason="the GPU at hand is what a GPU machine plans for")
+def test_explain_at_a_shape_without_a_gpu_or_a_record_says_so(monkeypatch):
+    """Without a GPU, the tune record's GPU is the one source of what to plan for; with none
+    installed, `explain --shape` says it cannot tell, naming no GPU of its own."""
+    from gemmlab.cli import ladder
+    from gemmlab.policy import default
+
+    monkeypatch.setattr(default, "plan", lambda: (None, "no record"))
+    answer = ladder.at_shape(registry.get("default"), (1348, 248, 6274))
+    assert answer["launch"] is None and "no tune record" in answer["why"] and "gpu" not in answer
+
+
 def test_explain_takes_a_rung_number_and_labels_kernels_as_bench_does():
     result = invoke("explain", "7")
     assert result.exit_code == 0, result.output
@@ -237,3 +249,15 @@ def test_a_piped_progress_bar_prints_a_line_now_and_then_and_the_last():
     with bar:
         update("pages", 1, 5)
     assert silent.getvalue().strip() == ""
+
+
+def test_the_book_s_stages_end_with_their_last_progress_call():
+    """The piped lines' "and the last" needs a call with done == total: the book's stages count
+    0…total−1 before each item, so each ends with one more (the review of issue 54 found none)."""
+    from gemmlab.book import facts
+
+    calls = []
+    rows, why = facts.inspect_all([registry.get("naive")], progress=lambda m, d, t: calls.append((d, t)))
+    if why:
+        pytest.skip(why)
+    assert "naive" in rows and calls == [(0, 1), (1, 1)]

@@ -194,6 +194,8 @@ def inspect_all(impls: list[Implementation], progress=None) -> tuple[dict[str, l
             return {}, str(exc)
         except ImportError as exc:
             return {}, f"cannot compile CUDA here: {exc}"
+    if progress:  # the stage's end: a piped run prints its last line here
+        progress(f"compiled and disassembled {len(cuda)} implementations", len(cuda), len(cuda))
     return out, ""
 
 

@@ -436,6 +436,8 @@ def build(book: Book, out: Path, progress=None) -> list[Path]:
         if progress:
             progress(f"writing {page_of(impl)}", n, len(impls))
         pages[page_of(impl)] = rung_page(book, env, impl, out)
+    if progress:  # the stage's end: a piped run prints its last line here
+        progress(f"wrote {len(impls)} implementation pages", len(impls), len(impls))
     for precision in sorted({i.precision for i in impls}, key=list(Precision).index):
         pages[precision_page(precision)] = precision_html(book, env, precision)
     pages["sweep.html"] = sweep_html(book, env)

@@ -114,7 +114,9 @@ def at_shape(impl: registry.Implementation, shape: tuple[int, int, int]) -> dict
 
         gpu, sms, cc = torch.cuda.get_device_name(), driver.sms(), torch.cuda.get_device_capability()
     else:
-        found = tuned_default.plan()[0] or {"gpu": {"name": "NVIDIA H200", "sm_count": 132, "compute_capability": "9.0"}}
+        found = tuned_default.plan()[0]  # the record's GPU is the one source of what to plan for
+        if found is None:
+            return out | {"launch": None, "why": "no GPU here, and no tune record to say which GPU to plan for"}
         gpu, sms = found["gpu"]["name"], found["gpu"]["sm_count"]
         cc = tuple(int(x) for x in found["gpu"]["compute_capability"].split("."))
     with driver.assumed_sms(sms):

@@ -252,8 +252,8 @@ class OneWave:
     def cpp(self) -> str:
         if not self.least:
             return f"{self.cpp_parts()} > 1"
-        parts = self.cpp_parts()
-        return f"({parts} > 1 && ceil_div(N, {parts}) >= {self.least})"
+        # The parts named once, in a lambda called where it stands (the precondition is an expression).
+        return f"[&] {{ const int parts = {self.cpp_parts()}; return parts > 1 && ceil_div(N, parts) >= {self.least}; }}()"
 
 
 def slot_floats(threads: int, per_thread: int) -> int:
