@@ -1,14 +1,7 @@
-"""Every CUDA rung's launches: the builders that make a launch from its knobs, and each rung's
-named launches (`RUNGS`), fast path first and fallback last.
-
-The registry takes each CUDA rung's launches from `RUNGS`; the tuner's spaces
-(`policy/spaces.py`) rebuild them with the same builders and other knobs; `default`
-(`policy/default.py`) rebuilds a tune record's winners with them. So a launch is
-declared once, here, and none of those modules reads another's private helpers.
-
-A launch's `name` says when it runs within its rung ("whole-tiles", "vec4",
-"b-padded", …), unique within the rung. Tune records name launches by it, never by
-position: reordering a rung's launches cannot change what a record means.
+"""Every CUDA rung's launches (`RUNGS`, fast path first, fallback last) and the builders that make
+them from their knobs, which the registry, the tuner's spaces and `default` share: a launch is
+declared once, here. Tune records name a launch by its `name` (unique within its rung), never
+by position, so reordering a rung cannot change what a record means.
 """
 
 from __future__ import annotations
@@ -38,8 +31,7 @@ def _vec4(source: str, entry: str, threads: int, size: int, bk: int, buffers: in
 
 
 def float4_launch(bm: int, bk: int, unroll: int, min_blocks: int, exact: bool = False) -> Launch:
-    # unroll / min_blocks: the occupancy knobs of float4.cu, chosen on the H200
-    # with scripts/tune.py among those that compile without spills.
+    # unroll / min_blocks: occupancy knobs, tuned among builds without spills (float4.md)
     defines = {"BM": bm, "BK": bk, "UNROLL_K": unroll, "MIN_BLOCKS": min_blocks}
     return _vec4("float4.cu", "float4_tiled", (bm // 8) * (bm // 4), bm, bk, 1, defines, exact)
 
@@ -50,8 +42,7 @@ def double_buffer_launch(bm: int) -> Launch:
 
 
 def warptile_launch(bk: int, min_blocks: int, exact: bool) -> Launch:
-    # bk / min_blocks: the knobs of warptile.cu, chosen on the H200 with scripts/tune_h200.sh
-    # among settings that compile without spills under NVRTC 13.0 and 13.5.
+    # bk / min_blocks: tuned among builds without spills under NVRTC 13.0 and 13.5 (warptile.md)
     return _vec4("warptile.cu", "warptile", 256, 128, bk, 2, {"BK": bk, "MIN_BLOCKS": min_blocks}, exact)
 
 
@@ -86,9 +77,8 @@ def wgmma_tma_launch(stages: int = 4) -> Launch:
 
 def _warp_specialised(source: str, entry: str, tile: tuple[int, int], defines: dict, b: str,
                       a_in_place: bool) -> Launch:
-    """A persistent producer/consumer wgmma kernel (384 threads): A read by TMA where it lies,
-    or from the padded copy its pre-pass makes (rounded for TF32, as it is for 3xTF32, which
-    splits A itself). ``b``: Bᵀ rounded, or split into the 3xTF32 planes."""
+    """A persistent producer/consumer wgmma kernel: A read by TMA where it lies, else from its
+    pre-pass's padded copy (rounded for TF32; 3xTF32 splits A itself). ``b``: Bᵀ "round" or "split"."""
     common = dict(needs=Needs.SM90A, persistent=True, step=hopper.STEP,
                   smem=hopper.dynamic_smem(tile, 2, b_planes=2 if b == "split" else 1))
     if a_in_place:
@@ -112,9 +102,8 @@ def wgmma_3xtf32_launch(stages: int = 4, a_in_place: bool = True) -> Launch:
 
 
 def wgmma_3xtf32_split_launches() -> tuple[Launch, Launch]:
-    """wgmma-3xtf32's launches with split-K on the persistent grid (SPLIT 1, `TmaOperands(split=
-    True)`): each tile's reduction in parts where the tiles leave SMs idle. Named "split-" and the
-    launch's name. `3xtf32` runs them where they split in one wave (`where_split_pays`)."""
+    """wgmma-3xtf32's launches with split-K on the persistent grid (SPLIT 1), named "split-…";
+    `3xtf32` runs them where they split in one wave (experiments/README.md#3x-split)."""
     return tuple(dataclasses.replace(x.with_defines({"SPLIT": 1}), when=x.when, name=f"split-{x.name}",
                                      host=dataclasses.replace(x.host, split=True))
                  for x in RUNGS["wgmma-3xtf32"])
@@ -133,9 +122,8 @@ def wgmma_swap_launches(stages: int = 4, cluster: int = 2, pipe: int = 2) -> tup
 
 
 def wgmma_swap_split_launches() -> tuple[Launch, Launch]:
-    """wgmma-swap's launches with split-K on the persistent grid (SPLIT 1, `SwappedOperands(split=
-    True)`): each tile's reduction in parts where the tiles leave SMs idle. Named "split-" and the
-    launch's name. `tf32` runs them where they split in one wave (`where_split_pays`)."""
+    """wgmma-swap's launches with split-K on the persistent grid (SPLIT 1), named "split-…";
+    `tf32` runs them where they split in one wave (experiments/README.md#swap-split)."""
     return tuple(dataclasses.replace(x.with_defines({"SPLIT": 1}), when=x.when, name=f"split-{x.name}",
                                      host=dataclasses.replace(x.host, split=True))
                  for x in wgmma_swap_launches())
@@ -149,10 +137,9 @@ def _bigtile_smem(d) -> int:
 
 
 def bigtile_derive(d) -> dict:
-    """A warp per 64×64 block of C, WARPS_M × WARPS_N of them per block; A as Aᵀ by a pre-pass
-    (A_T 1, J_OUTER 2: what the kernel builds; the arms that lost are experiments/bigtile-arms),
-    PAD_B: B's padded copy too (any shape). The 16-byte path without PAD_B needs K % 4 == 0 and
-    aligned rows of B and C (Aᵀ is ours, aligned)."""
+    """A warp per 64×64 block of C, WARPS_M × WARPS_N a block; only A_T 1 and J_OUTER 2 build (the
+    arms that lost: experiments/bigtile-arms). Without PAD_B the 16-byte path needs K % 4 == 0 and
+    aligned B and C (Aᵀ is ours, aligned)."""
     if d.get("A_T") != 1 or d.get("J_OUTER") != 2:
         raise ValueError(f"bigtile builds A_T 1 and J_OUTER 2 only, not {d.get('A_T')} and {d.get('J_OUTER')} "
                          "(the others: experiments/bigtile-arms/arms.patch)")
@@ -169,9 +156,8 @@ def bigtile_derive(d) -> dict:
 def bigtile_launch(pad_b: bool, j_outer: int = 2, warps_m: int = 2, warps_n: int = 2, bk: int = 16,
                    stages: int = 4, min_blocks: int = 2, split: bool = False, fetch_ba: bool = False,
                    tma: bool = False, vec: int = 4) -> Launch:
-    """bigtile reading Aᵀ (a pre-pass) and B by 16-byte copies: B as it lies where K % 4 == 0 and
-    B and C are aligned ("b-in-place"), else B's padded copy, a second pre-pass, for any shape
-    ("b-padded"); with `vec` 1, B as it lies by 4-byte copies, any shape ("b-scalar")."""
+    """bigtile on Aᵀ (a pre-pass) and B as it lies by 16-byte copies ("b-in-place"), B's padded
+    copy ("b-padded", any shape) or, `vec` 1, B as it lies by 4-byte copies ("b-scalar", any shape)."""
     if vec == 1 and (pad_b or tma):
         raise ValueError("bigtile: 4-byte copies of B read it as it lies, by cp.async (no PAD_B, no TMA_COPY)")
     # J_OUTER 2: the FMAs of one index column by column, down then up (bigtile.md).
@@ -189,28 +175,21 @@ def bigtile_launch(pad_b: bool, j_outer: int = 2, warps_m: int = 2, warps_n: int
 
 
 def split_twin(launch: Launch) -> Launch:
-    """A bigtile launch's twin with SPLIT 1 (the `splitk` rung's build of the same knobs), named
-    "split-" and the launch's name; the parts per tile are the host's policy (cuda/handoff.py)."""
+    """A bigtile launch's SPLIT 1 twin (`splitk`'s build of its knobs), named "split-…"; the parts
+    are the host's policy (cuda/handoff.py)."""
     twin = bigtile_launch(bool(launch.defines["PAD_B"]), **(_bigtile_knobs(launch.defines) | {"split": True}))
     return dataclasses.replace(twin, name=f"split-{launch.name}")
 
 
-#: The most rows of C (M) at which a b-padded winner's 4-byte twin (`scalar_twin`) runs before it.
-#: The padded copy of B is a streaming pass of 8 bytes an element of B (read, write), where the
-#: product spends 2·M FLOPs an element: its share of a call grows as 1/M. The 4-byte copies cost
-#: the product's loop issue slots at any M. Measured on the H200 (experiments/scalar-b, 2026-12-02),
-#: the twin ran 13–16 % faster at M = 64, 116 and 128, and 8 % slower at M = 256, 25 % at 367 and
-#: up to 67 % at 512 (the tma-warp winner's one-warp blocks copy 32 floats a thread a step): one row
-#: of 128-row tiles.
+#: The most rows of C at which a b-padded winner's `scalar_twin` runs first: B's padded copy's
+#: share of a call grows as 1/M, the 4-byte copies' cost does not (experiments/README.md#scalar-b).
 SCALAR_B_ROWS = 128
 
 
 def tail_twin(launch: Launch) -> Launch:
-    """A bigtile launch's twin on a line of blocks (SPLIT 2, `handoff.tail_plan`): every tile in
-    the parts SPLIT 1 would give it, unless the last wave's few tiles in more parts model faster;
-    then the whole waves' tiles keep the accuracy floor's parts (or SPLIT 1's) and the tail's fill
-    the slots their wave leaves idle. Its precondition the launch's; named "tail-" and the launch's name.
-    Needs the Aᵀ host (A_T), the one that splits."""
+    """A bigtile launch's twin on a line of blocks (SPLIT 2): the last wave's few tiles may split
+    into more parts than the rest (`handoff.tail_plan`, bigtile_splitk.md). Named "tail-…"; needs
+    the Aᵀ host, the one that splits."""
     if launch.source != "bigtile.cu" or not launch.defines.get("A_T"):
         raise ValueError(f"tail_twin: {launch.name} is not a bigtile launch with the Aᵀ host")
     twin = launch.with_defines({"SPLIT": 2})
@@ -218,19 +197,16 @@ def tail_twin(launch: Launch) -> Launch:
 
 
 def tailed(chain: tuple[Launch, ...]) -> tuple[Launch, ...]:
-    """`chain` with each split bigtile launch (SPLIT 1, Aᵀ host) turned into its `tail_twin`: what
-    `default` runs, since the twins were faster wherever their plan split a tail and level elsewhere
-    (experiments/tail-split). The rungs keep SPLIT 1, as the ladder's steps they are."""
+    """`chain` with each split bigtile launch (SPLIT 1, Aᵀ host) turned into its `tail_twin`, as
+    `default` runs them (experiments/README.md#tail-split); the rungs keep SPLIT 1, as ladder steps."""
     def splits(x: Launch) -> bool:
         return x.source == "bigtile.cu" and x.defines.get("SPLIT") == 1 and bool(x.defines.get("A_T"))
     return tuple(tail_twin(x) if splits(x) else x for x in chain)
 
 
 def scalar_twin(launch: Launch) -> Launch:
-    """A b-padded bigtile launch's twin that reads B as it lies by 4-byte copies (VEC 1; cp.async,
-    so no TMA_COPY), split-K as `split_twin`, under M ≤ SCALAR_B_ROWS: no padded copy of B, which
-    at few rows of C costs more than the product's extra copy instructions. Named "scalar-" and
-    the launch's name."""
+    """A b-padded bigtile launch's twin reading B as it lies by 4-byte copies (VEC 1, no TMA_COPY),
+    split as `split_twin`, under M ≤ SCALAR_B_ROWS. Named "scalar-…"."""
     twin = bigtile_launch(False, **(_bigtile_knobs(launch.defines) | {"split": True, "tma": False}), vec=1)
     return dataclasses.replace(twin, name=f"scalar-{launch.name}", when=Requires(rows=SCALAR_B_ROWS))
 
@@ -244,8 +220,8 @@ def _bigtile_knobs(d) -> dict:
             "fetch_ba": bool(d.get("FETCH_BA")), "tma": bool(d.get("TMA_COPY"))}
 
 
-#: Blocks of one warp an SM for `tma-warp`: its stages (64×64 tiles, BK 16, 3 stages) take 24,728 bytes
-#: of shared memory, so eight fit an H200 SM's 228 KiB: as many warps as the 128×128 tiles' two blocks of four.
+#: Blocks of one warp an SM for `tma-warp`: as many as fit an SM's shared memory at 3 stages of
+#: BK 16, so as many warps as two 128×128 blocks (bigtile_warp.md).
 TMA_WARP_BLOCKS = 8
 
 
@@ -264,9 +240,8 @@ def tma_warp_launches() -> tuple[Launch, Launch]:
 SMALL_VEC4 = Requires(n=4, k=4, align=16, operands="AB")
 
 
-#: Every (VEC_A, VEC_B) pair of copy widths, the shortest hoisted main loop first (at `small`'s
-#: 32×64 tile, sm_90a, 2026-12-04: 373 instructions for (4, 4) up to 429 for (1, 1)): the order a
-#: launch list tries them in, each under `copy_widths` (experiments/small-hoist).
+#: Every (VEC_A, VEC_B) pair, the shortest hoisted main loop first: the order a launch list tries
+#: them in, each under `copy_widths` (small.md's sixth hypothesis).
 COPY_WIDTHS = ((4, 4), (2, 4), (4, 2), (2, 2), (1, 4), (4, 1), (1, 2), (2, 1), (1, 1))
 
 
@@ -281,9 +256,8 @@ def copy_widths(vec_a: int, vec_b: int) -> Requires | None:
 
 
 def _small_derive(d) -> dict:
-    """TM×TN outputs per thread (4×4 unless set) of a BM×BN tile in STAGES shared stages (rows
-    padded by 4 floats); VEC 4 needs SMALL_VEC4, VEC 1 any shape, and VEC_A, VEC_B (where set,
-    each operand's copies apart) `copy_widths`. cp.async: sm_80's."""
+    """TM×TN outputs a thread (4×4 unless set) of a BM×BN tile, rows padded by 4 floats; the
+    copy widths' precondition is `copy_widths`'. cp.async: sm_80's."""
     threads = (d["BM"] // d.get("TM", 4)) * (d["BN"] // d.get("TN", 4))
     return {"block": (threads, 1), "tile": (d["BM"], d["BN"]), "step": d["BK"],
             "when": copy_widths(d.get("VEC_A", d["VEC"]), d.get("VEC_B", d["VEC"])), "buffers": d["STAGES"],
@@ -293,11 +267,9 @@ def _small_derive(d) -> dict:
 def small_launch(vec: int, bm: int = 32, bn: int = 64, bk: int = 16, stages: int = 4, chains: int = 2,
                  min_blocks: int = 3, tm: int = 4, tn: int = 4, hoist: int = 1,
                  widths: tuple[int, int] | None = None) -> Launch:
-    """The `small` kernel (small.cu): A and B in place, split-K over grid z (cuda/splitgrid.py);
-    VEC 4 "vec4", VEC 1 "any"; `tm`×`tn` outputs a thread (experiments/small-tiles); `hoist` 0:
-    each step's copy addresses from scratch, as before 2026-12-04 (the kernel's HOIST 1 works them
-    out once a block); `widths` (floats a copy of A's tile, of B's) in place of VEC's for both,
-    named "aXbY" (experiments/small-hoist)."""
+    """The `small` kernel (small.cu), split-K over grid z; VEC 4 "vec4", VEC 1 "any". `hoist` 0:
+    each step's copy addresses from scratch, as before HOIST (small.md); `widths`: floats a copy of
+    A's tile and of B's, in place of VEC's (named "aXbY")."""
     defines = {"BM": bm, "BN": bn, "BK": bk, "STAGES": stages, "CHAINS": chains, "VEC": vec,
                "MIN_BLOCKS": min_blocks}
     if (tm, tn) != (4, 4):  # only then: 4×4 is the macros' default, and the shipped cubins stay
@@ -317,11 +289,9 @@ COPIERS = ("small.cu", "mma_split.cu")
 
 
 def width_twins(launch: Launch) -> tuple[Launch, ...]:
-    """Before a `small` (or `mma-split`) launch of 4-byte copies ("any"), its twins that copy each
-    operand as wide as its rows allow (COPY_WIDTHS' order, neither all 16-byte, the vec4 launch's,
-    nor all 4-byte, the launch itself), each under `copy_widths`: where N or K is even `small`'s
-    hoisted loop is 20–54 instructions shorter, and it ran 0–5 % faster (experiments/small-hoist).
-    Other launches have none; `mma-split` ships without them until a run says they pay."""
+    """A 4-byte `small` or `mma-split` launch's twins that copy each operand as wide as its rows
+    allow (COPY_WIDTHS between the all-16-byte and all-4-byte ends): where N or K is even the loop
+    is shorter (small.md). `mma-split` ships without them until a run says they pay."""
     if launch.source not in COPIERS or launch.defines["VEC"] != 1 or "VEC_A" in launch.defines:
         return ()
     out = []
@@ -332,18 +302,14 @@ def width_twins(launch: Launch) -> tuple[Launch, ...]:
     return tuple(out)
 
 
-#: Narrow outputs: C of at most NARROW_COLS columns over at least NARROW_A elements of A. There
-#: `small`'s 32×64 tile leaves most of a block's columns empty, and a 64×32 tile of the same 128
-#: threads covers the rows with half the blocks idle no more: on the H200 it took 821×6114×19
-#: from 0.65 to 0.97 of cuBLAS FP32 and 8132×357×8 from 0.65 to 0.92, and lost 5–15 % wherever
-#: M·N was under about half a million (experiments/small-shaped).
+#: Narrow outputs: C of at most NARROW_COLS columns over at least NARROW_A elements of A, where
+#: `small`'s 32×64 tile leaves most columns empty and a 64×32 tile paid (small.md, third hypothesis).
 NARROW_COLS = 32
 NARROW_A = 1 << 19
 
 
 def narrow(launch: Launch) -> Launch:
-    """A `small` launch turned for narrow outputs: a 64×32 tile, its other knobs as they are, run
-    only where K ≤ NARROW_COLS and M·N ≥ NARROW_A (named "narrow-" and its own name)."""
+    """A `small` launch on a 64×32 tile, its other knobs as they are, for narrow outputs ("narrow-…")."""
     turned = launch.with_defines({"BM": 64, "BN": 32})
     when = dataclasses.replace(turned.when or Requires(), cols=NARROW_COLS, a_elements=NARROW_A)
     return dataclasses.replace(turned, when=when, name=f"narrow-{launch.name}")
@@ -353,19 +319,14 @@ def narrow(launch: Launch) -> Launch:
 #: sum per row (or column).
 THIN = 8
 THIN_WARPS = 8  # a `thin` block's warps (thin.cu's WARPS)
-#: What one load of the short operand serves (thin.cu's COLS and ROWS): thin_rows' lane owns
-#: `width` columns of C, thin_cols' warp `width` rows (version 3, thin.md), by the size of the
-#: long operand: (width, at least this many of its elements). Wider means fewer blocks, which
-#: small shapes pay for in latency. From experiments/thin-v3 (H200, 2026-12-02, widths 1, 2 and 4
-#: at 30 shapes): thin rows ran best at width 1 below about 10⁶ elements of B, 2 up to 4·10⁶, 4
-#: above (6×3645×2740: 0.63×, 0.98×, 1.07× cuBLAS); thin columns at 1 below 10⁶ elements of A and
-#: 4 above (3126×7755×4: 0.58×, 0.93×, 1.11×).
+#: What one load of the short operand serves (thin.cu's COLS and ROWS), by the long operand's size:
+#: (width, at least this many of its elements). Wider means fewer blocks, which small shapes pay
+#: for in latency (thin.md, version 3; experiments/README.md#thin-v3).
 THIN_WIDTHS = {"rows": ((4, 1 << 22), (2, 1 << 20), (1, 0)), "cols": ((4, 1 << 20), (1, 0))}
 
 
 def thin_blocks(which: str, width: int) -> int:
-    """Blocks an SM a thin kernel is built for: 3 for thin_rows at 4 columns a lane (80 registers;
-    it spills at 4, NVRTC 13.5), else 4."""
+    """Blocks an SM a thin kernel is built for: 3 for thin_rows at width 4, which spills at 4 (thin.md)."""
     return 3 if (which, width) == ("rows", 4) else 4
 
 
@@ -377,12 +338,9 @@ def thin_savers(which: str, width: int) -> tuple[int, int]:
 
 
 def thin_launch(which: str, width: int | None = None, blocks: int | None = None) -> Launch:
-    """A `thin` kernel (thin.cu), named "thin-" and which: "rows" where M ≤ THIN (a block on
-    32·width columns of C, its 8 warps splitting the reduction), "cols" where K ≤ THIN (a warp
-    on `width` rows of C); both split the reduction across blocks too (cuda/splitgrid.py). The
-    width is THIN_WIDTHS' widest and the blocks an SM `thin_blocks` unless given; it runs where the
-    long operand has THIN_WIDTHS' elements for its width. Plain loads and
-    the split-K tree's acquire-release atomics (sm_70, below every target CUDA 13 builds for): any GPU."""
+    """A `thin` kernel (thin.cu): "rows" where M ≤ THIN, "cols" where K ≤ THIN, split-K across
+    blocks; THIN_WIDTHS' widest width and `thin_blocks` unless given. Plain loads and sm_70's
+    atomics, below every target CUDA 13 builds for: any GPU."""
     rows = which == "rows"
     width = width or THIN_WIDTHS[which][0][0]
     savers, sums = thin_savers(which, width)
@@ -401,20 +359,15 @@ def thin_launch(which: str, width: int | None = None, blocks: int | None = None)
 #: The `thin` kernels: what the rung runs first.
 THIN_LAUNCHES = tuple(thin_launch(which, width) for which in ("cols", "rows") for width, _ in THIN_WIDTHS[which])
 
-#: Where `default` runs thin_rows before `small`'s winners: at most DEFAULT_THIN_ROWS rows of C over
-#: at least DEFAULT_THIN_B elements of B, four columns a lane. Since `small`'s copies were hoisted
-#: (1331c3f), its 32×64 tile ran ahead of thin_rows at 17 of the 20 shapes of experiments/thin-floor
-#: with M ≤ 8 (by 2–20 %) and at 6 of seed 2040's 8: thin_rows led by more than 3 % only at
-#: 1×8191×8191 (21 %), 3×5482×4750 (13 %) and 3×1×90 (5–7 %, 0.3 µs at 4.4), by 2 % at 3×200×41,
-#: tied at 3×5000×5001, and lost at every shape with 5 rows or more. Fitted on those few shapes,
-#: the tiny ones left to `small`: the next draws judge it.
+#: Where `default` runs thin_rows (four columns a lane) before `small`'s winners: hoisted `small`
+#: leads it elsewhere (thin.md's preconditions, experiments/README.md#thin-floor).
 DEFAULT_THIN_ROWS = 4
 DEFAULT_THIN_B = 1 << 24
 
 
 def default_thin_launches() -> tuple[Launch, ...]:
-    """The `thin` kernels `default` runs before `small`'s winners: thin_cols as the rung has them,
-    thin_rows at four columns a lane under DEFAULT_THIN_ROWS and DEFAULT_THIN_B."""
+    """The `thin` kernels `default` runs before `small`'s winners: the rung's thin_cols, and thin_rows
+    under DEFAULT_THIN_ROWS and DEFAULT_THIN_B."""
     cols = tuple(x for x in THIN_LAUNCHES if x.entry == "thin_cols")
     rows = thin_launch("rows", 4)
     return (*cols, dataclasses.replace(rows, when=Requires(rows=DEFAULT_THIN_ROWS, b_elements=DEFAULT_THIN_B)))
@@ -426,9 +379,8 @@ SHORT_N = 32
 
 
 def short_launch(min_blocks: int = 3) -> Launch:
-    """The `short` kernel (short.cu), where N ≤ SHORT_N: a 64×128 tile of C a block of 256
-    threads, A's rows and B's columns loaded whole, one FMA chain an output. Plain loads and
-    stores: any GPU."""
+    """The `short` kernel (short.cu), where N ≤ SHORT_N: A's rows and B's columns loaded whole, one
+    FMA chain an output. Plain loads and stores: any GPU."""
     defines = {"SHORT_N": SHORT_N, "MIN_BLOCKS": min_blocks}
     return Launch("short.cu", "short_n", (256, 1), (64, 128), defines, when=Requires(reduction=SHORT_N),
                   # A's tile n-major (SHORT_N rows of 64 + 4 floats) and B's (SHORT_N rows of 128),
@@ -437,10 +389,9 @@ def short_launch(min_blocks: int = 3) -> Launch:
 
 
 def gemv_launch(rows: int = 2, min_blocks: int = 4) -> Launch:
-    """The `gemv` kernel (gemv.cu), where K = 1: 8 warps over 8·`rows` rows of C, A read 16 bytes
-    a lane, the reduction split across blocks in passes of 128 (cuda/splitgrid.py). A lane's FMA
-    chain is at most N / 32 long, below `handoff.LONGEST_CHAIN` at every N: no split for accuracy
-    (chain 0). Plain loads and the split-K tree's atomics: any GPU."""
+    """The `gemv` kernel (gemv.cu), where K = 1: 8 warps over 8·`rows` rows of C, split-K across
+    blocks. A lane's chain is at most N / 32 long, below `handoff.LONGEST_CHAIN` at every N: no
+    split for accuracy (chain 0). Any GPU."""
     defines = {"ROWS": rows, "MIN_BLOCKS": min_blocks}
     return Launch("gemv.cu", "gemv", (256, 1), (8 * rows, 1), defines, when=Requires(cols=1),
                   host=SplitGrid(accumulators=4, savers=8 * rows // 4, chain=0), step=128,
@@ -449,17 +400,15 @@ def gemv_launch(rows: int = 2, min_blocks: int = 4) -> Launch:
 
 
 def _mma_split_derive(d) -> dict:
-    """Four warps on a 64×64 tile in STAGES shared stages (A's rows padded by 4 floats, B's by 8:
-    conflict-free fragment reads); VEC 4 needs SMALL_VEC4, VEC 1 any shape, and VEC_A, VEC_B
-    (where set) `copy_widths`, as `small`'s. mma.sync: sm_80's."""
+    """Four warps on a 64×64 tile; A's rows padded by 4 floats and B's by 8 for conflict-free
+    fragment reads; copy widths as `small`'s. mma.sync: sm_80's."""
     return {"block": (128, 1), "tile": (64, 64), "step": d["BK"],
             "when": copy_widths(d.get("VEC_A", d["VEC"]), d.get("VEC_B", d["VEC"])),
             "buffers": d["STAGES"], "pad": (4, 8), "needs": Needs.SM80}
 
 
 def mma_split_launch(vec: int, bk: int = 16, stages: int = 4, min_blocks: int = 4) -> Launch:
-    """The `mma-split` kernel (mma_split.cu): TF32 mma.sync on 64×64 tiles, A and B in place,
-    split-K over grid z; VEC 4 "vec4", VEC 1 "any"."""
+    """The `mma-split` kernel (mma_split.cu): TF32 mma.sync, split-K over grid z."""
     defines = {"BK": bk, "STAGES": stages, "VEC": vec, "MIN_BLOCKS": min_blocks}
     return Launch("mma_split.cu", "mma_split", defines=defines, host=SplitGrid(accumulators=32, chain=0),
                   derive=_mma_split_derive, name="vec4" if vec == 4 else "any", **_mma_split_derive(defines))
