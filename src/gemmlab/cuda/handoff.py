@@ -1,32 +1,18 @@
 """Split-K for the strict-FP32 kernels (bigtile's SPLIT knob, the `small` rung): how many parts,
 and the scratch and counters the parts meet in (`kernels/cuda/splitk.cuh`).
 
-Where a shape's output tiles do not fill the GPU's resident blocks (1024³: 64 tiles of 128×128
-for 264 slots on an H200), or fill them in a last wave that is mostly empty, each tile's
-reduction is split into P contiguous parts that run at once (grid z). The parts meet in a
-pairwise tree: no part waits on another, so nothing relies on the parts being resident at
-once, and the adds come in a fixed order, so a call gives the same bits every time.
+Where a shape's tiles leave resident blocks idle, or fill a last wave mostly empty, each tile's
+reduction is split into contiguous parts (grid z) that meet in a pairwise tree: no part waits on
+another, and the adds come in a fixed order, so a call gives the same bits every time.
 
-Splitting does not cost accuracy: a long reduction summed in parts, then in pairs, is closer to
-the exact product than one chain of N adds (LADDER §7: at a long-reduction shape with inputs
-in [-10, 10), one chain left 119 elements outside LeetGPU's tolerance against the float64
-product, cuBLAS FP32 32). So the policy splits long reductions too.
+A blocked sum is closer to the exact product than one chain, so long reductions split too.
+Where N or K is not a multiple of 4 (cuBLAS sums those in another order) no part's chain is
+longer than `LONGEST_CHAIN`; aligned shapes split for time alone, keeping cuBLAS's bits where
+their tiles fill the GPU (kernels/cuda/bigtile_splitk.md, experiments/README.md#accuracy).
 
-Where N or K is not a multiple of 4 it also splits for accuracy: no part's chain is longer than
-`LONGEST_CHAIN` elements (`fewest`). There cuBLAS FP32 runs kernels of another order than ours,
-and one chain left 12–35 % more elements outside LeetGPU's tolerance against the float64 product
-than cuBLAS (H200, experiments/accuracy/2-parts.jsonl: 152,616 against 136,705 at
-5075×4958×7592, 135,469 against 100,205 at 3761×7609×7146); 4 parts were not always enough (at
-3228×4929×2937, 30,236 against 27,639), 8 parts were below cuBLAS at all three, for 2–4 % of
-the time. Where N and K are multiples of 4 it does not: there the unsplit bigtile winners and
-cuBLAS gave the same bits (8192×6144×4096 and 2048³: equal counts, no element apart), and 4
-parts put 165,755 elements outside LeetGPU's check against cuBLAS at the performance shape.
-
-`parts` models a call's time in reduction steps of one block: the waves of blocks the grid
-takes, each as long as a part's steps plus a fixed cost (filling the pipeline, writing its
-sums), plus one level of the tree per halving. It takes the fewest parts, from the least it is
-given, within MARGIN of the best. The exported file's `split_parts` and `split_least` are the
-same rules in C++ (tests run both).
+`parts` models a call's time in waves of blocks, each a part's steps plus a fixed cost, plus a
+tree level per halving. The exported file's `split_parts` and `split_least` are the same rules
+in C++ (tests run both).
 """
 
 from __future__ import annotations
@@ -40,11 +26,8 @@ if TYPE_CHECKING:
 
 #: The shortest reduction a part keeps, in elements of N (16 steps of BK 8).
 SPLIT_MIN_N = 128
-#: The same where the unsplit tiles leave resident slots idle (fewer tiles than slots): there a
-#: shorter part fills SMs that would wait. On the H200 (experiments/split-min) 64 ran tiny outputs
-#: over reductions of 171–2709 1.09–1.45× faster than 128; where the tiles filled a wave, 64 and
-#: 32 alike slowed 1024×200×1024 by 17 %, and 32 lost at a `thin` shape where 64 did not. Then
-#: 128 against 64 under this rule: `default` 1.14× at 256³, within 1 % at seven larger shapes.
+#: The same where there are fewer tiles than slots: a shorter part fills SMs that would wait, where
+#: in a full wave it only slowed the call (experiments/README.md#split-min).
 SPLIT_MIN_N_IDLE = 64
 #: The most parts a tile's reduction is split into.
 MAX_PARTS = 64
@@ -55,8 +38,9 @@ LEVEL_N = 16
 MARGIN = 0.05
 #: Counters per buffer: at least tiles × parts of any split grid (`parts` never asks for more).
 COUNTERS = 1 << 17
-#: The longest FFMA chain a part sums where N or K is not a multiple of 4, in elements of N: 8
-#: parts of a reduction of about 5,000 (the module's note). 0 where a host does not bound it.
+#: The longest FFMA chain a part sums where N or K is not a multiple of 4, in elements of N: 8 parts
+#: of a reduction of about 5,000, the fewest tried that beat cuBLAS against the float64 product at
+#: every odd shape (experiments/README.md#accuracy). 0 where a host does not bound it.
 LONGEST_CHAIN = 640
 
 
@@ -140,15 +124,12 @@ def plan_time(plan: TailPlan, steps: int, slots: int, step: int) -> float:
     return lead + tail
 
 
-@lru_cache(maxsize=1024)  # a pure function of its numbers, and a few hundred µs of Python at worst
+@lru_cache(maxsize=1024)  # pure in its numbers, and its search is slow Python (bigtile_splitk.md)
 def tail_plan(tiles: int, steps: int, slots: int, step: int, least: int = 1) -> TailPlan:
     """The parts of a line of blocks (bigtile's SPLIT 2): every tile in `parts` parts (as SPLIT 1),
-    unless a tail split models at least MARGIN faster. A tail split keeps the tiles of the
-    whole waves in `least` parts, or in as many as `parts` gives all, and splits the tiles left
-    over (fewer than a wave's) into as many parts as make their wave shortest, from `least` up, as
-    far as SPLIT_MIN_N_IDLE, MAX_PARTS and the counters allow: the last wave's few tiles
-    otherwise keep every slot they leave idle for a whole tile's time (1348×248×6274 on 132
-    SMs, 64×64 tiles at 8 blocks an SM: 2178 tiles, 66 in a third wave)."""
+    unless a tail split models at least MARGIN faster: the whole waves' tiles in `least` parts (or
+    `parts`'), the tiles left over in the parts that make their wave shortest, since otherwise they
+    hold their wave's idle slots for a whole tile's time (experiments/README.md#tail-split)."""
     uniform = parts(tiles, steps, slots, step, least)
     best = TailPlan(tiles, tiles, uniform, uniform)
     if tiles < 1 or slots < 1:
@@ -195,22 +176,16 @@ def tail_call(tiles: str, steps: str, slots: str, step: int, chain: int = LONGES
 class OneWave:
     """The parts of a persistent split-K kernel (wgmma_swap.cu's and wgmma_3xtf32.cu's SPLIT):
     `parts` for the units a cluster of `cluster` blocks takes as one (tiles of `tile`, rows of C by
-    columns, `cluster` of them side by side), over reductions of `step` elements, one block an SM,
-    and never more units than one wave of the GPU's clusters holds; as a launch precondition
-    (`Requires`' trio), that the call splits.
-
-    One wave: on the H200 (experiments/swap-split, experiments/3x-split, 7531d4f) splits that
-    took more than one wave lost to the unsplit kernels where `parts` modeled them faster:
-    wgmma-swap's 36 cluster tiles at 1448×2048×1448 in 5 parts (180 units on 66 clusters) ran
-    87.8 µs against 46.8, wgmma-3xtf32's 144 tiles at 3000×600×700 in 4 parts 85.4 against 54.7;
-    every split within one wave was faster than the unsplit kernel. The SM count is this GPU's,
-    at the call (`sm_count()` in the exported file)."""
+    columns, `cluster` of them side by side), over reductions of `step` elements, one block an SM;
+    as a launch precondition (`Requires`' trio), that the call splits. Never more units than one
+    wave of clusters: splits over more lost to the unsplit kernels even where `parts` modeled them
+    faster (wgmma_swap.md, wgmma_3xtf32.md). The SM count is this GPU's, at the call."""
 
     tile: tuple[int, int]
     step: int
     cluster: int = 1
     #: As a precondition, also that each part is at least this many elements of the reduction
-    #: (parts of fewer lost to the unsplit chain: experiments/width-parts). 0: no least part.
+    #: (parts of fewer lost to the unsplit chain: experiments/README.md#width-parts). 0: no least part.
     least: int = 0
 
     def units(self, m: int, k: int) -> int:
@@ -298,8 +273,7 @@ class SplitPays:
     trio: calling decides, `str()` says it, `cpp()` is the exported file's test).
 
     `default` puts a split-K twin of an unsplit winner before it under this: where the tiles
-    fill the GPU in whole waves the winner runs as it was timed, and where its last wave would
-    leave slots idle (2438×4958×2453: 400 tiles of 128×128 on 264 slots, a last wave 52 % full),
+    fill whole waves the winner runs as it was timed, where a last wave would leave slots idle
     the same kernel splits. The SM count is the tune record's, as `InClass`'s is.
     """
 
