@@ -137,9 +137,10 @@ def _bigtile_smem(d) -> int:
 
 
 def bigtile_derive(d) -> dict:
-    """A warp per 64×64 block of C, WARPS_M × WARPS_N a block; only A_T 1 and J_OUTER 2 build (the
-    arms that lost: experiments/bigtile-arms). Without PAD_B the 16-byte path needs K % 4 == 0 and
-    aligned B and C (Aᵀ is ours, aligned)."""
+    """A warp per 64×64 block of C, WARPS_M × WARPS_N of them per block; A as Aᵀ by a pre-pass
+    (A_T 1, J_OUTER 2: what the kernel builds; the arms that lost are experiments/bigtile-arms),
+    PAD_B: B's padded copy too (any shape). The 16-byte path without PAD_B needs K % 4 == 0 and
+    aligned rows of B and C (Aᵀ is ours, aligned)."""
     if d.get("A_T") != 1 or d.get("J_OUTER") != 2:
         raise ValueError(f"bigtile builds A_T 1 and J_OUTER 2 only, not {d.get('A_T')} and {d.get('J_OUTER')} "
                          "(the others: experiments/bigtile-arms/arms.patch)")
@@ -156,8 +157,9 @@ def bigtile_derive(d) -> dict:
 def bigtile_launch(pad_b: bool, j_outer: int = 2, warps_m: int = 2, warps_n: int = 2, bk: int = 16,
                    stages: int = 4, min_blocks: int = 2, split: bool = False, fetch_ba: bool = False,
                    tma: bool = False, vec: int = 4) -> Launch:
-    """bigtile on Aᵀ (a pre-pass) and B as it lies by 16-byte copies ("b-in-place"), B's padded
-    copy ("b-padded", any shape) or, `vec` 1, B as it lies by 4-byte copies ("b-scalar", any shape)."""
+    """bigtile reading Aᵀ (a pre-pass) and B by 16-byte copies: B as it lies where K % 4 == 0 and
+    B and C are aligned ("b-in-place"), else B's padded copy, a second pre-pass, for any shape
+    ("b-padded"); with `vec` 1, B as it lies by 4-byte copies, any shape ("b-scalar")."""
     if vec == 1 and (pad_b or tma):
         raise ValueError("bigtile: 4-byte copies of B read it as it lies, by cp.async (no PAD_B, no TMA_COPY)")
     # J_OUTER 2: the FMAs of one index column by column, down then up (bigtile.md).
