@@ -1,40 +1,20 @@
 """Shape classes: the one definition of which calls `default` treats alike, and of their bounds.
 
-A class is a size and a layout:
+A class is a size and a layout (policy/default.md says each in words, with examples):
 
-* **size**: ``micro`` where the work is small, M·N·K ≤ 2²² per SM (5.5·10⁸
-  on the H200's 132 SMs: 512³, 800³, 100 × 8000 × 100, 5800 × 686 × 131),
-  unless the outputs pass a quarter of a wave (tiny's bound) while the work is
-  over half that, 2²¹ per SM: such a call is latency (launches, pre-passes,
-  the chain of reduction steps), and the random-shape sweep of 2026-12-01
-  found one launch without a pre-pass (`small`) ahead of every 128×128-tile
-  build there, at outputs from 1 to 4 million. The seeds 2033–2035 (H200,
-  2026-12-03) found the exception: at every drawn micro shape with more than a
-  quarter wave of outputs and over 2²¹ of work per SM (1227×150×1523,
-  2408×99×1345) the 128-tile builds (`tma-warp`, `splitk`) led `small` by
-  10–24 %, and at every such shape of less work (6276×50×233, 2529×2×3047)
-  `small` led by 1.3–2.1×. Above micro, by the outputs M·K
-  against what the GPU covers in one wave of 128×128 tiles (SMs × 128²):
-  ``tiny`` up to a quarter of a wave (few tiles over a long reduction:
-  512 × 4096 × 512), ``small`` up to one wave (1024³), ``medium`` up to four
-  (2048³), ``large`` beyond (4096³, 8192³, 8192×6144×4096).
-* **layout**: ``tiled`` when M % 128, N % 32 and K % 128 are all 0 (every
-  whole-tile fast path of the ladder, tiles up to 128² and steps up to 32,
-  holds on the whole class), ``aligned`` when N % 4 and K % 4 are 0 otherwise
-  (rows of A, B and C start on 16 bytes: the float4 paths), ``odd-n`` where
-  only N is not (A's rows start anywhere; B's and C's on 16 bytes), ``odd``
-  where K is not (B's and C's rows start anywhere: the padded or scalar paths
-  for B, 4-byte stores of C). The two odd layouts were one until the random
-  records of seeds 2033–2036 (H200) split them: at all 39 drawn shapes with
-  K % 4 != 0 where `default` ran an odd class's 128-tile winner, `tma-warp`
-  ran 0.3–8 % ahead of it; at all 9 with only N odd, that winner ran 10–13 %
-  ahead of `tma-warp`.
+* **size**: ``micro`` where M·N·K ≤ 2²² per SM, and ≤ 2²¹ per SM where the outputs M·K pass a
+  quarter of a wave: a call that is latency (launches, pre-passes, one chain of reduction steps),
+  where one launch without a pre-pass (`small`) leads; with many outputs and more work the 128-tile
+  builds lead (kernels/cuda/small.md, experiments/README.md#random-shapes). Above micro, by the
+  outputs against one wave of 128×128 tiles (SMs × 128²): ``tiny`` up to a quarter of a wave,
+  ``small`` up to one, ``medium`` up to four, ``large`` beyond.
+* **layout**: ``tiled`` when M % 128, N % 32 and K % 128 are 0 (every whole-tile fast path holds),
+  else ``aligned`` when N % 4 and K % 4 are 0 (the float4 paths), ``odd-n`` where only N is not
+  (A's rows start anywhere), ``odd`` where K is not (B's and C's rows start anywhere). The odd
+  layouts are two because different builds win them (kernels/cuda/bigtile_warp.md).
 
-`InClass` is a launch precondition in the style of `Requires`: calling it
-decides, `str()` says it in words, `cpp()` writes the same test in C++ for
-`gemmlab export`. The SM count is a number of the tune record it comes from
-(the GPU the record was measured on), so the decision is a function of M, N,
-K alone, on a CPU as on that GPU.
+`InClass` is a launch precondition in the style of `Requires` (`str()` in words, `cpp()` in C++
+for `gemmlab export`); its SM count is the tune record's, so it decides from M, N and K alone.
 """
 
 from __future__ import annotations
@@ -43,7 +23,7 @@ from dataclasses import dataclass
 
 from .. import problem
 
-#: The tile whose waves measure size, and the wave counts that bound each size but the last.
+#: The tile whose waves measure size.
 WAVE_TILE = 128
 #: The work (M·N·K) per SM up to which a call is `micro`.
 MICRO_WORK_PER_SM = 1 << 22
@@ -183,12 +163,9 @@ class InClass:
 
 
 def representatives() -> dict[ShapeClass, tuple[int, int, int]]:
-    """One shape per class when `gemmlab tune` is given none: the sweep's shapes and the
-    performance shape's odd variants (M−1 aligned, M−1 and N−1 odd-n, all three odd), at each size; micro's and
-    tiny's with a reduction four and eight times their sides (few outputs over a long reduction).
-
-    They fall in their class on any GPU of 100 to 160 SMs (asserted by the tests for the H200's 132).
-    """
+    """One shape per class when `gemmlab tune` is given none: the sweep's shapes and their odd variants
+    (M−1 aligned, M−1 and N−1 odd-n, all three odd); micro's and tiny's over a long reduction. Each
+    falls in its class on any GPU of 100 to 160 SMs."""
     m, n, k = problem.PERF_SHAPE
     return {
         ShapeClass("micro", "tiled"): (256, 1024, 256),

@@ -1,15 +1,9 @@
 """Preludes: launches `default` runs before every class's winner, where their own precondition
 holds and C has at least a calibrated number of elements.
 
-A class (policy/classes.py) groups shapes by their work and their layout; some kernels are for a
-kind of shape that cuts across the classes: `short` (N ≤ 32, where writing C is the work) takes
-shapes of the micro classes and of the large ones alike. Such a kernel has no search space and
-no class to win. It earns its place on sweeps instead (`calibrate`): over the sweep's shapes its
-own launch applies to, the fewest outputs (M·K) from which it beat `default` at every one of
-them, by the calibration's margin, under the longest reduction (N) where such a floor exists;
-below that floor, past that reduction, or with too few shapes above it, it does not run (short.md
-says where `short` earned one). Nothing is assumed: a prelude no sweep has timed is not in the record, and
-`default` runs what it ran.
+A prelude is a kernel for a kind of shape across the classes (`short`: N ≤ 32, micro and large
+alike), so it has no space and no class to win: it earns a floor on sweeps instead (`floor`), and
+one no sweep has timed is not in the record (kernels/cuda/short.md, experiments/README.md#short-floor).
 """
 
 from __future__ import annotations
@@ -26,9 +20,8 @@ from ..measure.stats import geomean
 PRELUDES: dict[str, Callable[[], Launch]] = {"short": builders.short_launch, "gemv": builders.gemv_launch}
 
 
-#: The shapes a designed sweep times each prelude at, beside `default` (`gemmlab tune` with no
-#: names, gpu_session's short-floor and gemv-floor): from 2^10 outputs to 2^26, few rows and many,
-#: aligned and odd, within the launch's own precondition. Random draws seldom hold such shapes at size.
+#: The shapes a designed sweep (`gemmlab tune` with no names) times each prelude at, beside `default`:
+#: 2^10 to 2^26 outputs, few rows and many, aligned and odd, since random draws seldom hold them at size.
 FLOOR_SHAPES: dict[str, tuple[str, ...]] = {
     "short": ("128x8x128", "256x16x256", "512x24x512", "1024x4x1024", "1024x32x1024", "700x30x3000",
               "3000x5x700", "2048x22x2048", "4096x12x4096", "3237x1x5791", "5675x22x5060", "8192x32x8192"),
@@ -68,13 +61,11 @@ def _floor_rows(rows: list[tuple[int, int, float, str]], margin: float, min_poin
 
 
 def floor(points: list[dict], rung: str, margin: float, min_points: int, incumbent: str = "default") -> dict | None:
-    """Where `rung` ran faster than `incumbent` by more than `margin` at every sweep point its
-    launch applies to: the fewest outputs (M·K) from there up, with at least `min_points` such
-    points, under the longest reduction (N) for which such a floor exists (the launch's own bound
-    first, then each shorter N the points have: a kernel that loses to `default` at its own bound
-    keeps the reductions where it leads); and the evidence. None where no floor holds under any,
-    or where `rung` failed at any point it ran. A point where `incumbent` ran `rung`'s own kernel
-    (a sweep drawn under an earlier floor) says nothing, and is left out."""
+    """The fewest outputs (M·K) from which `rung` beat `incumbent` by more than `margin` at every sweep
+    point its launch applies to (at least `min_points`), under the longest reduction N where such a
+    floor exists, so a kernel that loses at its own bound keeps the reductions where it leads; and the
+    evidence. None where no floor holds, or where `rung` failed anywhere. Points where `incumbent`
+    ran `rung`'s own kernel say nothing and are left out."""
     launch = own(rung)
     rows = []
     for p in points:
@@ -88,7 +79,7 @@ def floor(points: list[dict], rung: str, margin: float, min_points: int, incumbe
         if not (mine.get("passed") and mine.get("median_ms")):
             return None
         if same_build(mine.get("kernel"), other.get("kernel")):
-            continue  # `default` ran this very kernel there (an earlier floor): no evidence either way
+            continue
         if other.get("passed") and other.get("median_ms"):
             rows.append((m * k, n, other["median_ms"] / mine["median_ms"], p.get("label", str(p["shape"]))))
     rows.sort(key=lambda r: r[0])
