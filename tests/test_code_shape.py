@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 SRC = Path(__file__).parents[1] / "src" / "gemmlab"
 LIMIT = 80
 
@@ -56,17 +58,16 @@ def test_no_shipped_kernel_has_more_than_20_preprocessor_conditionals():
     assert {name: n for name, n in counts.items() if n > 20} == {}
 
 
-def test_the_arms_patch_still_applies_to_bigtile():
-    """The arms taken out of bigtile live as a patch (experiments/bigtile-arms): it must apply to
-    the source it was cut from, or the experiment cannot be re-run."""
+@pytest.mark.parametrize("patch", ["experiments/bigtile-arms/arms.patch", "experiments/small-hoist/afresh.patch"])
+def test_each_arm_taken_out_of_a_kernel_still_applies_as_its_patch(patch):
+    """The arms taken out of shipped kernels live as patches in their experiments' folders (issue
+    53): each must apply to the source it was cut from, or the experiment cannot be re-run."""
     import shutil
     import subprocess
-
-    import pytest
 
     root = SRC.parents[1]
     if shutil.which("git") is None or not (root / ".git").exists():
         pytest.skip("needs git and the repository's checkout")
-    done = subprocess.run(["git", "apply", "--check", "experiments/bigtile-arms/arms.patch"], cwd=root,
+    done = subprocess.run(["git", "apply", "--check", patch], cwd=root,
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

@@ -66,8 +66,8 @@ def test_classes_partition_every_shape():
     ((1392, 1096, 318), "micro"), ((512, 512, 512), "micro"),  # over 2²¹ a SM, outputs within ¼ wave
     ((2048, 129, 2048), "medium")])  # over 2²² a SM
 def test_micro_leaves_out_wide_outputs_past_half_its_work(shape, size):
-    """The random records' micro shapes where the 128-tile builds led `small` (classes.py's
-    docstring) are out of micro on the H200; the ones where `small` led stay in."""
+    """The random records' micro shapes where the 128-tile builds led `small`
+    (experiments/README.md#random-shapes) are out of micro on the H200; the ones where `small` led stay in."""
     assert classes.size_of(*shape, H200_SMS) == size
 
 
@@ -617,11 +617,10 @@ def test_a_record_naming_a_rung_without_a_space_is_refused(tuned):
 def test_the_registrys_default_is_a_cuda_fp32_rung_after_the_ladder():
     impl = registry.get("default")
     assert impl.family is registry.Family.CUDA and impl.precision == "fp32"
-    # After every rung registered before it; the ones after it (the tensor-core dispatchers, the
-    # other languages) come later still, so the records' rung number of `default` holds.
-    at = registry.IMPLEMENTATIONS.index(impl)
-    assert impl.rung == max(i.rung for i in registry.IMPLEMENTATIONS[:at]) + 1
-    assert all(i.rung > impl.rung for i in registry.IMPLEMENTATIONS[at + 1:]) and impl.launches[-1].when is None
+    # The last step of its chapter, after every strict-FP32 step it runs; its old number (25) stays
+    # an alias old command lines knew it by (issue 53: the step is the one numbering).
+    assert registry.in_chapter(registry.PAST_CUBLAS)[-1] is impl and impl.ref == "3.10"
+    assert impl.old_number == 25 and impl.launches[-1].when is None
     assert set(impl.sources) >= {"kernels/cuda/warptile.cu"}
 
 

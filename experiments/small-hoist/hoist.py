@@ -89,12 +89,12 @@ arms = [*before.values(), *hoisted.values(), *base]
 if "small" in RUNGS:
     small = registry.get("small")
     # experiments/small-tiles' t64x128-c1, hoisted
-    wide = dict(bm=64, bn=128, bk=8, stages=4, chains=1, min_blocks=2, tm=8, tn=8, hoist=1)
+    wide = dict(bm=64, bn=128, bk=8, stages=4, chains=1, min_blocks=2, tm=8, tn=8)
     arms.append(dataclasses.replace(small, name="small-8x8-hoist", chapter=None, step=0, variant_of="small",
                                     launches=(launches.small_launch(4, **wide), launches.small_launch(1, **wide))))
     # each operand's copies as wide as its rows allow, hoisted: the shortest loop first
     arms.append(dataclasses.replace(small, name="small-widths-hoist", chapter=None, step=0, variant_of="small",
-                                    launches=tuple(launches.small_launch(1, hoist=1, widths=w)
+                                    launches=tuple(launches.small_launch(1, widths=w)
                                                    for w in launches.COPY_WIDTHS)))
 if "mma-split" in RUNGS:
     # mma-split with small's width twins before its 4-byte launch (launches.width_twins)

@@ -267,17 +267,14 @@ def _small_derive(d) -> dict:
 
 
 def small_launch(vec: int, bm: int = 32, bn: int = 64, bk: int = 16, stages: int = 4, chains: int = 2,
-                 min_blocks: int = 3, tm: int = 4, tn: int = 4, hoist: int = 1,
+                 min_blocks: int = 3, tm: int = 4, tn: int = 4,
                  widths: tuple[int, int] | None = None) -> Launch:
-    """The `small` kernel (small.cu), split-K over grid z; VEC 4 "vec4", VEC 1 "any". `hoist` 0:
-    each step's copy addresses from scratch, as before HOIST (small.md); `widths`: floats a copy of
-    A's tile and of B's, in place of VEC's (named "aXbY")."""
+    """The `small` kernel (small.cu), split-K over grid z; VEC 4 "vec4", VEC 1 "any"; `widths`:
+    floats a copy of A's tile and of B's, in place of VEC's (named "aXbY")."""
     defines = {"BM": bm, "BN": bn, "BK": bk, "STAGES": stages, "CHAINS": chains, "VEC": vec,
                "MIN_BLOCKS": min_blocks}
     if (tm, tn) != (4, 4):  # only then: 4×4 is the macros' default, and the shipped cubins stay
         defines |= {"TM": tm, "TN": tn}
-    if hoist != 1:  # likewise
-        defines |= {"HOIST": hoist}
     name = "vec4" if vec == 4 else "any"
     if widths and widths != (vec, vec):  # likewise
         defines |= {"VEC_A": widths[0], "VEC_B": widths[1]}

@@ -51,10 +51,6 @@
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 4
 #endif
-#ifndef HOIST
-#define HOIST 1  // the copies' addresses worked out once a block (tile_copy.cuh); 0: each step's
-                 // from scratch, as before 2026-12-04 (experiments/small-hoist)
-#endif
 #ifndef FAN
 #define FAN 8  // the split-K tree's fan-in: a slot is 16 floats a thread, cheap to read 8 of
 #endif
@@ -101,7 +97,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 #pragma unroll
         for (int i = 0; i < TM * TN; ++i) acc[r][i] = 0.0f;
 
-    const TileCopy<BM, BN, BK, VEC_A, VEC_B, THREADS, LDA, LDB, HOIST> copy(A, B, M, N, K, row0, col0);
+    const TileCopy<BM, BN, BK, VEC_A, VEC_B, THREADS, LDA, LDB> copy(A, B, M, N, K, row0, col0);
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
         if (first + s < last) copy(As[s], Bs[s], first + s);

@@ -3,28 +3,21 @@
 // blocks (small.cu, mma_split.cu). A template, not macros: `gemmlab export` puts headers
 // once above every kernel's variant, so nothing here may read a kernel's macros.
 //
-// `TileCopy<BM, BN, BK, VEC_A, VEC_B, THREADS, LDA, LDB, HOIST> copy(A, B, M, N, K, row0, col0)`
+// `TileCopy<BM, BN, BK, VEC_A, VEC_B, THREADS, LDA, LDB> copy(A, B, M, N, K, row0, col0)`
 // is made once a block (the template's parameters are k-named: the kernels' macros take the plain
 // names); `copy(As, Bs, t)` issues step t's copies. VEC_A and VEC_B are the floats a copy of A's
 // tile and of B's moves: 4 (16 bytes) or 2 (8) where the host has checked that the operand's rows
 // start on that many bytes (N, for A, or K, for B, a multiple of it, the pointer aligned), 1 (4
 // bytes) for any shape and alignment (`small` also ships twins of wider copies for each operand:
 // launches.width_twins). Outside A and B a
-// copy reads nothing and writes zeros (source size 0), so the edge tiles need no other test. HOIST
-// chooses how a step finds its addresses:
+// copy reads nothing and writes zeros (source size 0), so the edge tiles need no other test.
 //
-// HOIST false (as the rungs shipped until 2026-12-04): each piece's row, column, bounds and
-// 64-bit address from scratch at every step. With 4-byte copies that is twelve pieces a thread a
-// step at `small`'s 32×64 tiles, and its main loop came to 569 instructions for 256 FFMAs (391
-// with 16-byte copies; sm_90a SASS, 2026-12-04); `mma-split`'s 4-byte loop to 407 for 16 HMMAs.
-//
-// HOIST true (as they ship): a thread's pieces of one tile share a column and lie a fixed number
-// of rows apart (THREADS·VEC_A is a multiple of BK, THREADS·VEC_B of BN), so the block keeps, per
-// tile, one offset, the rows left inside the matrix and whether the column is inside; a step adds
-// n0 (A) or n0·K (B) to the offset and compares once a piece. Offsets are 32-bit: M·N and N·K are
-// below 2³¹. The same bytes land in the same places, so the products are bit for bit the same; on
-// the H200 the 4-byte builds ran 1.09–1.24× (`small`) and 1.15–1.25× (`mma-split`) faster at
-// long reductions onto few outputs (experiments/small-hoist).
+// A thread's pieces of one tile share a column and lie a fixed number of rows apart (THREADS·VEC_A
+// is a multiple of BK, THREADS·VEC_B of BN), so the block works them out once: per tile one offset,
+// the rows left inside the matrix and whether the column is inside; a step adds n0 (A) or n0·K
+// (B) to the offset and compares once a piece, where deriving every address afresh each step made
+// the copies most of the main loop's instructions (experiments/README.md#small-hoist; that arm
+// is its patch). Offsets are 32-bit: M·N and N·K are below 2³¹.
 #pragma once
 
 // A cp.async of kFloats floats (4, 8 or 16 bytes; sm_80+); with inside false nothing is read and
@@ -43,22 +36,25 @@ __device__ __forceinline__ void cp_async_floats(void* dst, const float* src, boo
     }
 }
 
-template <int kBM, int kBN, int kBK, int kVecA, int kVecB, int kThreads, int kLda, int kLdb, bool kHoist>
+// kHoisted has one value: the parameter the afresh arm was chosen by stays so that the instances keep
+// their symbols' names, and the cubins the bytes the tune records' digests cover (experiments/README.md#tools).
+template <int kBM, int kBN, int kBK, int kVecA, int kVecB, int kThreads, int kLda, int kLdb, bool kHoisted = true>
 struct TileCopy {
+    static_assert(kHoisted, "the copies' addresses are worked out once a block (experiments/README.md#small-hoist)");
     static constexpr int kACopies = kBM * kBK / kVecA / kThreads;  // pieces a thread copies a step
     static constexpr int kBCopies = kBK * kBN / kVecB / kThreads;
-    static constexpr int kARowsApart = kThreads * kVecA / kBK;     // HOIST: rows from one piece to the next
+    static constexpr int kARowsApart = kThreads * kVecA / kBK;     // rows from one piece to the next
     static constexpr int kBRowsApart = kThreads * kVecB / kBN;
     static_assert(kACopies >= 1 && kBCopies >= 1 && (kBM * kBK) % (kVecA * kThreads) == 0 &&
                       (kBK * kBN) % (kVecB * kThreads) == 0 && kBK % kVecA == 0 && kBN % kVecB == 0,
                   "each thread copies whole pieces, each within one row of its tile");
-    static_assert(!kHoist || ((kThreads * kVecA) % kBK == 0 && (kThreads * kVecB) % kBN == 0),
-                  "HOIST: a thread's pieces of a tile share one column");
+    static_assert((kThreads * kVecA) % kBK == 0 && (kThreads * kVecB) % kBN == 0,
+                  "a thread's pieces of a tile share one column");
 
     const float* A;
     const float* B;
     int M, N, K, row0, col0;
-    // HOIST: this thread's pieces, worked out once.
+    // This thread's pieces, worked out once.
     int a_off, a_rows;  // A: (row0 + r)·N + c of piece 0 at step 0; rows left below M from it
     int a_col;          // A: the pieces' column within the step
     int b_off, b_row;   // B: r·K + col0 + c of piece 0 at step 0; its row within the step
@@ -67,40 +63,16 @@ struct TileCopy {
     __device__ __forceinline__ TileCopy(const float* A_, const float* B_, int M_, int N_, int K_, int row0_,
                                         int col0_)
         : A(A_), B(B_), M(M_), N(N_), K(K_), row0(row0_), col0(col0_) {
-        if constexpr (kHoist) {
-            const int ea = threadIdx.x * kVecA, eb = threadIdx.x * kVecB;
-            a_col = ea % kBK;
-            a_off = (row0 + ea / kBK) * N + a_col;
-            a_rows = M - row0 - ea / kBK;
-            b_row = eb / kBN;
-            b_off = b_row * K + col0 + eb % kBN;
-            b_in = col0 + eb % kBN < K;
-        }
+        const int ea = threadIdx.x * kVecA, eb = threadIdx.x * kVecB;
+        a_col = ea % kBK;
+        a_off = (row0 + ea / kBK) * N + a_col;
+        a_rows = M - row0 - ea / kBK;
+        b_row = eb / kBN;
+        b_off = b_row * K + col0 + eb % kBN;
+        b_in = col0 + eb % kBN < K;
     }
 
-    __device__ __forceinline__ void operator()(float* As, float* Bs, int t) const {
-        if constexpr (kHoist) hoisted(As, Bs, t);
-        else afresh(As, Bs, t);
-    }
-
-    // Step t's tiles, every address derived afresh.
-    __device__ __forceinline__ void afresh(float* As, float* Bs, int t) const {
-        const int n0 = t * kBK;
-#pragma unroll
-        for (int l = 0; l < kACopies; ++l) {
-            const int e = (threadIdx.x + l * kThreads) * kVecA, r = e / kBK, c = e % kBK;
-            const bool in = row0 + r < M && n0 + c < N;  // N a multiple of VEC_A: a piece is all in or out
-            const float* src = in ? &A[(size_t)(row0 + r) * N + n0 + c] : A;
-            cp_async_floats<kVecA>(&As[r * kLda + c], src, in);
-        }
-#pragma unroll
-        for (int l = 0; l < kBCopies; ++l) {
-            const int e = (threadIdx.x + l * kThreads) * kVecB, r = e / kBN, c = e % kBN;
-            const bool in = n0 + r < N && col0 + c < K;
-            const float* src = in ? &B[(size_t)(n0 + r) * K + col0 + c] : B;
-            cp_async_floats<kVecB>(&Bs[r * kLdb + c], src, in);
-        }
-    }
+    __device__ __forceinline__ void operator()(float* As, float* Bs, int t) const { hoisted(As, Bs, t); }
 
     // Step t's tiles from the pieces: one add for the step, one compare a piece.
     __device__ __forceinline__ void hoisted(float* As, float* Bs, int t) const {
