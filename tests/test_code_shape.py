@@ -71,3 +71,30 @@ def test_each_arm_taken_out_of_a_kernel_still_applies_as_its_patch(patch):
     done = subprocess.run(["git", "apply", "--check", patch], cwd=root,
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def _comments(path: Path) -> list[tuple[int, str]]:
+    """(line, text) of each comment and docstring of a Python, CUDA or header source."""
+    import io
+    import tokenize
+
+    if path.suffix != ".py":
+        return [(i, line[line.index("//"):]) for i, line in enumerate(path.read_text().splitlines(), 1)
+                if "//" in line]
+    return [(tok.start[0], tok.string) for tok in tokenize.generate_tokens(io.StringIO(path.read_text()).readline)
+            if tok.type == tokenize.COMMENT or (tok.type == tokenize.STRING and tok.string[:3] in ('"""', "'''"))]
+
+
+def test_code_comments_carry_no_dates_hashes_or_measured_times():
+    """Issue 53: comments say why, with a link; a measured time, a date or a commit hash belongs in
+    the notes or the experiment index, where tests check it (a parameter such as "every 100 ms"
+    has no decimals and stays)."""
+    import re
+
+    found = re.compile(r"\b20\d\d-\d\d-\d\d\b|\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b"
+                       r"|(?<![\d.])\d+\.\d+\s?(µs|ms)\b")
+    sources = [p for p in sorted(SRC.rglob("*")) if p.suffix in (".py", ".cu", ".cuh")]
+    assert len(sources) > 100
+    hits = [f"{p.relative_to(SRC)}:{line}: {m.group(0)}" for p in sources for line, text in _comments(p)
+            for m in found.finditer(text)]
+    assert hits == []

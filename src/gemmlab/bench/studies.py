@@ -82,12 +82,9 @@ def sweep_shapes() -> list[tuple[str, tuple[int, int, int]]]:
 
 def _rotated(names: list[str] | None, i: int) -> list[str] | None:
     """The names of shape `i`, starting `i` places along. At tiny shapes the implementation listed
-    first after cuBLAS read about 0.55 µs slower than the same kernel listed later (H200,
-    2026-12-02, 152×2×74: 5.5 µs against 4.9, whichever of three came first). The list set the
-    warm-ups' order and, until 2026-12-05, which name followed cuBLAS in every timed round
-    (experiments/small-shaped/5-first-listed.txt: the outputs' allocation order did not matter);
-    the rounds are now a balanced Latin square (`timing.round_orders`), and rotating the list
-    from shape to shape still gives each implementation the first warm-up in turn. The baselines
+    first after cuBLAS read slower than the same kernel listed later (experiments/README.md#small-shaped);
+    the timed rounds are a balanced Latin square (`timing.round_orders`), and rotating the list
+    from shape to shape gives each implementation the first warm-up in turn too. The baselines
     keep their place at the front, so that every ratio's denominator is timed alike."""
     if not names:
         return names

@@ -120,7 +120,7 @@ def summarize(record: dict) -> dict[str, dict]:
 
 def _overhead(shape: list[int], figures: dict) -> dict:
     """One shape's host overhead in µs, and of it the host's own time where the record has it
-    (records before 2026-12-04 do not)."""
+    (the earliest records do not)."""
     out = {"shape": shape, "us": figures["overhead_ms"] * 1e3}
     if figures.get("host_ms") is not None:
         out["host_us"] = figures["host_ms"] * 1e3

@@ -248,9 +248,8 @@ class CudaSolver:
     kernels with the same arguments (the choice depends on nothing else), so its prepared
     launches are kept and replayed: at 1024³ the Python planning would otherwise take longer
     than the kernels, and the GPU would wait on it. From a plan's second call on, its launches
-    are one CUDA graph (`_Captured`): one replay instead of a driver call per launch (on the
-    H200, 3 µs of host time against 11 µs for a pre-pass and a product,
-    experiments/host-overhead).
+    are one CUDA graph (`_Captured`): one replay instead of a driver call per launch, a fraction
+    of the host time (experiments/README.md#host-overhead).
     """
 
     PLANS = 64  # prepared calls kept; the oldest goes first

@@ -14,9 +14,8 @@ here from typed values, so an argument's width is never guessed:
 * `TensorMap` → its 128 opaque bytes, 64-byte aligned.
 
 A prepared launch without a cluster is replayed through ``cuLaunchKernel`` called by ctypes:
-one foreign call, where cuda.bindings' ``cuLaunchKernelEx`` took 7.0–9.5 µs of host time a
-launch from Python on the H200's host, and the ctypes call 5.4–8.7 µs, most of it the driver's
-own (experiments/host-overhead).
+one foreign call, which costs less host time a launch than cuda.bindings' ``cuLaunchKernelEx``
+from Python (experiments/README.md#host-overhead).
 """
 
 from __future__ import annotations

@@ -4,8 +4,7 @@ NVRTC does not always build the same source to the same cubin within one process
 other compiles, bigtile's loop came out with 228 registers instead of 245, or with other SASS
 at the same count, in about one process in four that compiled the registry's strict-FP32
 launches in a row, while every compile in a fresh process gave the same cubin
-(experiments/build-lottery). The speed moves with the build (8.33 against 8.52 ms at
-the performance shape), so a build that depends on what the process compiled before makes
+(experiments/README.md#build-lottery). The speed moves with the build, so a build that depends on what the process compiled before makes
 timings and the tune record's cubin digests irreproducible. `compiler.compile_source`
 therefore runs each compile here, in a fresh interpreter, and caches what comes back.
 

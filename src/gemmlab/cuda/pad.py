@@ -21,7 +21,7 @@ from . import driver as cl
 from .dispatch import Call, Kernel, Launch, Step
 
 #: Four destination columns a thread (pad.cu's PAD_WIDE): faster than one at every size timed
-#: (experiments/tools/1-pad-width-h100-39ae1c7.jsonl).
+#: (experiments/README.md#tools).
 PAD_COPY = Kernel("pad.cu", "pad_copy", (256, 1), {"PAD_WIDE": 4})
 #: The destination columns one block of PAD_COPY writes: its grid is ceil(columns / this) by rows.
 PAD_BLOCK_COLS = PAD_COPY.block[0] * PAD_COPY.defines["PAD_WIDE"]

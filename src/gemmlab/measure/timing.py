@@ -28,11 +28,10 @@ def round_orders(count: int) -> list[list[int]]:
     (Williams's design), in which each implementation takes each place equally often and follows
     each other one equally often, over `count` rounds (twice `count` where it is odd).
 
-    Which call comes just before matters, not only the place: on the H200 the call right after
-    cuBLAS's read 1.5–2.4 % slower than the same kernel further on, and about 0.55 µs slower at
-    tiny shapes (experiments/small-shaped). Starting each round one place further along, as this
-    loop did before 2026-12-05, gives every implementation every place but keeps the cycle, so the
-    name listed after cuBLAS followed it in every round but the few where cuBLAS came last."""
+    Which call comes just before matters, not only the place: the call right after cuBLAS's read
+    slower than the same kernel further on (experiments/README.md#small-shaped). Starting each round
+    one place further along gives every implementation every place but keeps the cycle, so the
+    name listed after cuBLAS would follow it in almost every round."""
     first, low, high = [0], 1, count - 1
     while len(first) < count:
         first.append(low)

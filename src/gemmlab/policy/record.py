@@ -13,7 +13,7 @@ Schema (``"kind": "tune"``, ``"schema": 1``)::
                              "winner": {"rung", "launch", "knobs", "kernel", "cubin", "median_ms",
                                         "ratio_vs_cublas"} | null}}}
 
-``cubin`` (records from 2026-11-30 on) is a digest of the main kernel as compiled and
+``cubin`` (absent from the earliest records) is a digest of the main kernel as compiled and
 timed (`cubin_digest`): ptxas does not always build the same source the same
 way, and `default.build_check` tells whether today's build is the one that was timed.
 
@@ -55,7 +55,7 @@ TIE_BREAK = ("lowest median time; equal medians: the candidate tried first (rung
 
 
 #: The tunable rungs' launches in the order they had when records named a launch by its position
-#: (records of 2026-11-30 to 2026-12-01, the committed H200 record among them). Frozen: it says
+#: (the earliest records, the committed H200 record among them). Frozen: it says
 #: what those records meant, whatever order the launches take now.
 LEGACY_LAUNCHES = {
     "bigtile": ("b-in-place", "b-padded"),

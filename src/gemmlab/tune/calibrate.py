@@ -1,8 +1,8 @@
 """Calibrate `default`'s dispatch on shapes nobody chose: random-shape sweeps (`gemmlab sweep --random`).
 
 `gemmlab tune` picks each class's winner at one representative shape, so a winner can fit its
-representative and miss the class: on the H200 (2026-12-01) the large classes' winners, picked at
-8192×6144×4096, ran up to 18 % behind the `tma` rung's own launch at other large shapes. A random
+representative and miss the class (the large classes' winners, picked at 8192×6144×4096, ran
+behind the `tma` rung's own launch at other large shapes: experiments/README.md#random-shapes). A random
 sweep times every strict-FP32 rung at many shapes of each class, `default` (the installed record's
 winners) among them. Calibration reads those rows: per class, each rung is compared with
 `default` over the shapes where both were timed (at least MIN_POINTS of them), by the geometric

@@ -151,8 +151,7 @@ __device__ __forceinline__ int my_row(int lane, int i) { return (lane / 4) * 4 +
 // writes 4 floats 16 bytes apart in each of 8 rows (2 or 3 sectors a row). A 4×4 transpose
 // within the quad first (two rounds of shfl.xor) gives lane q the columns 4x + q (x < 4) of
 // each group of 16, so each store writes 16 contiguous bytes per row (1 or 2 sectors a row):
-// about half the sectors. At 1023³ the stores of the scattered form cost the split-K tile's
-// last part about 10 µs of 64 (ncu, H200). Compiled only where such rows can occur: unused,
+// about half the sectors (bigtile.md measures what that saves). Compiled only where such rows can occur: unused,
 // these functions still moved ptxas's allocation of a launch without PAD_B (NVRTC 13.0), as
 // any change to its source may (bigtile.md).
 #if PAD_B || VEC != 4
@@ -192,7 +191,7 @@ __device__ __forceinline__ void store_scalar(const float (&acc)[8][16], float* C
 #ifndef FETCH_BA
 // 1: an index's B fragments are loaded before its A fragments. The same loads in
 // another order: ptxas then spaces the shared loads among the FMAs (fewer 4-cycle waits
-// between back-to-back LDS.128), 2-3 % faster at the large shapes on the H200.
+// between back-to-back LDS.128), faster at the large shapes (bigtile.md).
 #define FETCH_BA 0
 #endif
 
