@@ -17,16 +17,16 @@ own. `impl.old_number` is the rung number it had before chapters: an alias alone
 command lines use (`by_old_number`, `old_number_refs`); the step is the one numbering.
 
 These names are a public interface (the book site reads them): `Chapter` (`key`,
-`number`, `title`, `summary`, `label`), `CHAPTERS`, `CHAPTER` (key → Chapter),
-`Implementation.chapter` / `.step` / `.ref` / `.variant_of` / `.old_number`, `by_ref`,
-`is_ref`, `reading_order`, `reading_place`, `in_chapter`, `variants_of`, `old_number_refs`, `UnknownStep`.
+`number`, `title`, `summary`, `label`), `CHAPTERS`, `CHAPTER` (key → Chapter), `is_ref` and
+`UnknownStep`, defined in `gemmlab.chapters` and re-exported here; `Implementation.chapter` /
+`.step` / `.ref` / `.variant_of` / `.old_number`, `by_ref`, `reading_order`, `reading_place`,
+`in_chapter`, `variants_of`, `old_number_refs`.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
-import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -35,6 +35,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import problem, runtime
+from .chapters import (  # noqa: F401  (re-exported: the registry's public interface, above)
+    BASELINES,
+    CHAPTER,
+    CHAPTERS,
+    FP32_CORES,
+    LANGUAGES,
+    MEMORY,
+    PAST_CUBLAS,
+    REF,
+    SIMT,
+    TF32_CORES,
+    Chapter,
+    UnknownStep,
+    is_ref,
+)
 from .cuda.compiler import NoGPUError
 from .cuda.dispatch import FALLBACK_MARK, CudaSolver, Launch
 from .cuda.needs import Needs
@@ -49,61 +64,6 @@ if TYPE_CHECKING:  # the registry is read without torch (list, explain): calls i
 PACKAGE_DIR = Path(__file__).resolve().parent
 #: ``solve(A, B, C, M, N, K)`` on torch tensors.
 Solve = Callable[..., None]
-
-
-@dataclass(frozen=True)
-class Chapter:
-    """A chapter of the ladder: its steps share one theme, read in order."""
-
-    key: str  # a stable identifier ("simt", "memory", …): links and JSON use it
-    number: int | None  # 1, 2, … in reading order; None for the unnumbered baselines
-    title: str
-    summary: str  # what the chapter teaches, in a sentence or two
-
-    @property
-    def label(self) -> str:
-        """"3 · Past cuBLAS in FP32", or the title alone for an unnumbered group."""
-        return self.title if self.number is None else f"{self.number} · {self.title}"
-
-
-SIMT = Chapter(
-    "simt", 1, "SIMT basics",
-    "One thread per output, then tiles in shared memory and outputs held in registers: each step "
-    "raises the FLOPs a block does per byte it loads. The study notes' first rungs.")
-MEMORY = Chapter(
-    "memory", 2, "Memory",
-    "How the tiles arrive: 16-byte loads, two buffers, the copy engine (cp.async), and Triton "
-    "doing the same for you. `gemmlab study buffering` separates buffering from tile size.")
-PAST_CUBLAS = Chapter(
-    "fp32", 3, "Past cuBLAS in FP32",
-    "Strict FP32 on the SIMT lanes with cuBLAS's own techniques and then some: warp tiles, 8×16 "
-    "outputs per thread, split reductions, TMA copies, a kernel for little work, and `default`, "
-    "which runs the fastest of them per shape class.")
-TF32_CORES = Chapter(
-    "tf32", 4, "TF32 tensor cores",
-    "Inputs rounded to TF32 on the tensor cores: WMMA, warp-level mma.sync (sm_80), then Hopper's "
-    "wgmma fed by TMA, warp specialisation, and the product swapped to skip the pre-pass; small "
-    "split tiles for little work, and `tf32`, which runs the one that fits the shape. Compared "
-    "with cuBLAS TF32; about 3e-4 off the exact product.")
-FP32_CORES = Chapter(
-    "fp32x3", 5, "FP32-accurate tensor cores",
-    "Three TF32 products per FP32 product (3xTF32): the tensor cores' speed at FP32's accuracy, "
-    "closer to the exact product than cuBLAS FP32; `3xtf32` at every shape.")
-LANGUAGES = Chapter(
-    "languages", 6, "Other languages",
-    "The same problem in the other languages LeetGPU accepts or is asked for, one file each in its "
-    "format: CuTe DSL and Mojo in strict FP32, TileLang's T.gemm (TF32 on float32).")
-BASELINES = Chapter(
-    "baselines", None, "Baselines",
-    "cuBLAS through torch.matmul, with TF32 off and on: what every figure is compared with.")
-
-#: Every chapter in reading order, the unnumbered baselines last.
-CHAPTERS: tuple[Chapter, ...] = (SIMT, MEMORY, PAST_CUBLAS, TF32_CORES, FP32_CORES, LANGUAGES, BASELINES)
-#: A chapter by its key.
-CHAPTER: dict[str, Chapter] = {c.key: c for c in CHAPTERS}
-
-#: A step reference as typed: chapter number, a dot, step number ("3.2").
-_REF = re.compile(r"([0-9]+)\.([0-9]+)")
 
 
 class Family(StrEnum):
@@ -729,22 +689,10 @@ def variants_of(name: str) -> list[Implementation]:
     return [impl for impl in reading_order() if impl.variant_of == name]
 
 
-def is_ref(token: str) -> bool:
-    """Whether `token` is written as a step reference ("3.2"), named or not."""
-    return _REF.fullmatch(token) is not None and token.isascii()
-
-
-class UnknownStep(KeyError):
-    """A reference ("3.9") that names no step; its message says which steps there are."""
-
-    def __str__(self) -> str:
-        return self.args[0]
-
-
 def by_ref(ref: str) -> Implementation:
     """The implementation a step reference names: "3.2" is chapter 3's second step. UnknownStep
     (a KeyError) when no step has that reference, saying what the chapter holds."""
-    match = _REF.fullmatch(ref) if ref.isascii() else None
+    match = REF.fullmatch(ref) if ref.isascii() else None
     if match is None:
         raise UnknownStep(f"{ref!r} is not a step reference (chapter.step, e.g. 3.2)")
     number, step = int(match.group(1)), int(match.group(2))
