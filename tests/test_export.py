@@ -115,7 +115,7 @@ def test_dispatch_tries_each_precondition_in_launch_order_and_ends_in_a_portable
     for launch, label, test in zip(p.launches, p.labels, tests, strict=False):
         if launch.when is not None:
             assert launch.when.cpp() in test and test.endswith(launch.when.cpp())
-            assert f"// {label}: {launch.requires}" in body
+            assert f"// {label}: {launch.precondition}" in body
         # What the build's loaded code holds decides, not the GPU: -arch=sm_80 on an H200 has no TMA.
         assert ("image_has" in test) == (launch.all_needs is not Needs.ANY), test
         if launch.all_needs is not Needs.ANY:

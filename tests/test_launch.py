@@ -558,7 +558,7 @@ def test_needs_by_feature_sm90a_on_that_gpu_alone_the_others_floors():
     assert A.short == "sm_90a only" and S80.short == "sm_80+"
     assert cc_of("sm_90a") == (9, 0) and cc_of("sm_120") == (12, 0) and cc_of("sm_100f") == (10, 0)
     swap = registry.get("wgmma-swap")
-    assert swap.needs is A and "sm_90a only" in swap.launches[0].requires
+    assert swap.needs is A and "sm_90a only" in swap.launches[0].precondition
     # TMA is sm_90's: the tma rung runs on any Hopper or later GPU, not only on sm_90a builds.
     assert registry.get("tma").needs is S90 and registry.get("tma").launches[0].all_needs is S90
     # A launch needs what its pre-passes need too: the TF32 transpose is sm_80's.

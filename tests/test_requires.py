@@ -86,8 +86,8 @@ def read_text(text: str):
 
 @pytest.mark.parametrize("impl,launch", LAUNCHES, ids=lambda x: getattr(x, "name", None) or x.entry)
 def test_precondition_text_matches_its_predicate(impl, launch):
-    holds, cc = read_text(launch.requires)
-    assert cc == (launch.all_needs.min_cc if launch.all_needs is not Needs.ANY else None), launch.requires
+    holds, cc = read_text(launch.precondition)
+    assert cc == (launch.all_needs.min_cc if launch.all_needs is not Needs.ANY else None), launch.precondition
     seen = set()
     # An outputs floor (the tensor-core dispatchers'), or A's or B's (narrow outputs, thin's wider
     # kernels), or a bound on the rows
@@ -101,7 +101,7 @@ def test_precondition_text_matches_its_predicate(impl, launch):
         for offsets in OFFSETS:
             tensors = _operands(*dims, offsets)
             decided = launch.when(*tensors, *dims)
-            assert decided == holds(tensors, dims), (impl.name, launch.requires, dims, offsets)
+            assert decided == holds(tensors, dims), (impl.name, launch.precondition, dims, offsets)
             seen.add(decided)
     assert seen == {True, False}, "the grid never tells the two apart"
 

@@ -167,7 +167,7 @@ def geometry(impl: Implementation) -> list[dict]:
                     "step": launch.step, "buffers": launch.buffers, "pad": launch.pad,
                     "dynamic_smem": kernel.smem, "static_smem": launch.static_smem,
                     "cluster": list(kernel.cluster), "persistent": launch.persistent,
-                    "when": launch.requires if launch.when else None,
+                    "when": launch.precondition if launch.when else None,
                     "pre_passes": [k.entry for k in launch.kernels()[1:]],
                     "defines": dict(launch.defines)})
     return out

@@ -61,7 +61,7 @@ def facts_table(impl: registry.Implementation) -> Table:
     for launch in impl.launches:
         facts.add_row(f"kernel {impl.launch_label(launch)}",
                       f"block {launch.block}, tile {launch.tile}; "
-                      + (f"when {launch.requires}" if launch.when else "always (fallback)"))
+                      + (f"when {launch.precondition}" if launch.when else "always (fallback)"))
     return facts
 
 

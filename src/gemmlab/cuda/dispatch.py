@@ -167,7 +167,7 @@ class Launch:
         return Needs.of(*(kernel.needs for kernel in self.kernels()))
 
     @property
-    def requires(self) -> str:
+    def precondition(self) -> str:
         """The precondition in words, rendered from `when` and `all_needs`; "always" for a fallback."""
         text = str(self.when) if self.when else "always"
         if self.all_needs is not Needs.ANY:

@@ -140,7 +140,7 @@ def header(impl: registry.Implementation, filename: str, p: ExportPlan) -> str:
         kernel = launch.kernel
         if i == p.own:
             lines.append("//   … and where this build holds none of those: the portable floor, in plain CUDA:")
-        lines.append(f"//   {i}. {p.labels[i]} — when {launch.requires}")
+        lines.append(f"//   {i}. {p.labels[i]} — when {launch.precondition}")
         lines.append(f"//      block {kernel.block}, tile {launch.tile}, dynamic smem {kernel.smem} B, "
                      f"cluster {kernel.cluster}{', persistent grid' if launch.persistent else ''}"
                      + (f", host {launch.host}" if launch.host else ""))

@@ -67,7 +67,7 @@ def main_launch(launch: Launch, variants: Variants, args: str) -> list[str]:
 
 def launch_function(index: int, launch: Launch, label: str, body: list[str]) -> str:
     lines = "\n".join(f"    {line}" for line in body)
-    return (f"// launch {index}: {label}; when {launch.requires}\n"
+    return (f"// launch {index}: {label}; when {launch.precondition}\n"
             f"static void launch_{index}({GEMM_PARAMS}) {{\n{lines}\n}}\n")
 
 
@@ -88,7 +88,7 @@ def solve_function(launches: tuple[Launch, ...], labels: list[str], own: int) ->
         if test is None:
             lines.append(f"    launch_{i}({GEMM_ARGS});  // {labels[i]}: always")
             break
-        lines.append(f"    if ({test}) {{  // {labels[i]}: {launch.requires}\n"
+        lines.append(f"    if ({test}) {{  // {labels[i]}: {launch.precondition}\n"
                      f"        launch_{i}({GEMM_ARGS});\n        return;\n    }}")
     body = "\n".join(lines)
     return ("// A, B and C are device pointers; the caller synchronises after the call.\n"

@@ -34,7 +34,7 @@ def explanation(impl: registry.Implementation) -> dict:
     launches = [{
         "kernel": impl.launch_label(launch), "entry": launch.entry,
         "defines": dict(launch.defines), "block": list(launch.block), "tile": list(launch.tile),
-        "when": launch.requires if launch.when else None, "needs": launch.all_needs.name.lower(),
+        "when": launch.precondition if launch.when else None, "needs": launch.all_needs.name.lower(),
     } for launch in impl.launches]
     return implementation(impl) | {"intensity": impl.intensity, "launches": launches,
                                    "explanation": impl.explanation()}
