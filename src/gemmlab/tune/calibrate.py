@@ -13,7 +13,7 @@ each rung is judged on the shapes it ran, against `default` on the same ones. A 
 any shape it ran is never chosen. A prelude rung (policy/preludes.py: no space, a kernel for a kind
 of shape across the classes) is judged instead on every sweep shape its launch applies to: the
 record keeps the fewest outputs from which it beat `default` at each of them (`preludes.floor`),
-or drops it; designed sweeps (`gemmlab sweep --shape …`, such as gpu_session's short-floor) count
+or drops it; designed sweeps (`gemmlab sweep --shape …`, such as experiments/gpu_session.sh's short-floor) count
 for preludes too, whose kind of shape a draw seldom holds at size, never for the classes. A class
 whose winner was inherited from another (the odd-n classes, from the odd ones when the layout was
 split) and that has fewer than MIN_POINTS shapes of its own follows its source where calibration
