@@ -102,7 +102,8 @@ for step in "$@"; do
     race-probe) run race-probe 300 python3 experiments/langs-gpu/race_probe.py tests/fixtures/solutions/second_stream.cu \
                   tests/fixtures/solutions/second_stream_cute.py tests/fixtures/solutions/second_stream.mojo \
                   tests/fixtures/solutions/second_stream_tilelang.py ;;
-    *) bash scripts/gpu_session.sh "$step" ;;
+    # The product's step; a failed smoke stops this session as it stops that one.
+    *) bash scripts/gpu_session.sh "$step" || { [ "$step" != smoke ] || break; } ;;
   esac
 done
 tar -czf "$OUT/logs.tgz" -C "$LOGS" .

@@ -37,7 +37,7 @@ for step in "$@"; do
     # A new or changed kernel first on one small shape, briefly: a kernel that hangs (a barrier
     # never completing) would otherwise hold every later step to its whole time limit.
     smoke) run smoke 90 gemmlab check ${NEW_RUNGS:-mma-tf32 wgmma-tma wgmma-ws torch-tf32} --shape 300 200 500 --no-perf \
-             || { echo "=== smoke failed: the steps after it are not run"; break; } ;;
+             || { echo "=== smoke failed: the steps after it are not run"; tar -czf "$OUT/logs.tgz" -C "$LOGS" .; exit 1; } ;;
     new) run new 400 gemmlab check ${NEW_RUNGS:-mma-tf32 wgmma-tma wgmma-ws torch-tf32} --seed 2026 ;;
     new-tests) run new-tests 400 python3 -m pytest -q tests/test_properties.py tests/test_gpu.py \
                  -k "${NEW_TESTS:-warptile or presplit or tf32x3 or other_stream or illegal_address}" ;;

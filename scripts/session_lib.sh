@@ -4,7 +4,9 @@
 set -uo pipefail
 OUT="${OUT:-out}"; LOGS="${LOGS:-/tmp/gemmlab-logs}"; mkdir -p "$OUT" "$LOGS"
 export PYTHONUNBUFFERED=1
-[ -n "${GEMMLAB_COMMIT:-}" ] || echo "=== GEMMLAB_COMMIT unset: records will name this checkout's git describe"
+# Said once a session: the experiments' runner sources this again for each step it passes on.
+[ -n "${GEMMLAB_COMMIT:-}" ] || [ -n "${GEMMLAB_SESSION_WARNED:-}" ] \
+  || { echo "=== GEMMLAB_COMMIT unset: records will name this checkout's git describe"; export GEMMLAB_SESSION_WARNED=1; }
 # Each step re-packs the logs, so a run cut short still brings back what finished.
 run() { local name=$1 limit=$2; shift 2; echo "=== $name ($(date +%T))"; timeout "$limit" "$@" >"$LOGS/$name.txt" 2>&1; local rc=$?; echo "=== $name rc=$rc"; tail -n "${TAIL:-15}" "$LOGS/$name.txt"; tar -czf "$OUT/logs.tgz" -C "$LOGS" . ; return $rc; }
 sanitize() {  # one compute-sanitizer tool over every CUDA rung, on the notes' shapes

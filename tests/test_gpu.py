@@ -489,23 +489,6 @@ def test_gemv_at_one_column_at_every_alignment_and_past_it(shape, offsets):
     assert ours.unwritten == 0 and ours.exact_violations <= cublas.exact_violations
 
 
-@pytest.mark.parametrize("rung", ["small", "mma-split"])
-@pytest.mark.parametrize("shape", [(460, 8027, 70), (41, 1399, 3647), (33, 65, 17), (1, 1, 1), (130, 2048, 132),
-                                   (7, 3001, 5)])
-def test_hoisted_tile_copies_give_the_same_bits(rung, shape):
-    """tile_copy.cuh's HOIST 1 (experiments/small-hoist) copies the same bytes to the same places:
-    the rung as it ships (HOIST 1) gives C bit for bit as with HOIST 0, each launch under its own
-    precondition, within the rung's gate."""
-    import dataclasses
-
-    impl = registry.get(rung)
-    # defines replaced, not re-derived: with_defines would re-derive each precondition, and drop
-    # what narrow twins add to theirs
-    unhoisted = tuple(dataclasses.replace(x, defines=dict(x.defines) | {"HOIST": 0}) for x in impl.launches)
-    twins = [dataclasses.replace(impl, launches=unhoisted), dataclasses.replace(impl)]
-    _assert_same_bits(twins, impl.precision, shape)
-
-
 @pytest.mark.parametrize("shape", [(460, 8026, 70), (41, 1398, 3647), (34, 66, 18), (2, 2, 2), (130, 2048, 132),
                                    (8, 3001, 6), (300, 2050, 4)])
 def test_tile_copies_of_each_width_give_the_same_bits(shape):

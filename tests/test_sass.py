@@ -271,27 +271,6 @@ def test_small_sums_each_step_from_zero_then_adds_it_to_its_running_sum():
     assert fmul == 16 and ffma == 15 * 16 and fadd >= 16, (fmul, ffma, fadd)
 
 
-@pytest.mark.parametrize(("rung", "name", "shorter"), [("small", "vec4", 0.96), ("small", "any", 0.80),
-                                                     ("mma-split", "any", 0.75)])
-def test_hoisted_tile_copies_shorten_the_main_loop_and_copy_the_same(rung, name, shorter):
-    """tile_copy.cuh's HOIST (experiments/small-hoist): the same copies (the same LDGSTS, in order),
-    the same arithmetic, no local memory, no more registers, and a main loop at most `shorter` as
-    long (written at sm_90a: `small` 373 against 391 instructions with 16-byte copies and 429
-    against 569 with 4-byte ones, `mma-split` 269 against 407 with 4-byte ones)."""
-    shipped = next(x for x in registry.get(rung).launches if x.name == name)
-    assert "HOIST" not in shipped.defines  # the rungs ship the kernels' default, HOIST 1 (since 2026-12-04)
-    built = {0: shipped.with_defines({"HOIST": 0}).compile(HOPPER_ARCH), 1: shipped.compile(HOPPER_ARCH)}
-    ops = {h: disassemble(m.cubin)[shipped.entry] for h, m in built.items()}
-    loop = {h: sass_mod.schedule(m.cubin)[shipped.entry]["loop instructions"] for h, m in built.items()}
-    regs = {h: m.resources[shipped.entry].registers for h, m in built.items()}
-    for op in ("FFMA", "FMUL", "HMMA", "LDS"):
-        assert sum(o.startswith(op) for o in ops[1]) == sum(o.startswith(op) for o in ops[0]), op
-    assert [o for o in ops[1] if o.startswith("LDGSTS")] == [o for o in ops[0] if o.startswith("LDGSTS")]
-    assert not any(o.startswith(("LDL", "STL")) for o in ops[1])
-    assert loop[1] <= loop[0] * shorter, loop
-    assert regs[1] <= regs[0], regs
-
-
 @pytest.mark.parametrize("widths", launches.COPY_WIDTHS)
 @pytest.mark.parametrize("rung", ["small", "mma-split"])
 def test_tile_copies_of_each_width_move_what_their_width_says(rung, widths):

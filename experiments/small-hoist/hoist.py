@@ -47,6 +47,7 @@ import dataclasses
 import json
 import os
 import sys
+from pathlib import Path
 
 import torch
 
@@ -79,6 +80,9 @@ def bits(impl, shape):
     return result_bits(impl.solve, shape, 5, torch.device("cuda"))
 
 
+if "afresh" not in (Path(__file__).parents[2] / "src/gemmlab/kernels/cuda/tile_copy.cuh").read_text():
+    # The -before arms build HOIST 0, which left the kernel: without the patch they would time the hoisted copy.
+    sys.exit("HOIST 0 left tile_copy.cuh: first `git apply experiments/small-hoist/afresh.patch`")
 runtime.configure()
 out_path = sys.argv[1]
 shapes = [tuple(int(x) for x in s.split("x")) for s in (sys.argv[2:] or SHAPES)]
