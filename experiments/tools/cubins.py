@@ -24,7 +24,8 @@ ARCH = "sm_90a"
 
 
 def builds() -> dict[str, object]:
-    """label → kernel, each distinct build once."""
+    """label → kernel, each distinct build once; keyed by the kernel's label (entry and macros), not
+    its file's name, so that digests taken before a file's rename compare with those after."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from twins import TWINS
 
@@ -32,7 +33,7 @@ def builds() -> dict[str, object]:
 
     launches = [x for i in registry.IMPLEMENTATIONS if i.family == "cuda" for x in i.launches]
     launches += [x for _, make, _ in TWINS.values() for x in make()]
-    return {f"{x.source}:{x.kernel.label}": x.kernel for x in launches}
+    return {x.kernel.label: x.kernel for x in launches}
 
 
 def sass(cubin: bytes) -> str:

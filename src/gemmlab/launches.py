@@ -190,19 +190,18 @@ SCALAR_B_ROWS = 128
 
 def tail_twin(launch: Launch) -> Launch:
     """A bigtile launch's twin on a line of blocks (SPLIT 2): the last wave's few tiles may split
-    into more parts than the rest (`handoff.tail_plan`, bigtile_splitk.md). Named "tail-…"; needs
-    the Aᵀ host, the one that splits."""
-    if launch.source != "bigtile.cu" or not launch.defines.get("A_T"):
-        raise ValueError(f"tail_twin: {launch.name} is not a bigtile launch with the Aᵀ host")
+    into more parts than the rest (`handoff.tail_plan`, bigtile_splitk.md). Named "tail-…"."""
+    if launch.source != "bigtile.cu":
+        raise ValueError(f"tail_twin: {launch.name} is not a bigtile launch")
     twin = launch.with_defines({"SPLIT": 2})
     return dataclasses.replace(twin, name=f"tail-{launch.name}", when=launch.when)
 
 
 def tailed(chain: tuple[Launch, ...]) -> tuple[Launch, ...]:
-    """`chain` with each split bigtile launch (SPLIT 1, Aᵀ host) turned into its `tail_twin`, as
+    """`chain` with each split bigtile launch (SPLIT 1) turned into its `tail_twin`, as
     `default` runs them (experiments/README.md#tail-split); the rungs keep SPLIT 1, as ladder steps."""
     def splits(x: Launch) -> bool:
-        return x.source == "bigtile.cu" and x.defines.get("SPLIT") == 1 and bool(x.defines.get("A_T"))
+        return x.source == "bigtile.cu" and x.defines.get("SPLIT") == 1
     return tuple(tail_twin(x) if splits(x) else x for x in chain)
 
 
