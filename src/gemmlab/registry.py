@@ -30,7 +30,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -113,6 +113,11 @@ class Implementation:
         if self.chapter is None or self.chapter.number is None:
             return None
         return f"{self.chapter.number}.{self.step}"
+
+    @property
+    def step_label(self) -> str:
+        """`ref` where it has one, else its name (the baselines): what a table's step column shows."""
+        return self.ref or self.name
 
     @property
     def min_cc(self) -> tuple[int, int]:
@@ -677,8 +682,14 @@ def reading_order() -> list[Implementation]:
 def reading_place(name: str) -> tuple[int, str]:
     """Where `name` comes in `reading_order()`, for sorting rows of a record by step; a name this
     registry does not hold (an old record's) after every one it does."""
-    place = {impl.name: i for i, impl in enumerate(reading_order())}
+    place = _reading_places()
     return place.get(name, len(place)), name
+
+
+@cache
+def _reading_places() -> dict[str, int]:
+    """Each implementation's index in `reading_order()`, worked out once (the registry does not change)."""
+    return {impl.name: i for i, impl in enumerate(reading_order())}
 
 
 def in_chapter(chapter: Chapter | str) -> list[Implementation]:
@@ -716,7 +727,7 @@ def by_ref(ref: str) -> Implementation:
 def old_number_refs(number: int) -> list[str]:
     """What an old rung number stands for now: its implementations' references, or their names
     where they have none (the baselines), in reading order."""
-    return [impl.ref or impl.name for impl in reading_order() if impl.old_number == number]
+    return [impl.step_label for impl in reading_order() if impl.old_number == number]
 
 
 def get(name: str) -> Implementation:

@@ -113,7 +113,7 @@ def step_of(row: dict) -> str:
     from .. import registry
 
     impl = registry.REGISTRY.get(row["name"])
-    return (impl.ref or impl.name) if impl else "–"
+    return impl.step_label if impl else "–"
 
 
 def in_reading_order(rows: list[dict]) -> list[dict]:

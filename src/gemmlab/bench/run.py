@@ -213,7 +213,7 @@ def _rows(entries: list[_Entry], a, b, shape, peaks: dict) -> list[dict]:
     rows = []
     for e in entries:
         row = {
-            "step": e.impl.ref or e.impl.name, "name": e.impl.name, "family": str(e.impl.family),
+            "step": e.impl.step_label, "name": e.impl.name, "family": str(e.impl.family),
             "precision": str(e.impl.precision),
             "kernel": _kernel_used(e.impl, a, b, e.c, m, n, k),
         }

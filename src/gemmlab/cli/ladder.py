@@ -43,7 +43,7 @@ def facts_table(impl: registry.Implementation) -> Table:
     facts = Table(show_header=False, title=f"{impl.name}: facts")
     facts.add_column(overflow="fold")  # kernel labels carry the knobs that tell launches apart: never cut
     facts.add_column(overflow="fold")
-    facts.add_row("chapter / step", f"{impl.chapter.label} / {impl.ref or impl.name}")
+    facts.add_row("chapter / step", f"{impl.chapter.label} / {impl.step_label}")
     facts.add_row("family / precision", f"{impl.family} / {impl.precision}")
     if impl.variant_of:
         facts.add_row("variant of", f"{impl.variant_of}: its source, built with other settings")
