@@ -195,6 +195,14 @@ def test_nvcc_flags_build_for_a_grader_s_target():
     assert "sm_90a" in judge_file(SOL / "right.cu", seed=77, **FAST).build  # the default: the H200's own
 
 
+def test_native_builds_for_this_gpu_though_nvcc_sees_none_in_the_sandbox():
+    import torch
+
+    major, minor = torch.cuda.get_device_capability()
+    v = judge_file(SOL / "right.cu", seed=79, nvcc_flags="-arch=native", **FAST)
+    assert v.passed and f"-arch=sm_{major}{minor} (-arch=native: the GPU here)" in v.build, (v.failure, v.build)
+
+
 def test_a_hopper_solution_under_sm_80_flags_is_a_compile_verdict():
     # gemmlab's own exports guard their Hopper kernels and build anywhere (test_export.py), so
     # the file here is one that does not: an unguarded setmaxnreg, which ptxas refuses for sm_80.

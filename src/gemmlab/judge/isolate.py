@@ -162,7 +162,7 @@ def _build(path: Path, request: Request, verdict: Verdict) -> str | None:
     if request.framework != "cuda":
         return None
     from ..cuda.compiler import HOPPER_ARCH, cache_root, device_arch
-    from .userfile import nvcc_flags
+    from .userfile import names_native, nvcc_flags
 
     gpu = runtime.has_gpu()
     # Without a GPU, still compile (for Hopper), so a compile error is a verdict with nvcc's log.
@@ -171,6 +171,8 @@ def _build(path: Path, request: Request, verdict: Verdict) -> str | None:
     verdict.build = "nvcc " + shlex.join(flags)
     if not any(f.startswith(TARGET_FLAGS) for f in flags):
         verdict.build += " (nvcc's default target)"
+    elif names_native(request.nvcc_flags):
+        verdict.build += " (-arch=native: the GPU " + ("here" if gpu else "of Hopper, with no GPU here") + ")"
     try:
         nvcc_path()
         lib = build_cuda(path, arch, cache_root() / "user", request.nvcc_flags)

@@ -134,11 +134,41 @@ def target_flags(arch: str) -> list[str]:
     return [f"-gencode=arch=compute_{number},code=sm_{number}"]
 
 
+#: The spellings of nvcc's "build for the GPU at hand" target, as one token or two.
+NATIVE_TARGETS = ("-arch=native", "--gpu-architecture=native")
+NATIVE_SPLIT = ("-arch", "--gpu-architecture")
+
+
+def resolve_native(user_flags: list[str], arch: str) -> list[str]:
+    """`-arch=native` named as the GPU it means here (`arch` without Hopper's 'a', as nvcc
+    resolves it). nvcc asks the driver for that GPU, and in the judge's sandbox it sees none:
+    it warns and builds its default target instead, so the judged library would hold no code for
+    this GPU and run slower than the user's own build."""
+    plain = "sm_" + arch.removeprefix("sm_").rstrip("af")
+    out: list[str] = []
+    for flag in user_flags:
+        if flag in NATIVE_TARGETS:
+            out.append(f"-arch={plain}")
+        elif flag == "native" and out and out[-1] in NATIVE_SPLIT:
+            out[-1] = f"-arch={plain}"
+        else:
+            out.append(flag)
+    return out
+
+
+def names_native(user_flags: list[str] | None) -> bool:
+    flags = user_flags or []
+    return any(f in NATIVE_TARGETS or (f == "native" and i > 0 and flags[i - 1] in NATIVE_SPLIT)
+               for i, f in enumerate(flags))
+
+
 def nvcc_flags(arch: str, user_flags: list[str] | None) -> list[str]:
-    """What picks the build: the user's flags (`judge --nvcc-flags`) in place of the target, the
-    optimisation level and the C++ standard where they give their own; else the target for `arch`."""
+    """What picks the build: the user's flags (`judge --nvcc-flags`, `-arch=native` named as
+    `arch`'s GPU) in place of the target, the optimisation level and the C++ standard where they
+    give their own; else the target for `arch`."""
     if user_flags is None:
         return ["-O3", "-std=c++17", *target_flags(arch)]
+    user_flags = resolve_native(user_flags, arch)
     own_level = any(f.startswith(("-O", "--optimize")) for f in user_flags)
     own_std = any(f.startswith(("-std", "--std")) for f in user_flags)
     return [*([] if own_level else ["-O3"]), *([] if own_std else ["-std=c++17"]), *user_flags]
