@@ -134,3 +134,14 @@ def test_nothing_cites_the_old_place_of_the_experiments():
                              "--", "src", "tests", "scripts", ":!tests/test_experiments.py"], cwd=ROOT,
                             capture_output=True, text=True)
     assert joined.stdout.split() == []  # nor a path built from its parts
+
+
+def _tracked_bytes(folder: str) -> int:
+    return sum((ROOT / f).stat().st_size for f in tracked(folder) if (ROOT / f).is_file())
+
+
+def test_the_repository_stays_mostly_product():
+    # Issue 53's bounds: the notebook keeps its scripts, its index and small records; raw
+    # per-shape dumps are compressed summaries, and records are written compact.
+    assert _tracked_bytes(".") <= 12_000_000
+    assert _tracked_bytes("experiments") <= 5_000_000
