@@ -113,40 +113,30 @@ def children(pid: int) -> list[int]:
     return out
 
 
-def tree(root: int, root_start: int, procs: dict[int, Proc] | None = None) -> set[int]:
+def tree(root: int, root_start: int) -> set[int]:
     """The root (if it is still the same process) and every descendant of it.
 
     Also the orphans re-parented to this process (the subreaper) that were born
     after the root and that nobody exempted: they can only come from the root's tree.
     """
-    me = os.getpid()
-    if procs is None and CHILDREN_FILES:
-        found: set[int] = set()
-        stack = [root] if start_time(root) == root_start else []
-        for pid in children(me):
-            if pid != root and pid not in _EXEMPT and (start_time(pid) or -1) >= root_start:
-                stack.append(pid)
-        while stack:
-            pid = stack.pop()
-            if pid not in found:
-                found.add(pid)
-                stack.extend(children(pid))
-        return found
-    procs = table() if procs is None else procs
-    kids: dict[int, list[int]] = {}
-    for p in procs.values():
-        kids.setdefault(p.ppid, []).append(p.pid)
-    seeds = [root] if root in procs and procs[root].start == root_start else []
-    seeds += [pid for pid in kids.get(me, []) if pid != root and pid not in _EXEMPT
-              and procs[pid].start >= root_start]
-    found = set()
-    stack = list(seeds)
+    if CHILDREN_FILES:
+        kids_of, start_of = children, start_time
+    else:
+        procs = table()
+        kids: dict[int, list[int]] = {}
+        for p in procs.values():
+            kids.setdefault(p.ppid, []).append(p.pid)
+        kids_of = lambda pid: kids.get(pid, [])  # noqa: E731
+        start_of = lambda pid: procs[pid].start if pid in procs else None  # noqa: E731
+    stack = [root] if start_of(root) == root_start else []
+    stack += [pid for pid in kids_of(os.getpid())
+              if pid != root and pid not in _EXEMPT and (start_of(pid) or -1) >= root_start]
+    found: set[int] = set()
     while stack:
         pid = stack.pop()
-        if pid in found:
-            continue
-        found.add(pid)
-        stack.extend(kids.get(pid, []))
+        if pid not in found:
+            found.add(pid)
+            stack.extend(kids_of(pid))
     return found
 
 
