@@ -63,24 +63,9 @@ class Layout:
     regions: dict[str, Region]
     end: int
 
-    @property
-    def a(self) -> int:
-        return self.regions["A"].offset
-
-    @property
-    def b(self) -> int:
-        return self.regions["B"].offset
-
-    @property
-    def c(self) -> int:
-        return self.regions["C"].offset
-
-    @property
-    def s(self) -> int:
-        return self.regions["S"].offset
-
     def offsets(self) -> list[int]:
-        return [self.a, self.b, self.c, self.s]
+        """A, B, C and S's offsets, in the order a request carries them."""
+        return [self.regions[name].offset for name in "ABCS"]
 
 
 def layout(shape: tuple[int, int, int]) -> Layout:
@@ -103,15 +88,10 @@ def capacity(shapes) -> int:
     return max(layout(s).end for s in shapes)
 
 
-def views(arena: torch.Tensor, shape, offsets) -> tuple[torch.Tensor, ...]:
-    """A, B, C, S as contiguous row-major views of the arena."""
-    m, n, k = shape
-    dims = ((m, n), (n, k), (m, k), (m, k))
-    return tuple(arena.narrow(0, off, r * c).view(r, c) for off, (r, c) in zip(offsets, dims, strict=True))
-
-
 def layout_views(arena: torch.Tensor, lay: Layout) -> tuple[torch.Tensor, ...]:
-    return views(arena, lay.shape, lay.offsets())
+    """A, B, C, S as contiguous row-major views of the arena."""
+    regions = [lay.regions[name] for name in "ABCS"]
+    return tuple(arena.narrow(0, r.offset, r.rows * r.cols).view(r.rows, r.cols) for r in regions)
 
 
 class Arena:

@@ -92,11 +92,8 @@ class Cgroup:
         except OSError:
             return False
 
-    def controllers(self) -> set[str]:
-        return set(self._read("cgroup.controllers").split())
-
     def limit_pids(self, n: int) -> bool:
-        return "pids" in self.controllers() and self._write("pids.max", str(n))
+        return "pids" in self._read("cgroup.controllers").split() and self._write("pids.max", str(n))
 
     def pids_refused(self) -> int:
         """How many forks pids.max refused."""
@@ -165,9 +162,6 @@ class Boundary:
         self.root = pid
         self.start = procs.start_time(pid) or 0
 
-    def contains(self, pid: int) -> bool:
-        return pid in self.pids()
-
     def confirm(self, pid: int) -> None:
         """The process that answered the judge is in the cgroup, or the cgroup is not relied on."""
         if self.cgroup is not None and pid not in self.cgroup.members() and not self.cgroup.adopt(pid):
@@ -192,9 +186,6 @@ class Boundary:
         members = self.cgroup.members if self.cgroup else None
         return running | procs.kill_tree(self.root, self.start, deadline_s,
                                          group=self.root if leader_unreaped else None, members=members)
-
-    def empty(self) -> bool:
-        return not procs.alive(self.pids())
 
     def close(self) -> None:
         if self.cgroup is not None:

@@ -45,17 +45,6 @@ from .userfile import load, load_library  # noqa: E402
 C_SAME, C_STORAGE, C_CHANGED = 0, 1, 2
 
 
-def _connect(address: str) -> socket.socket:
-    """The channel: a descriptor the confine step connected (``fd:N``), or a socket's name."""
-    if address.startswith("fd:"):
-        sock = socket.socket(fileno=int(address[3:]))
-    else:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        sock.connect("\0" + address[1:] if address.startswith("@") else address)
-    sock.set_inheritable(False)
-    return sock
-
-
 def _cuda_helpers(arena: torch.Tensor) -> tuple:
     """The GPU's helpers, every one a CUDA driver function (C, from cuda.bindings), bound now."""
     from cuda.bindings import driver as cu
@@ -130,7 +119,8 @@ def main() -> None:
     ap.add_argument("--channel", required=True)
     args = ap.parse_args()
     bound = _bound()
-    sock = _connect(args.channel)
+    sock = socket.socket(fileno=int(args.channel.removeprefix("fd:")))  # the confine step connected it
+    sock.set_inheritable(False)
     sock.send(b'{"kind":"started"}')
     packet, fds, _, _ = socket.recv_fds(sock, 1 << 22, 4)
     if not packet:

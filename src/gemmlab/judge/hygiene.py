@@ -73,13 +73,13 @@ class ClockRecord:
     def __enter__(self) -> ClockRecord:
         self.sampler.__enter__()
         if self.sampler.proc is not None:
-            procs.exempt(self.sampler.proc.pid)
+            procs.EXEMPT.add(self.sampler.proc.pid)
         return self
 
     def __exit__(self, *exc) -> None:
         self.sampler.__exit__(*exc)
         if self.sampler.proc is not None:
-            procs.unexempt(self.sampler.proc.pid)
+            procs.EXEMPT.discard(self.sampler.proc.pid)
 
     def floor(self, shape: tuple[int, int, int]) -> dict:
         """The FMA floor at the fastest clock sampled (else the device's maximum clock)."""

@@ -17,6 +17,7 @@ only then is the baseline timed.
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 import sys
 from collections.abc import Callable
@@ -149,24 +150,45 @@ def check_usage(path: Path, framework: str | None, precision: str, groups: list[
 
 
 def _build(path: Path, request: Request, verdict: Verdict) -> str | None:
-    """The built library of a .cu (None for Python); sets `cannot_run` or `failure` when there is none."""
+    """The built library of a .cu or .mojo (None for Python); sets `cannot_run` or `failure` when
+    there is none."""
     missing = framework_missing(request.framework)
     if missing:
         verdict.cannot_run = missing
         return None
-    if request.framework == "mojo":
-        return _build_mojo(path, verdict)
     if request.framework in ("cute", "tilelang") and not runtime.has_gpu():
         _check_without_gpu(path, request.framework, verdict)
         return None
-    if request.framework != "cuda":
+    if request.framework not in ("cuda", "mojo"):
         return None
-    from ..cuda.compiler import HOPPER_ARCH, cache_root, device_arch
-    from .userfile import names_native, nvcc_flags
+    from ..cuda.compiler import HOPPER_ARCH, device_arch
 
     gpu = runtime.has_gpu()
-    # Without a GPU, still compile (for Hopper), so a compile error is a verdict with nvcc's log.
+    # Without a GPU, still compile (for Hopper), so a compile error is a verdict with the compiler's log.
     arch = device_arch() if gpu else HOPPER_ARCH
+    if request.framework == "mojo":
+        verdict.build = f"mojo build --emit shared-lib --target-accelerator {arch}"
+        try:
+            lib = build_mojo(path, arch)
+        except SolutionError as exc:
+            verdict.failure = str(exc)
+            return None
+    else:
+        lib = _build_cuda(path, request, verdict, arch, gpu)
+        if lib is None:
+            return None
+    if not gpu:
+        done = "builds" if request.framework == "mojo" else "compiles"
+        verdict.cannot_run = f"{path.name} {done} ({verdict.build}), but there is no CUDA GPU here to run it on"
+        return None
+    return str(lib)
+
+
+def _build_cuda(path: Path, request: Request, verdict: Verdict, arch: str, gpu: bool) -> Path | None:
+    """nvcc's library of a .cu that defines solve; sets `cannot_run` or `failure` when there is none."""
+    from ..cuda.compiler import cache_root
+    from .userfile import names_native, nvcc_flags
+
     flags = nvcc_flags(arch, request.nvcc_flags)
     verdict.build = "nvcc " + shlex.join(flags)
     if not any(f.startswith(TARGET_FLAGS) for f in flags):
@@ -188,29 +210,7 @@ def _build(path: Path, request: Request, verdict: Verdict) -> str | None:
         verdict.failure = (f'{path.name} compiles, but defines no extern "C" solve(...): LeetGPU calls '
                            f'extern "C" void solve(const float* A, const float* B, float* C, int M, int N, int K)')
         return None
-    if not gpu:
-        verdict.cannot_run = f"{path.name} compiles ({verdict.build}), but there is no CUDA GPU here to run it on"
-        return None
-    return str(lib)
-
-
-def _build_mojo(path: Path, verdict: Verdict) -> str | None:
-    """`mojo build` of a .mojo into a library (without a GPU, for sm_90a: a compile error is still
-    a verdict with the compiler's log); sets `failure` or `cannot_run` where there is none to run."""
-    from ..cuda.compiler import HOPPER_ARCH, device_arch
-
-    gpu = runtime.has_gpu()
-    arch = device_arch() if gpu else HOPPER_ARCH
-    verdict.build = f"mojo build --emit shared-lib --target-accelerator {arch}"
-    try:
-        lib = build_mojo(path, arch)
-    except SolutionError as exc:
-        verdict.failure = str(exc)
-        return None
-    if not gpu:
-        verdict.cannot_run = f"{path.name} builds ({verdict.build}), but there is no CUDA GPU here to run it on"
-        return None
-    return str(lib)
+    return lib
 
 
 def _check_without_gpu(path: Path, framework: str, verdict: Verdict) -> None:
@@ -283,10 +283,7 @@ def _timed(remote: RemoteSolve, verdict: Verdict, precision: Precision, shape: t
     """The solution's timed calls; (whether the child is healthy, the run)."""
     gpu = remote.device.type == "cuda" and overhead is not None
     record = ClockRecord() if gpu else None
-    if record is not None:
-        with record:
-            run = timed_run(remote, shape, warmup, iters, verdict.seed + 1000, precision, overhead)
-    else:
+    with record or contextlib.nullcontext():
         run = timed_run(remote, shape, warmup, iters, verdict.seed + 1000, precision, overhead)
     if run.results and not run.results[-1].passed:
         verdict.cases.append(run.results[-1].to_dict())

@@ -7,7 +7,7 @@ of its descendants are re-parented to the judge instead of to init, so a walk
 still finds them. The walk follows ``/proc/PID/task/TID/children`` where the
 kernel has it (a few reads per process, so a chain of processes that each fork
 and exit at once cannot outrun it), else it scans all of ``/proc``. Processes
-the judge starts for itself (its yardstick, nvidia-smi) are `exempt`: an orphan
+the judge starts for itself (its yardstick, nvidia-smi) are `EXEMPT`: an orphan
 adopted by the judge belongs to the solution only if nobody exempted it.
 Linux only; the judge says so elsewhere.
 """
@@ -26,15 +26,7 @@ PR_SET_CHILD_SUBREAPER = 36
 PR_GET_CHILD_SUBREAPER = 37
 
 #: Pids the judge started for its own use; never counted as (or killed with) a solution's.
-_EXEMPT: set[int] = set()
-
-
-def exempt(pid: int) -> None:
-    _EXEMPT.add(pid)
-
-
-def unexempt(pid: int) -> None:
-    _EXEMPT.discard(pid)
+EXEMPT: set[int] = set()
 
 
 def set_subreaper(on: bool) -> bool:
@@ -88,13 +80,8 @@ def start_time(pid: int) -> int | None:
     return p.start if p else None
 
 
-def _children_files_exist() -> bool:
-    me = os.getpid()
-    return os.path.exists(f"/proc/{me}/task/{me}/children")
-
-
 #: Whether this kernel lists each thread's children (CONFIG_PROC_CHILDREN).
-CHILDREN_FILES = _children_files_exist()
+CHILDREN_FILES = os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children")
 
 
 def children(pid: int) -> list[int]:
@@ -113,40 +100,30 @@ def children(pid: int) -> list[int]:
     return out
 
 
-def tree(root: int, root_start: int, procs: dict[int, Proc] | None = None) -> set[int]:
+def tree(root: int, root_start: int) -> set[int]:
     """The root (if it is still the same process) and every descendant of it.
 
     Also the orphans re-parented to this process (the subreaper) that were born
     after the root and that nobody exempted: they can only come from the root's tree.
     """
-    me = os.getpid()
-    if procs is None and CHILDREN_FILES:
-        found: set[int] = set()
-        stack = [root] if start_time(root) == root_start else []
-        for pid in children(me):
-            if pid != root and pid not in _EXEMPT and (start_time(pid) or -1) >= root_start:
-                stack.append(pid)
-        while stack:
-            pid = stack.pop()
-            if pid not in found:
-                found.add(pid)
-                stack.extend(children(pid))
-        return found
-    procs = table() if procs is None else procs
-    kids: dict[int, list[int]] = {}
-    for p in procs.values():
-        kids.setdefault(p.ppid, []).append(p.pid)
-    seeds = [root] if root in procs and procs[root].start == root_start else []
-    seeds += [pid for pid in kids.get(me, []) if pid != root and pid not in _EXEMPT
-              and procs[pid].start >= root_start]
-    found = set()
-    stack = list(seeds)
+    if CHILDREN_FILES:
+        kids_of, start_of = children, start_time
+    else:
+        procs = table()
+        kids: dict[int, list[int]] = {}
+        for p in procs.values():
+            kids.setdefault(p.ppid, []).append(p.pid)
+        kids_of = lambda pid: kids.get(pid, [])  # noqa: E731
+        start_of = lambda pid: procs[pid].start if pid in procs else None  # noqa: E731
+    stack = [root] if start_of(root) == root_start else []
+    stack += [pid for pid in kids_of(os.getpid())
+              if pid != root and pid not in EXEMPT and (start_of(pid) or -1) >= root_start]
+    found: set[int] = set()
     while stack:
         pid = stack.pop()
-        if pid in found:
-            continue
-        found.add(pid)
-        stack.extend(kids.get(pid, []))
+        if pid not in found:
+            found.add(pid)
+            stack.extend(kids_of(pid))
     return found
 
 

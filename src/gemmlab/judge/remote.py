@@ -29,8 +29,8 @@ from .arena import Arena, layout, layout_views
 from .cases import Case, make_inputs
 from .hygiene import reset_persisting_l2
 from .limits import Limits, size_text
-from .protocol import encode_request, printable
-from .runner import CaseResult, assess
+from .protocol import encode, encode_request, printable
+from .runner import CaseResult, assess, sync
 from .session import Fault, Session
 from .tracebacks import last_line
 
@@ -72,11 +72,6 @@ def _judge_threads(device: torch.device):
         torch.set_num_threads(saved)
 
 
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
 class RemoteSolve:
     def __init__(self, cmd: list[str], env: dict[str, str], limits: Limits, device: torch.device,
                  floats: int, readable: list[Path] | None = None, tool: bool = False):
@@ -109,7 +104,7 @@ class RemoteSolve:
             handle, fds = self.arena.handle()
         except (RuntimeError, OSError) as exc:  # CUDA IPC refused here: the judge's limit, not the solution's
             raise CannotShare(f"cannot share buffers with the solution's process: {exc}") from None
-        fault = self.session.send({"arena": handle}, fds)
+        fault = self.session.send(encode({"arena": handle}), fds)
         if fault is None:
             reply = self.session.receive(deadline)
             if isinstance(reply, Fault):
@@ -144,8 +139,8 @@ class RemoteSolve:
         poison_(c_buf)
         poison_(s_buf)
         guards.fill(self.arena.tensor, lay, pattern)
-        _sync(self.device)
-        sent = self.session.send_raw(encode_request(self.seq, null, case.shape, lay.offsets()))
+        sync(self.device)
+        sent = self.session.send(encode_request(self.seq, null, case.shape, lay.offsets()))
         reply = sent or self.session.receive(t0 + budget)
         wall_ms = (self.session.arrival - started) * 1e3
         if isinstance(reply, Fault):
@@ -169,7 +164,7 @@ class RemoteSolve:
         notes = {"l2_persisting": reply["l2_persisting"], "l2_window": reply["l2_window"]}
         if null:
             return Outcome(result=base, ms=reply["ms"], wall_ms=wall_ms, notes=notes)
-        _sync(self.device)
+        sync(self.device)
         # Private copies first: a thread the solution left running cannot change them mid-check.
         after = [t.clone() for t in (a_buf, b_buf, c_buf, s_buf)]
         outside = guards.check(self.arena.tensor, lay, pattern)

@@ -65,7 +65,7 @@ class Judgement:
         return not self.failed and any(r.passed for r in self.results)
 
 
-def _sync(device: torch.device) -> None:
+def sync(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
 
@@ -118,13 +118,13 @@ def run_case(solve: Solve, precision: Precision, case: Case, seed: int, device: 
         a0, b0 = make_inputs(case, seed, device)
         a, b = a0.clone(), b0.clone()
         c = poison_(torch.empty((m, k), dtype=torch.float32, device=device))
-        _sync(device)
+        sync(device)
         t0 = time.perf_counter()
         solve(a, b, c, m, n, k)
         # Read C back on the caller's stream before any device-wide wait: work a
         # solution left on another, unordered stream is not in this snapshot.
         snapshot = c.clone()
-        _sync(device)
+        sync(device)
         base.seconds = time.perf_counter() - t0
     except Exception as exc:  # the judge reports, it does not crash
         base.reason = f"{type(exc).__name__}: {exc}"

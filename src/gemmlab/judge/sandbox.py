@@ -131,16 +131,12 @@ class SandboxPlan:
         return out + ["--layers", ",".join(k for k, v in self.layers.items() if v == "on")]
 
 
-def _libc() -> ctypes.CDLL:
-    return ctypes.CDLL(None, use_errno=True)
-
-
 def landlock_abi() -> int:
     """The kernel's Landlock ABI version; 0 where it has none (or this CPU is not one this module knows)."""
     calls = _SYS_LANDLOCK.get(platform.machine())
     if calls is None:
         return 0
-    libc = _libc()
+    libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
     got = libc.syscall(ctypes.c_long(calls[0]), None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_RULESET_VERSION))
     return max(0, int(got))
@@ -348,7 +344,7 @@ def _seccomp(libc, sandbox: SandboxPlan) -> None:
 
 def apply(sandbox: SandboxPlan) -> None:
     """Apply the layers `sandbox.layers` says are on, to this process, in order; SandboxError if one fails."""
-    libc = _libc()
+    libc = ctypes.CDLL(None, use_errno=True)
     on = {k for k, v in sandbox.layers.items() if v == "on"}
     if "no-new-privs" in on or "landlock" in on or "seccomp" in on:
         _no_new_privs(libc)
@@ -366,7 +362,7 @@ def set_dumpable(value: int) -> int:
     processes of its user that lack CAP_SYS_PTRACE (prctl(2))."""
     if not sys.platform.startswith("linux") or os.environ.get(OFF_ENV, "1") == "0":
         return -1
-    libc = _libc()
+    libc = ctypes.CDLL(None, use_errno=True)
     before = libc.prctl(_PR_GET_DUMPABLE, 0, 0, 0, 0)
     libc.prctl(_PR_SET_DUMPABLE, value, 0, 0, 0)
     return before

@@ -30,12 +30,10 @@ class Finding:
 
 
 def executable() -> str:
-    found = shutil.which("compute-sanitizer")
     default = Path("/usr/local/cuda/bin/compute-sanitizer")
+    found = shutil.which("compute-sanitizer") or (str(default) if default.exists() else None)
     if found:
         return found
-    if default.exists():
-        return str(default)
     raise FileNotFoundError("compute-sanitizer not found (it ships with the CUDA toolkit)")
 
 

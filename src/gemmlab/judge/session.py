@@ -135,7 +135,7 @@ class Session:
                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, env=env, start_new_session=True)
         self.boundary.attach(self.proc.pid)
-        procs.exempt(self.proc.pid)  # another session's walk must never take this one's root for its own
+        procs.EXEMPT.add(self.proc.pid)  # another session's walk must never take this one's root for its own
         self.gone = False  # every process of the solution is known to have ended
         self.closed = False
         self.out_fd: int | None = self.proc.stdout.fileno()
@@ -218,7 +218,7 @@ class Session:
                 conn, _ = self.listener.accept()
                 pid, _, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
                                                                 struct.calcsize("3i")))
-                if not self.boundary.contains(pid):
+                if pid not in self.boundary.pids():
                     conn.close()  # someone else found the name: not the solution's process
                     continue
                 self.boundary.confirm(pid)
@@ -237,11 +237,8 @@ class Session:
             if fault:
                 return fault
 
-    def send(self, message: dict, fds: list[int] | None = None) -> Fault | None:
-        """A JSON message (the first one: the arena's handle, with its file descriptors)."""
-        return self.send_raw(protocol.encode(message), fds)
-
-    def send_raw(self, data: bytes, fds: list[int] | None = None) -> Fault | None:
+    def send(self, data: bytes, fds: list[int] | None = None) -> Fault | None:
+        """One packet (the first one: the arena's handle, with its file descriptors)."""
         try:
             if fds:
                 socket.send_fds(self.conn, [data], fds)
@@ -312,7 +309,7 @@ class Session:
         and `gone` says whether two walks in a row then found nothing alive.
         """
         if polite and self.conn is not None and self.proc.poll() is None:
-            self.send_raw(protocol.encode_exit())
+            self.send(protocol.encode_exit())
             end = time.monotonic() + self.limits.exit_s()
             while self.proc.poll() is None and time.monotonic() < end:
                 self._tick(end, None)
@@ -323,7 +320,7 @@ class Session:
             pass
         # Once the child is reaped, its own zombies are re-parented here: collect them too.
         ended |= self.boundary.kill(leader_unreaped=False, deadline_s=0.5)
-        self.gone = self.boundary.empty()
+        self.gone = not procs.alive(self.boundary.pids())
         self.boundary.close()
         end = time.monotonic() + 0.5
         while self.out_fd is not None and time.monotonic() < end:
@@ -332,7 +329,7 @@ class Session:
             if s is not None:
                 s.close()
         self.proc.stdout.close()
-        procs.unexempt(self.proc.pid)
+        procs.EXEMPT.discard(self.proc.pid)
         ended.discard(self.proc.pid)
         if not self.closed:
             self.closed = True

@@ -178,12 +178,8 @@ def timed_run(remote: RemoteSolve, shape: tuple[int, int, int], warmup: int, ite
               precision: Precision, overhead: float | None) -> TimedRun:
     """The solution's timed calls, cross-checked against the judge's clock less `overhead` (None:
     under a wrapper such as compute-sanitizer, where no figure means anything and none is checked).
-
-    A busy machine must never turn a correct solution into a rejection:
-    * on the CPU the figure is the judge's own clock, so a disagreement is a note (`out.notes`);
-    * on a GPU a disagreement is timed again, between checks that the machine is quiet
-      (`quiet`). It is a rejection only where it holds in a re-time with quiet calls on both
-      sides; where every re-time was noisy, the figure is withheld with the reason (`out.withheld`)."""
+    A disagreement is a note on the CPU (`out.notes`); on a GPU it is timed again between `quiet`
+    checks, a rejection only where it holds with quiet on both sides, else withheld (`out.withheld`)."""
     out = TimedRun()
     device = remote.device.type
     gpu = device == "cuda"

@@ -90,16 +90,15 @@ def framework_missing(framework: str) -> str | None:
 
     if framework in TOOLCHAINS:
         return TOOLCHAINS[framework].missing()
-    module = {"torch": "torch", "triton": "triton", "jax": "jax"}.get(framework)
-    if module is None:
-        return None
-    try:
-        found = importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        found = False
     # The extras README names: gemmlab[triton], gemmlab[jax] (and on a GPU JAX's CUDA plugin).
     hint = {"torch": "pip install torch", "triton": "pip install 'gemmlab[triton]'",
-            "jax": "pip install 'gemmlab[jax]'; on a GPU also 'jax[cuda13]' or 'jax[cuda12]'"}[module]
+            "jax": "pip install 'gemmlab[jax]'; on a GPU also 'jax[cuda13]' or 'jax[cuda12]'"}.get(framework)
+    if hint is None:
+        return None
+    try:
+        found = importlib.util.find_spec(framework) is not None
+    except (ImportError, ValueError):
+        found = False
     return None if found else f"{framework} is not installed here ({hint})"
 
 
@@ -222,10 +221,6 @@ def _confined(cmd: list[str], source: Path, scratch: Path) -> subprocess.Complet
         fence.close()
 
 
-def load_cuda(path: Path, arch: str, out_dir: Path):
-    return load_library(build_cuda(path, arch, out_dir))
-
-
 def load_python(path: Path, framework: str):
     if framework == "jax":
         # JAX would otherwise reserve most of the GPU's memory for itself at import.
@@ -258,24 +253,8 @@ def load_python(path: Path, framework: str):
     return solve
 
 
-def validated(solve):
-    """The user's solve behind the contract's checks: a bad call fails before it runs."""
-    from ..problem import validate
-
-    def checked(a, b, c, m, n, k):
-        validate(a, b, c, m, n, k)
-        solve(a, b, c, m, n, k)
-
-    return checked
-
-
-def load(path: Path, framework: str | None = None, arch: str | None = None,
-         build_dir: Path | None = None):
-    framework, solve = _load(path, framework, arch, build_dir)
-    return framework, validated(solve)
-
-
-def _load(path: Path, framework: str | None, arch: str | None, build_dir: Path | None):
+def load(path: Path, framework: str | None = None):
+    """(framework, solve behind the contract's checks) for a solution file."""
     path = Path(path)
     if not path.exists():
         raise SolutionError(f"no such file: {path}")
@@ -285,24 +264,27 @@ def _load(path: Path, framework: str | None, arch: str | None, build_dir: Path |
     if framework == "cuda":
         import torch
 
-        from ..cuda.compiler import HOPPER_ARCH, cache_root
+        from ..cuda.compiler import HOPPER_ARCH, cache_root, device_arch
 
-        out = build_dir or cache_root() / "user"
-        if arch is None and not torch.cuda.is_available():
+        if not torch.cuda.is_available():
             # Still compile, so a compile error is reported with nvcc's log.
-            build_cuda(path, HOPPER_ARCH, out)
+            build_cuda(path, HOPPER_ARCH, cache_root() / "user")
             raise SolutionError(f"{path.name} compiles, but there is no CUDA GPU here to run it on")
-        if arch is None:
-            from ..cuda.compiler import device_arch
+        solve = load_library(build_cuda(path, device_arch(), cache_root() / "user"))
+    elif framework == "mojo":
+        solve = load_library(build_mojo(path))
+    else:
+        solve = load_python(path, framework)
+    from ..problem import validate
 
-            arch = device_arch()
-        return framework, load_cuda(path, arch, out)
-    if framework == "mojo":
-        return framework, load_library(build_mojo(path, arch))
-    return framework, load_python(path, framework)
+    def checked(a, b, c, m, n, k):  # the contract's checks: a bad call fails before it runs
+        validate(a, b, c, m, n, k)
+        solve(a, b, c, m, n, k)
+
+    return framework, checked
 
 
-def build_mojo(path: Path, arch: str | None = None, out_dir: Path | None = None) -> Path:
+def build_mojo(path: Path, arch: str | None = None) -> Path:
     """`mojo build` → a shared library for `arch` (the GPU's; sm_90a where there is none);
     SolutionError with the compiler's log, or saying where Mojo is missing."""
     from .. import runtime
@@ -314,6 +296,6 @@ def build_mojo(path: Path, arch: str | None = None, out_dir: Path | None = None)
         raise SolutionError(missing)
     arch = arch or (device_arch() if runtime.has_gpu() else HOPPER_ARCH)
     try:
-        return mojo.build(path, arch, out_dir or cache_root() / "user")
+        return mojo.build(path, arch, cache_root() / "user")
     except mojo.MojoError as exc:
         raise SolutionError(str(exc)) from None

@@ -11,7 +11,7 @@ measurements the solution must not be able to touch:
   with the same clock and overhead as the solution, after the solution's whole
   process tree is gone (a busy leftover of the solution's cannot slow it).
 
-It is exempt from the solution's process tree (`procs.exempt`), so the walks
+It is exempt from the solution's process tree (`procs.EXEMPT`), so the walks
 that end the solution's processes leave it alone.
 """
 
