@@ -1,5 +1,5 @@
-"""The solution's process: ``python -m gemmlab.judge.child --file F --framework X --channel @NAME`` (the confine step
-connects @NAME and hands this process the socket as ``fd:N``).
+"""The solution's process: ``python -m gemmlab.judge.child --file F --framework X --channel
+@NAME``, which the confine step connects and hands over as ``fd:N``.
 
 This process runs the user's code, so it decides nothing. It maps the
 judge's buffers, loads the solution, and on each request calls ``solve`` on
