@@ -24,9 +24,8 @@ def slug(name: str) -> str:
 
 
 def _version(dist: str) -> str | None:
-    from importlib import (
-        metadata,  # a fifth of gemmlab's start-up: only where versions are recorded
-    )
+    # Not at the top: a fifth of gemmlab's start-up, needed only where versions are recorded.
+    from importlib import metadata
 
     try:
         return metadata.version(dist)
