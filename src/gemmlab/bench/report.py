@@ -76,10 +76,8 @@ def _panels(rows: list[dict]) -> list[tuple[str, str, list[dict], dict | None]]:
 
 
 def ladder_figure(record: dict, value: str = "tflops"):
-    """The ladder as horizontal bars, one panel per precision class with its own scale (TF32's
-    bars, 8× taller, no longer flatten strict FP32's), a name per row so that no label collides,
-    each class in its colour (`bench.colours`), failed rows hatched; in each panel its yardstick's
-    figure and, for TFLOP/s, the class's peak, as lines named in the legend."""
+    """The ladder as horizontal bars, a panel per precision class with its own scale (TF32's bars,
+    8× taller, would flatten strict FP32's), failed rows hatched."""
     from .colours import PRECISION
 
     rows = [r for r in in_reading_order(record["results"]) if "median_ms" in r]
@@ -123,7 +121,6 @@ def _class_peak(peaks: dict, precision: str) -> float | None:
 
 
 def _save(fig, path: Path) -> Path:
-    """Write a figure as a PNG (its folder made if missing) and close it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -144,9 +141,7 @@ def _precision_of(record: dict, name: str) -> str:
 
 
 def sweep_figure(record: dict):
-    """TFLOP/s against shape, one panel per precision class (TF32's scale apart from FP32's), a
-    line per implementation in colours that stay apart (`bench.colours`) with a line style per
-    ten, legends outside the axes, the shape labels turned (and thinned past LABELS_SHOWN)."""
+    """TFLOP/s against shape, a panel per precision class (TF32's scale apart from FP32's)."""
     from . import colours
 
     points = record["points"]
@@ -178,9 +173,7 @@ def plot_sweep(record: dict, out_dir: Path, stem: str = "sweep") -> Path:
 
 
 def random_figure(record: dict):
-    """A random sweep: each implementation's ratio to cuBLAS against the output tiles (M·K in
-    128×128 tiles) and against the reduction length N, a colour per implementation that stays
-    apart from the others (`bench.colours`), the legend outside the axes."""
+    """A random sweep: each implementation's ratio to cuBLAS against the output tiles and N."""
     from . import colours
 
     fig, axes = plt.subplots(1, 2, figsize=(14, 5), sharey=True)

@@ -141,7 +141,6 @@ def random_sweep(names: list[str], n: int, seed: int, warmup: int = 2, iters: in
     drawn = randomshapes.draw(n, seed)
     labelled = [(f"{kind} {m}×{nn}×{k}", (m, nn, k)) for kind, (m, nn, k) in drawn]
     record = sweep(names, warmup, iters, labelled, progress, energy)
-    record["study"] = "sweep"
     record["random"] = {"n": n, "seed": seed, "kinds": [dict(vars(k)) for k in randomshapes.KINDS]}
     for point, (kind, _) in zip(record["points"], drawn, strict=True):
         point["kind"] = kind

@@ -185,10 +185,8 @@ def _tune_here(rungs: list[str], given: list, prior: dict | None, searched: Path
         rec, path = _sweep_and_calibrate(rec, path, seed, output, out, ui)
     if not missing:
         _rebuilds(rec)
-    if install and not missing and everything and not _beats_incumbent(path, seed, out, ui):
-        install = False
-    if install and not missing:
-        ui.print(f"installed: {record.install(rec)} (gemmlab default reads it on this GPU)")
+        if install and (not everything or _beats_incumbent(path, seed, out, ui)):
+            ui.print(f"installed: {record.install(rec)} (gemmlab default reads it on this GPU)")
     if as_json:
         machine.emit(rec)
     raise typer.Exit(int(Exit.FAILED if missing else Exit.PASSED))

@@ -88,11 +88,8 @@ def _static_gpu() -> dict:
 
 def gpu() -> dict:
     """Static properties plus the clocks nvidia-smi reads now (they move under load)."""
-    info = dict(_static_gpu())
     smi = _smi()
-    info["driver"] = smi.get("driver_version")
-    info["nvidia_smi"] = smi
-    return info
+    return _static_gpu() | {"driver": smi.get("driver_version"), "nvidia_smi": smi}
 
 
 def peaks(info: dict) -> dict[str, float | None]:

@@ -36,8 +36,7 @@ def stop(code: Exit, message: str) -> typer.Exit:
 
 def _one_line(exc) -> None:
     where = getattr(getattr(exc, "ctx", None), "command_path", "gemmlab")
-    stderr.print("[red]error:[/red] " + escape(" ".join(exc.format_message().split()))
-                 + escape(f" (see {where} -h)"))
+    stop(Exit.USAGE, f"{exc.format_message()} (see {where} -h)")
 
 
 class _RichUtilsOnFirstUse:

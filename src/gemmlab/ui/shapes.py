@@ -1,9 +1,7 @@
 """`--shape`, one syntax for every command that takes a shape: `8192x6144x4096`, or `8192 6144 4096`.
 
-The option is one string (`MxNxK`; `×` and `,` also separate). So that the
-three-number form that check and bench always took still works, and works for
-tune and sweep too, `Command` joins `--shape M N K` into `--shape MxNxK` before
-the command line is parsed. `parse` is the one parser and says the one error.
+The option is one string (`MxNxK`; `×` and `,` also separate). `Command` joins `--shape M N K`
+into it before parsing, so that the three-number form check and bench always took still works.
 """
 
 from __future__ import annotations
