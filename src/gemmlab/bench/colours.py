@@ -37,7 +37,7 @@ def _farthest(count: int) -> tuple[str, ...]:
 STYLES = ("-", "--", ":", "-.")
 
 
-def _hsv(i: int, n: int) -> str:
+def _hsv(i: int) -> str:
     import colorsys
 
     hue = (i * 0.618033988749895) % 1.0  # golden-ratio steps: neighbours far apart on the wheel
@@ -50,7 +50,7 @@ def distinct(n: int) -> list[str]:
     """n colours, no two alike: tab10, then the farthest of matplotlib's other qualitative colours,
     then hues spread round the wheel."""
     base = list(_farthest(n)) if n > len(_STRONG) else list(_STRONG)
-    return [base[i] if i < len(base) else _hsv(i, n) for i in range(n)]
+    return [base[i] if i < len(base) else _hsv(i) for i in range(n)]
 
 
 def line_style(i: int) -> str:

@@ -16,11 +16,6 @@ from .results import baseline_label, in_reading_order, kernel_label, step_of
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-
-def _rows(record: dict) -> list[dict]:
-    return in_reading_order(record["results"])
-
-
 CPU_NOTE = "CPU figures, indicative only: CPU timings vary widely between identical runs."
 
 
@@ -37,7 +32,7 @@ def markdown_table(record: dict) -> str:
     lines += [f"| step | name | precision | kernel | median ms | TFLOP/s | vs {baseline_label(record)} "
               + ("| vs cuBLAS TF32 " if tf32 else "") + "| of peak | rel. error | result |",
               "|---|---|---|---|---:|---:|---:|" + ("---:|" if tf32 else "") + "---:|---:|---|"]
-    for r in _rows(record):
+    for r in in_reading_order(record["results"]):
         if "median_ms" not in r:
             lines.append(f"| {step_of(r)} | {r['name']} | {r['precision']} | {kernel_label(record, r)} "
                          f"| - | - | - |{' - |' if tf32 else ''} - | - | error: {r['reason']} |")
@@ -81,13 +76,11 @@ def _panels(rows: list[dict]) -> list[tuple[str, str, list[dict], dict | None]]:
 
 
 def ladder_figure(record: dict, value: str = "tflops"):
-    """The ladder as horizontal bars, one panel per precision class with its own scale (TF32's
-    bars, 8× taller, no longer flatten strict FP32's), a name per row so that no label collides,
-    each class in its colour (`bench.colours`), failed rows hatched; in each panel its yardstick's
-    figure and, for TFLOP/s, the class's peak, as lines named in the legend."""
+    """The ladder as horizontal bars, a panel per precision class with its own scale (TF32's bars,
+    8× taller, would flatten strict FP32's), failed rows hatched."""
     from .colours import PRECISION
 
-    rows = [r for r in _rows(record) if "median_ms" in r]
+    rows = [r for r in in_reading_order(record["results"]) if "median_ms" in r]
     panels = _panels(rows)
     heights = [len(p[2]) + 1 for p in panels]
     fig, axes = plt.subplots(len(panels), 1, figsize=(10, 1.2 * len(panels) + 0.3 * sum(heights)),
@@ -127,15 +120,16 @@ def _class_peak(peaks: dict, precision: str) -> float | None:
     return peak_for(Precision(precision), peaks)
 
 
+def _save(fig, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def plot_ladder(record: dict, out_dir: Path, stem: str = "ladder") -> list[Path]:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for value, suffix in (("tflops", "tflops"), ("median_ms", "ms")):
-        fig = ladder_figure(record, value)
-        paths.append(out_dir / f"{stem}_{suffix}.png")
-        fig.savefig(paths[-1], dpi=110)
-        plt.close(fig)
-    return paths
+    return [_save(ladder_figure(record, value), out_dir / f"{stem}_{suffix}.png")
+            for value, suffix in (("tflops", "tflops"), ("median_ms", "ms"))]
 
 
 #: The most shape labels a sweep's x axis shows (turned 40°, they fit side by side at 11 inches).
@@ -147,9 +141,7 @@ def _precision_of(record: dict, name: str) -> str:
 
 
 def sweep_figure(record: dict):
-    """TFLOP/s against shape, one panel per precision class (TF32's scale apart from FP32's), a
-    line per implementation in colours that stay apart (`bench.colours`) with a line style per
-    ten, legends outside the axes, the shape labels turned (and thinned past LABELS_SHOWN)."""
+    """TFLOP/s against shape, a panel per precision class (TF32's scale apart from FP32's)."""
     from . import colours
 
     points = record["points"]
@@ -177,18 +169,11 @@ def sweep_figure(record: dict):
 
 
 def plot_sweep(record: dict, out_dir: Path, stem: str = "sweep") -> Path:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    fig = sweep_figure(record)
-    path = out_dir / f"{stem}.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(sweep_figure(record), out_dir / f"{stem}.png")
 
 
 def random_figure(record: dict):
-    """A random sweep: each implementation's ratio to cuBLAS against the output tiles (M·K in
-    128×128 tiles) and against the reduction length N, a colour per implementation that stays
-    apart from the others (`bench.colours`), the legend outside the axes."""
+    """A random sweep: each implementation's ratio to cuBLAS against the output tiles and N."""
     from . import colours
 
     fig, axes = plt.subplots(1, 2, figsize=(14, 5), sharey=True)
@@ -218,12 +203,7 @@ def random_figure(record: dict):
 
 
 def plot_random(record: dict, out_dir: Path, stem: str = "random") -> Path:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    fig = random_figure(record)
-    path = out_dir / f"{stem}.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(random_figure(record), out_dir / f"{stem}.png")
 
 
 def random_block(record: dict, plot: Path) -> str:

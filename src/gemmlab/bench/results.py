@@ -81,13 +81,17 @@ def kernel_label(record: dict, row: dict) -> str:
     return "-"
 
 
-def save(record: dict, root: Path) -> Path:
-    validate(record)
-    stamp = record["date"].replace(":", "").replace("+0000", "Z").replace("+00:00", "Z")
-    path = root / slug(record["device"]["name"]) / f"{stamp}.json"
+def _write(record: dict, root: Path, name: str) -> Path:
+    path = root / slug(record["device"]["name"]) / name
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(record, indent=1))
     return path
+
+
+def save(record: dict, root: Path) -> Path:
+    validate(record)
+    stamp = record["date"].replace(":", "").replace("+0000", "Z").replace("+00:00", "Z")
+    return _write(record, root, f"{stamp}.json")
 
 
 def save_sweep(record: dict, root: Path) -> Path:
@@ -95,10 +99,7 @@ def save_sweep(record: dict, root: Path) -> Path:
     if kind(record) != "sweep":
         raise SchemaError("not a sweep record")
     prefix = "random" if record.get("random") else "sweep"
-    path = root / slug(record["device"]["name"]) / f"{prefix}-{record['date'].replace(':', '')}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record, indent=1))
-    return path
+    return _write(record, root, f"{prefix}-{record['date'].replace(':', '')}.json")
 
 
 def load(path: Path) -> dict:

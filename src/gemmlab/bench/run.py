@@ -53,19 +53,9 @@ def _kernel_used(impl: registry.Implementation, a, b, c, m, n, k) -> str | None:
     return impl.launch_label(launch) if launch else None
 
 
-def run(
-    names: list[str] | None,
-    shape: tuple[int, int, int] | None = None,
-    warmup: int = 5,
-    iters: int = 10,
-    flush_l2: bool = False,
-    seed: int | None = None,
-    progress: Callable[[str, int, int], None] | None = None,
-    energy: Collection[str] | None = None,
-    energy_rounds: int = 2,
-) -> dict:
-    """Measure and check registry implementations (all by default) beside the baseline."""
-    return measure(registry.select(names), shape, warmup, iters, flush_l2, seed, progress, energy, energy_rounds)
+def run(names: list[str] | None, *args, **kwargs) -> dict:
+    """`measure` of the registry implementations named (all by default), beside the baseline."""
+    return measure(registry.select(names), *args, **kwargs)
 
 
 def measure(
@@ -91,10 +81,10 @@ def measure(
     device = torch.device("cuda" if gpu else "cpu")
     m, n, k = shape or (problem.PERF_SHAPE if gpu else CPU_SHAPE)
     seed = fresh_seed() if seed is None else seed
-    runnable, skipped = _runnable(_with_baseline(impls), device)
+    runnable, skipped = _runnable(impls, device)
     a, b = timing_operands((m, n, k), seed, device)
     entries = [_Entry(i, torch.empty((m, k), dtype=torch.float32, device=device)) for i in runnable]
-    say = _counter(progress, len(entries) + iters + 1)
+    say = counter(progress, len(entries) + iters + 1)
     sampler = device_info.ClockSampler(torch.cuda.current_device()) if gpu else None
     with sampler or contextlib.nullcontext():
         _time(entries, a, b, (m, n, k), warmup, iters, flush_l2 and gpu, gpu, say)
@@ -131,15 +121,11 @@ def measure(
     }
 
 
-def _with_baseline(impls: list[registry.Implementation]) -> list[registry.Implementation]:
-    """cuBLAS is in every run: every ratio is against it, timed in the same rounds."""
-    if any(i.name == registry.BASELINE for i in impls):
-        return list(impls)
-    return [registry.get(registry.BASELINE), *impls]
-
-
 def _runnable(impls, device) -> tuple[list[registry.Implementation], dict[str, str]]:
-    """The implementations that run on `device`, and why each other one does not."""
+    """Those of `impls` and cuBLAS (in every run: every ratio is against it, timed in the same
+    rounds) that run on `device`, and why each other one does not."""
+    if all(i.name != registry.BASELINE for i in impls):
+        impls = [registry.get(registry.BASELINE), *impls]
     runnable, skipped = [], {}
     for impl in impls:
         ok, why = impl.can_run_on(device)
@@ -150,7 +136,7 @@ def _runnable(impls, device) -> tuple[list[registry.Implementation], dict[str, s
     return runnable, skipped
 
 
-def _counter(progress, total: int) -> Callable[[str], None]:
+def counter(progress, total: int) -> Callable[[str], None]:
     """`say(message)`: one more step done, reported as ``progress(message, done, total)``."""
     done = 0
 

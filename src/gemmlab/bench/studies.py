@@ -48,10 +48,8 @@ def _arm(buffers: str, tile: int) -> registry.Implementation:
 BUFFERING = {(b, t): _arm(b, t) for b in ("single", "double") for t in (64, 128)}
 
 
-def buffering(warmup: int = 5, iters: int = 10,
-              progress: Callable[[str, int, int], None] | None = None) -> dict:
-    arms = list(BUFFERING.values())
-    record = measure(arms, None, warmup, iters, progress=progress)
+def buffering(progress: Callable[[str, int, int], None] | None = None) -> dict:
+    record = measure(list(BUFFERING.values()), None, 5, 10, progress=progress)
     record["study"] = "buffering"
     record["controls"] = CONTROLS
     record["design"] = [{"buffers": b, "tile": t, "name": arm.name} for (b, t), arm in BUFFERING.items()]
@@ -143,7 +141,6 @@ def random_sweep(names: list[str], n: int, seed: int, warmup: int = 2, iters: in
     drawn = randomshapes.draw(n, seed)
     labelled = [(f"{kind} {m}×{nn}×{k}", (m, nn, k)) for kind, (m, nn, k) in drawn]
     record = sweep(names, warmup, iters, labelled, progress, energy)
-    record["study"] = "sweep"
     record["random"] = {"n": n, "seed": seed, "kinds": [dict(vars(k)) for k in randomshapes.KINDS]}
     for point, (kind, _) in zip(record["points"], drawn, strict=True):
         point["kind"] = kind

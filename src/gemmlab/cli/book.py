@@ -49,13 +49,13 @@ def book(
         from ..book import site
     except ImportError as exc:
         raise CannotRun(f"the book needs Jinja2, Pygments and markdown-it-py ({exc}): pip install -e .") from None
+    from ..book import facts
+
     usage.out_folder(out)
     if out.exists() and any(out.iterdir()) and not (out / "index.html").is_file():
         raise UsageError(f"{out} holds files that are not a book; give an empty or new folder")
     records = _records(record)
     if not records.kinds():
-        from ..book import facts
-
         console.print(f"[yellow]{facts.no_records_line()}[/yellow]", highlight=False)
     shown = []
     for path in judged or []:
@@ -66,8 +66,6 @@ def book(
     bar, update = common.progress_bar(console, lines_when_piped=True)
     with bar:
         if inspect:
-            from ..book import facts
-
             the_book.inspected, the_book.inspect_note = facts.inspect_all(
                 site.chapters.reading_order(), update)
         else:

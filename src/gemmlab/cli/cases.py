@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 from rich.markup import escape
 from rich.table import Table
-
-if TYPE_CHECKING:
-    from ..judge.runner import Judgement
 
 
 def _fmt(x: float | None) -> str:
@@ -50,8 +46,3 @@ def cases_table(title: str, rows: list[dict]) -> Table:
             f"{r['seconds'] * 1e3:.2f}" if r.get("seconds") is not None else "-", escape(note),
         )
     return table
-
-
-def judgement_table(j: Judgement, where: str = "") -> Table:
-    return cases_table(f"{j.name} ({j.precision}) on {where or j.device}",
-                       [r.to_dict() for r in j.results])

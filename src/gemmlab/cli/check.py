@@ -17,7 +17,7 @@ from ..ui import machine, shapes, usage
 from ..ui.errors import CannotRun, UsageError, guarded
 from ..ui.tally import Tally
 from . import common
-from .cases import judgement_table
+from .cases import cases_table
 from .common import AsJson, Names, Seed, app, console, messages_console, tf32_on_cpu_note
 
 if TYPE_CHECKING:
@@ -47,19 +47,15 @@ def where_it_runs(impl: registry.Implementation, device) -> str:
 
 def _judge_with_progress(impl: registry.Implementation, cases: list[Case], device, seed: int,
                          ui: Console) -> Judgement:
+    from ..bench.run import counter
     from ..judge.runner import judge
 
     bar, update = common.progress_bar(ui)
-    done = 0
-
-    def on_result(r) -> None:
-        nonlocal done
-        done += 1
-        update(f"judging {impl.name}: {r.case} done", done, len(cases))
-
+    say = counter(update, len(cases))
     with bar:
-        update(f"judging {impl.name}", 0, len(cases))
-        return judge(impl.name, impl.solve, impl.precision, cases, device, seed, on_result=on_result)
+        say(f"judging {impl.name}")
+        return judge(impl.name, impl.solve, impl.precision, cases, device, seed,
+                     on_result=lambda r: say(f"judging {impl.name}: {r.case} done"))
 
 
 def _outcome(j: Judgement) -> tuple[str, str]:
@@ -109,11 +105,12 @@ def check(
         entry = {"name": impl.name, "precision": str(impl.precision), "cases": []}
         if ok:
             j = _judge_with_progress(impl, cases, device, seed, ui)
-            ui.print(judgement_table(j, where_it_runs(impl, device)))
+            entry["cases"] = [r.to_dict() for r in j.results]
+            ui.print(cases_table(f"{j.name} ({j.precision}) on {where_it_runs(impl, device)}",
+                                 entry["cases"]))
             if note := tf32_on_cpu_note(impl.name, impl.precision, device.type):
                 ui.print(f"[yellow]{escape(note)}[/yellow]")
             status, why = _outcome(j)
-            entry["cases"] = [r.to_dict() for r in j.results]
         else:
             ui.print(f"[yellow]{impl.name}: not run: {escape(why)}[/yellow]")
             status = "not run"

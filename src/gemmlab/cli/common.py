@@ -14,24 +14,60 @@ from rich.console import Console
 from .. import __version__, runtime
 from ..exits import Exit
 from ..measure.stats import SMALL_ITERS, SMALL_WORK
-from ..ui import helpfmt
 from ..ui.errors import one_line_parse_errors
 
-helpfmt.install()
+
+def _plain_help_placeholders() -> None:
+    """Help placeholders that read as a user types them.
+
+    Typer's rich help shows a type column: `<bool>` beside flags, `<list[str]>` beside arguments
+    whose name already says it, `<int,int,int>...` for a tuple that is typed as three separate
+    numbers. This makes that column show nothing for flags and arguments, and an option's own
+    metavar where it has one (`MxNxK`, `GROUP`). Typer versions without these hooks are left as
+    they are. Some also write a required argument in the usage line as `{NAME}`, which reads as a
+    template's placeholder; it becomes `NAME`, as click writes it (an optional one stays `[NAME]`).
+    """
+    try:
+        from typer.core import TyperArgument, TyperOption
+    except ImportError:  # pragma: no cover - an older typer without these classes
+        return
+    if not hasattr(TyperOption, "display_type_rich"):  # pragma: no cover
+        return
+    plain = TyperOption.display_type_rich
+
+    def option_placeholder(self, ctx):
+        if self.is_flag:
+            return None
+        return self.metavar if self.metavar is not None else plain(self, ctx)
+
+    TyperOption.display_type_rich = option_placeholder
+    TyperArgument.display_type_rich = lambda self, ctx: None
+    if hasattr(TyperArgument, "_usage_display_name"):
+        braced = TyperArgument._usage_display_name
+
+        def usage_name(self) -> str:
+            name = braced(self)
+            if self.required and name.startswith("{"):
+                name = self.display_name_raw + name[len(self.display_name_raw) + 2:]
+            return name
+
+        TyperArgument._usage_display_name = usage_name
+
+
+_plain_help_placeholders()
 one_line_parse_errors()
 
 
-def progress_bar(con: Console | None = None, lines_when_piped: bool = False):
+def progress_bar(con: Console, lines_when_piped: bool = False):
     """A rich progress bar and the `progress(message, done, total)` callback that drives it. Where
     the output is not a terminal rich draws nothing; with `lines_when_piped`, a plain line then
     every `PIPED_EVERY_S` seconds (and the last), so that a long run piped to a file says it lives."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    con = con or console
     if lines_when_piped and not con.is_terminal:
         return contextlib.nullcontext(), _progress_lines(con)
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TimeElapsedColumn(), console=con or console, transient=True)
+                   TimeElapsedColumn(), console=con, transient=True)
     task = bar.add_task("starting", total=None)
 
     def update(message: str, done: int, total: int) -> None:

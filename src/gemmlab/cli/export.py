@@ -43,7 +43,7 @@ def export_cmd(
     if output and len(impls) > 1:
         raise UsageError(f"rung {name} has {len(impls)} implementations ({', '.join(i.name for i in impls)}): "
                          "-o names one file; leave it out to write NAME.cu for each")
-    from ..export.document import SOURCE_FORMATS, suffix
+    from ..export.document import SOURCE_FORMATS, plan, suffix
     from ..langs import TOOLCHAINS
 
     paths = [output or Path(f"{impl.name}{suffix(impl)}") for impl in impls]
@@ -62,8 +62,6 @@ def export_cmd(
         texts = [export_text(impl, path.name) for impl, path in zip(impls, paths, strict=True)]
     except ExportError as exc:
         raise UsageError(str(exc)) from None
-    from ..export.document import plan
-
     for impl, path, text in zip(impls, paths, texts, strict=True):
         try:
             path.write_text(text)

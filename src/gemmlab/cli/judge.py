@@ -9,8 +9,8 @@ import typer
 
 from .. import runtime
 from ..exits import Exit
-from ..ui import usage
-from ..ui.errors import UsageError, guarded
+from ..ui import machine, usage
+from ..ui.errors import UsageError, guarded, stop
 from .cases import cases_table
 from .check import CASE_GROUPS
 from .common import AsJson, Seed, app, console, messages_console
@@ -53,24 +53,21 @@ def judge_cmd(
     from ..judge import sanitize as san
     from ..judge.isolate import UsageError, judge_file
     from ..judge.profile import CannotProfile, columns, profile_file
-    from ..ui.errors import stop as one_line
-
-    def stop(code: int, message: str) -> None:
-        """The one line on stderr every command gives for a usage error (2) or not run here (3)."""
-        raise one_line(Exit(code), message)
 
     if profile and sanitize:
-        stop(2, "--profile and --sanitize exclude each other: a profile under the sanitizer measures it")
+        raise stop(Exit.USAGE, "--profile and --sanitize exclude each other: a profile under the "
+                               "sanitizer measures it")
     extra: dict = {}
     if sanitize:
         if sanitize not in san.TOOLS:
-            stop(2, f"unknown tool {sanitize!r}; known: {', '.join(san.TOOLS)}")
+            raise stop(Exit.USAGE, f"unknown tool {sanitize!r}; known: {', '.join(san.TOOLS)}")
         if not runtime.has_gpu():
-            stop(3, "compute-sanitizer needs a CUDA GPU, and there is none here")
+            raise stop(Exit.CANNOT_RUN, "compute-sanitizer needs a CUDA GPU, and there is none "
+                                        "here")
         try:
             extra = dict(wrapper=san.wrapper(sanitize), env=san.ENV, time_shape=(128, 128, 128))
         except FileNotFoundError as exc:
-            stop(3, str(exc))
+            raise stop(Exit.CANNOT_RUN, str(exc)) from None
         perf, group = False, group or ["notes"]
     limit = None if memory_limit is None else int(memory_limit * (1 << 30))
     measured = None
@@ -83,15 +80,13 @@ def judge_cmd(
                            warmup=warmup, memory_limit=limit, nvcc_flags=nvcc_flags,
                            on_event=lambda e: status.update(escape(f"judging {file}: {e}")), **extra)
     except UsageError as exc:
-        stop(2, str(exc))
+        raise stop(Exit.USAGE, str(exc)) from None
     except CannotProfile as exc:
-        stop(3, str(exc))
+        raise stop(Exit.CANNOT_RUN, str(exc)) from None
     if v.cannot_run:
         if as_json:  # a document always, so that what reads it (book --judged) reads why
-            from ..ui import machine
-
             machine.emit(machine.verdict(v, str(file), precision))
-        stop(3, f"cannot judge {file} here: {v.cannot_run}")
+        raise stop(Exit.CANNOT_RUN, f"cannot judge {file} here: {v.cannot_run}")
     _verdict(v, file, precision, sanitize, verbose, columns(measured) if measured else None, as_json)
 
 
@@ -110,8 +105,6 @@ def _verdict(v, file: Path, precision: str, sanitize: str | None, verbose: bool,
             v.passed = False
     report.show(ui, v, str(file), precision, verbose, cases_table, profile=profile)
     if as_json:
-        from ..ui import machine
-
         machine.emit(machine.verdict(v, str(file), precision))
     raise typer.Exit(int(v.exit_code))
 

@@ -129,7 +129,6 @@ def at_shape(impl: registry.Implementation, shape: tuple[int, int, int]) -> dict
 
 
 def at_shape_text(p: dict) -> str:
-    """`at_shape`'s answer in three lines."""
     where = "×".join(map(str, p["shape"]))
     if p["launch"] is None:
         return f"{p['name']} at {where}: {p.get('why') or 'no launch holds'}"

@@ -15,6 +15,11 @@ One = Annotated[str, typer.Argument(help="an implementation name or alias (gemml
                                     metavar="NAME")]
 
 
+def _say(text: str, **style) -> None:
+    """A line as it is: no rich markup, no highlighting of numbers and paths."""
+    console.print(text, highlight=False, markup=False, **style)
+
+
 def _one(name: str) -> Implementation:
     impls = usage.names([name])
     if len(impls) > 1:
@@ -41,24 +46,22 @@ def tour(
             mark = "→" if impl is here else " "
             original = chapters.variant_of(impl)
             also = f" (a build of {original.name})" if original else ""
-            console.print(f" {mark} {chapters.reference(impl):>4} {impl.name:<18} {impl.precision:<6} "
-                          f"{impl.summary}{also}", highlight=False, markup=False)
+            _say(f" {mark} {chapters.reference(impl):>4} {impl.name:<18} {impl.precision:<6} "
+                 f"{impl.summary}{also}")
     console.print()
     if here is None:
         console.print("[bold]Next:[/bold]")
         for n, step in enumerate(next_steps(chapters.reading_order()[0]), 1):
-            console.print(f"  {n}. {step['text']}: {step['command']}", highlight=False, markup=False)
-        console.print("  The whole book, offline: gemmlab book --open", highlight=False, markup=False)
+            _say(f"  {n}. {step['text']}: {step['command']}")
+        _say("  The whole book, offline: gemmlab book --open")
         return
     after = chapters.following(here)
     if after is None:
-        console.print(f"{here.name} is the last page; judge your own: gemmlab new, then gemmlab judge",
-                      highlight=False, markup=False)
+        _say(f"{here.name} is the last page; judge your own: gemmlab new, then gemmlab judge")
         return
     console.print(f"[bold]Next:[/bold] {chapters.reference(after)} {after.name} — {after.summary}", highlight=False)
-    console.print(f"  what it changes: gemmlab diff {here.name} {after.name}", highlight=False, markup=False)
-    console.print(f"  its notes and source: gemmlab explain {after.name}; gemmlab show {after.name}",
-                  highlight=False, markup=False)
+    _say(f"  what it changes: gemmlab diff {here.name} {after.name}")
+    _say(f"  its notes and source: gemmlab explain {after.name}; gemmlab show {after.name}")
 
 
 @app.command()
@@ -77,9 +80,8 @@ def show(
         every = sources.with_headers(list(impl.sources))
         kernels = [p for p in impl.sources if p.endswith(".cu")]
         if len(kernels) > 1 and not all_:  # a dispatcher: its first source is only where no other path holds
-            console.print(f"{impl.name} picks a kernel per call among {len(kernels)} sources (gemmlab explain "
-                          f"{impl.name}: the conditions, in order); below, {sources.primary(impl)} alone",
-                          highlight=False, markup=False)
+            _say(f"{impl.name} picks a kernel per call among {len(kernels)} sources (gemmlab explain "
+                 f"{impl.name}: the conditions, in order); below, {sources.primary(impl)} alone")
         paths = every if all_ else [p for p in [sources.primary(impl)] if p]
         for path in paths:
             if path in shown:
@@ -90,8 +92,7 @@ def show(
                                  word_wrap=False, theme="ansi_dark"))
         rest = [p for p in every if p not in shown]
         if rest and not all_:
-            console.print(f"also built from: {', '.join(rest)} (gemmlab show {impl.name} --all)",
-                          highlight=False, markup=False)
+            _say(f"also built from: {', '.join(rest)} (gemmlab show {impl.name} --all)")
 
 
 @app.command()
@@ -114,17 +115,16 @@ def diff(
     if text:
         console.print(Syntax(text, "diff", word_wrap=False))
     else:
-        console.print(f"{first.name} and {second.name} are built from one source, {sources.primary(first)}",
-                      highlight=False, markup=False)
+        _say(f"{first.name} and {second.name} are built from one source, {sources.primary(first)}")
     if changes:
-        console.print("the fast path's build: " + ", ".join(changes), highlight=False, markup=False)
+        _say("the fast path's build: " + ", ".join(changes))
     added, dropped = sources.other_files(first, second)
     if added or dropped:
-        console.print(f"sources {second.name} adds: {', '.join(added) or 'none'}; drops: {', '.join(dropped) or 'none'}",
-                      highlight=False, markup=False)
+        _say(f"sources {second.name} adds: {', '.join(added) or 'none'}; "
+             f"drops: {', '.join(dropped) or 'none'}")
     records = facts.load_records(facts.default_record_paths())
     if not records.kinds():
-        console.print(facts.no_records_line(), highlight=False, markup=False)
+        _say(facts.no_records_line())
     inspected, why = facts.inspect_all([first, second]) if inspect else ({}, "")
     rows = [dict(facts.fact_rows(i, records, inspected.get(i.name))) for i in (first, second)]
     measured = records.ladder or records.sweep or records.random
@@ -138,4 +138,4 @@ def diff(
         table.add_row(key, left, right, style=style)
     console.print(table)
     if why:
-        console.print(f"no compiler facts: {why}", style="yellow", highlight=False, markup=False)
+        _say(f"no compiler facts: {why}", style="yellow")

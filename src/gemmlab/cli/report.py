@@ -13,15 +13,6 @@ from ..ui.errors import UsageError, guarded
 from .common import app, console
 
 
-def _report_target(record_path: Path, out: Path | None, docs: bool) -> Path:
-    """Where report writes: --out, docs/ on --docs, else a folder beside the record."""
-    if docs and out:
-        raise UsageError("--docs and --out exclude each other: --docs means --out docs")
-    if docs:
-        return Path("docs")
-    return out or record_path.parent / f"{record_path.stem}-report"
-
-
 @app.command()
 @guarded
 def report(
@@ -42,7 +33,10 @@ def report(
         kind = results.kind(record)
     except results.SchemaError as exc:
         raise UsageError(f"{record_path} is not a results record: {exc}") from None
-    target = usage.out_folder(_report_target(record_path, out, docs))
+    if docs and out:
+        raise UsageError("--docs and --out exclude each other: --docs means --out docs")
+    beside = record_path.parent / f"{record_path.stem}-report"
+    target = usage.out_folder(Path("docs") if docs else out or beside)
     if kind == "sweep":
         if readme and not record.get("random"):
             raise UsageError("a fixed-shape sweep has no README block; its plot is the report")

@@ -40,11 +40,6 @@ def searchable(names: list[str], preludes_too: bool = False) -> list[str]:
     return out
 
 
-def output_file(path: Path | None, force: bool) -> None:
-    if path is not None:
-        usage.new_file(path, force)
-
-
 def by_class(given: list[tuple[int, int, int]], sms: int) -> dict[ShapeClass, tuple[int, int, int]]:
     """The shape to tune each class at: those given (one per class), else one representative per class."""
     if not given:
@@ -70,14 +65,11 @@ def record_table(record: dict) -> Table:
         counts = " / ".join(str(verdicts.count(v)) for v in ("timed", "failed", "rejected"))
         w = entry["winner"]
         cublas = f"{entry['cublas_ms']:.3f}" if entry["cublas_ms"] else "-"
-        if w:
-            ratio = f"{w['ratio_vs_cublas']:.2f}×" if w.get("ratio_vs_cublas") else "-"
-            t.add_row(key, "×".join(map(str, entry["shape"])), str(entry["iters"]), cublas,
-                      escape(f"{w['rung']} {w['launch']}: {w['kernel']}"), f"{w['median_ms']:.3f}", ratio,
-                      counts)
-        else:
-            t.add_row(key, "×".join(map(str, entry["shape"])), str(entry["iters"]), cublas,
-                      "[red]none verified[/red]", "-", "-", counts)
+        winner = ((escape(f"{w['rung']} {w['launch']}: {w['kernel']}"), f"{w['median_ms']:.3f}",
+                   f"{w['ratio_vs_cublas']:.2f}×" if w.get("ratio_vs_cublas") else "-")
+                  if w else ("[red]none verified[/red]", "-", "-"))
+        t.add_row(key, "×".join(map(str, entry["shape"])), str(entry["iters"]), cublas, *winner,
+                  counts)
     return t
 
 
@@ -146,7 +138,8 @@ def tune_cmd(
         raise UsageError("--searched goes on from a search with no names; with names, tune searches them")
     if everything and not calibrate and given:
         raise UsageError("--shape tunes the named rungs at chosen shapes; with no names, tune searches every class")
-    output_file(output, force)
+    if output is not None:
+        usage.new_file(output, force)
     usage.out_folder(out)
     if calibrate:
         _calibrate(rungs, calibrate, output, out, install, as_json)
@@ -192,10 +185,8 @@ def _tune_here(rungs: list[str], given: list, prior: dict | None, searched: Path
         rec, path = _sweep_and_calibrate(rec, path, seed, output, out, ui)
     if not missing:
         _rebuilds(rec)
-    if install and not missing and everything and not _beats_incumbent(path, seed, out, ui):
-        install = False
-    if install and not missing:
-        ui.print(f"installed: {record.install(rec)} (gemmlab default reads it on this GPU)")
+        if install and (not everything or _beats_incumbent(path, seed, out, ui)):
+            ui.print(f"installed: {record.install(rec)} (gemmlab default reads it on this GPU)")
     if as_json:
         machine.emit(rec)
     raise typer.Exit(int(Exit.FAILED if missing else Exit.PASSED))
@@ -256,19 +247,14 @@ def _search(rungs: list[str], classes: dict, info: dict, warmup: int, iters: int
     """Stage 1: every candidate of `rungs` in `classes`, verified and timed beside cuBLAS."""
     import torch
 
+    from ..bench.run import counter
     from ..cuda.compiler import device_arch
     from ..measure import device as device_info
     from ..provenance import gemmlab_commit
     from ..tune import search
 
-    total, done = search.steps_for(rungs, classes, iters), 0
     bar, update = common.progress_bar(ui, lines_when_piped=True)
-
-    def say(message: str) -> None:
-        nonlocal done
-        update(message, done, total)
-        done += 1
-
+    say = counter(update, search.steps_for(rungs, classes, iters))
     with bar, device_info.ClockSampler(torch.cuda.current_device()) as sampler:
         rec = search.tune(rungs, classes, search.GpuMeasure(), device_arch(), info, device_info.versions(),
                           gemmlab_commit(), warmup, iters, seed, progress=say)
@@ -280,8 +266,7 @@ def _sweep_and_calibrate(rec: dict, path: Path, seed: int, output: Path | None, 
     """Stages 2 and 3: the sweeps with `rec` (at `path`) in force, then `rec` calibrated on them."""
     import time
 
-    from ..policy import record
-    from ..tune import calibrate, pipeline
+    from ..tune import pipeline
 
     runs = pipeline.sweep_args(seed)
     sweeps = []
@@ -295,15 +280,26 @@ def _sweep_and_calibrate(rec: dict, path: Path, seed: int, output: Path | None, 
         ui.print(f"stage 2 of 4: sweep {i} of {len(runs)}: {len(sweeps[-1]['points'])} shapes in "
                  f"{time.monotonic() - start:.0f} s")
     ui.print("stage 3 of 4: calibration")
-    calibrated = calibrate.calibrate(rec, sweeps, list(pipeline.CALIBRATED), _digest(rec))
-    calibrated["date"] = calibrated["calibration"]["date"]
-    _print_calibration(calibrated)
-    if output:
-        output.write_text(record.dumps(record.validate(calibrated)))
-        return calibrated, output
-    saved = record.save(calibrated, out)
-    ui.print(f"record: {saved}")
+    calibrated, saved = _calibrated(rec, sweeps, list(pipeline.CALIBRATED), _digest(rec), output,
+                                    out)
+    if not output:
+        ui.print(f"record: {saved}")
     return calibrated, saved
+
+
+def _calibrated(current: dict, sweeps: list[dict], rungs: list[str], digest, output: Path | None,
+                out: Path) -> tuple[dict, Path]:
+    """`current` calibrated on `sweeps` and shown; written to `output`, else saved under `out`."""
+    from ..policy import record
+    from ..tune import calibrate
+
+    rec = calibrate.calibrate(current, sweeps, rungs, digest)
+    rec["date"] = rec["calibration"]["date"]
+    _print_calibration(rec)
+    if output:
+        output.write_text(record.dumps(record.validate(rec)))
+        return rec, output
+    return rec, record.save(rec, out)
 
 
 def _digest(current: dict):
@@ -333,7 +329,6 @@ def _calibrate(rungs: list[str], sweeps: list[Path], output: Path | None, out: P
     """`gemmlab tune NAME… --calibrate SWEEP…`: the installed record recalibrated on the sweeps."""
     from ..bench import results
     from ..policy import record
-    from ..tune import calibrate
 
     current, why = tuned_default.plan()
     if current is None:
@@ -352,12 +347,7 @@ def _calibrate(rungs: list[str], sweeps: list[Path], output: Path | None, out: P
                              f"{current['gpu']['name']}'s")
         loaded.append(data)
     digest = _digest(current)
-    rec = calibrate.calibrate(current, loaded, rungs, digest)
-    rec["date"] = rec["calibration"]["date"]
-    path = output or record.save(rec, out)
-    if output:
-        output.write_text(record.dumps(record.validate(rec)))
-    _print_calibration(rec)
+    rec, path = _calibrated(current, loaded, rungs, digest, output, out)
     side.print(f"record: {path}" + ("" if digest else " (cubin digests left out: this NVRTC is not "
                                                       "the record's)"), highlight=False)
     if install:

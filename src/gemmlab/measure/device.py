@@ -24,9 +24,8 @@ def slug(name: str) -> str:
 
 
 def _version(dist: str) -> str | None:
-    from importlib import (
-        metadata,  # a fifth of gemmlab's start-up: only where versions are recorded
-    )
+    # Not at the top: a fifth of gemmlab's start-up, needed only where versions are recorded.
+    from importlib import metadata
 
     try:
         return metadata.version(dist)
@@ -89,11 +88,8 @@ def _static_gpu() -> dict:
 
 def gpu() -> dict:
     """Static properties plus the clocks nvidia-smi reads now (they move under load)."""
-    info = dict(_static_gpu())
     smi = _smi()
-    info["driver"] = smi.get("driver_version")
-    info["nvidia_smi"] = smi
-    return info
+    return _static_gpu() | {"driver": smi.get("driver_version"), "nvidia_smi": smi}
 
 
 def peaks(info: dict) -> dict[str, float | None]:

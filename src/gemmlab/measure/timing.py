@@ -55,13 +55,9 @@ def time_interleaved(
 ) -> tuple[dict[str, list[float]], dict[str, str]]:
     """(milliseconds per call, error per call that failed its warm-up).
 
-    Each call is warmed up; one that raises is dropped, with its error. The
-    outputs of the others are poisoned, so what is judged afterwards was
-    written by the timed calls. Then every round calls each in turn (in the
-    orders of `round_orders`), on a GPU
-    between its own pair of CUDA events, else with the host clock. With
-    ``queue_ahead`` (small shapes, `stats.is_small`) each GPU call is queued behind a
-    short spin, so that its events time the GPU's work and not the host's.
+    A call whose warm-up raises is dropped, with its error. The outputs of the others are
+    poisoned, so what is judged afterwards was written by the timed calls. `queue_ahead`: for
+    small shapes (`stats.is_small`), see QUEUE_AHEAD_CYCLES.
     """
     import torch
 

@@ -1,2 +1,2 @@
-"""What the command line needs besides the commands: one-line errors, input checks, summaries,
-machine-readable documents and the help text's placeholders."""
+"""What the command line needs besides the commands: one-line errors, input checks, summaries
+and machine-readable documents."""

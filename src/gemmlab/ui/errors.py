@@ -36,8 +36,7 @@ def stop(code: Exit, message: str) -> typer.Exit:
 
 def _one_line(exc) -> None:
     where = getattr(getattr(exc, "ctx", None), "command_path", "gemmlab")
-    stderr.print("[red]error:[/red] " + escape(" ".join(exc.format_message().split()))
-                 + escape(f" (see {where} -h)"))
+    stop(Exit.USAGE, f"{exc.format_message()} (see {where} -h)")
 
 
 class _RichUtilsOnFirstUse:
@@ -118,12 +117,10 @@ def guarded(command: Callable) -> Callable:
         _NOTES.clear()
         try:
             result = command(*args, **kwargs)
-        except UsageError as exc:
+        except (UsageError, CannotRun) as exc:
             _NOTES.clear()
-            raise stop(Exit.USAGE, str(exc)) from None
-        except CannotRun as exc:
-            _NOTES.clear()
-            raise stop(Exit.CANNOT_RUN, str(exc)) from None
+            code = Exit.USAGE if isinstance(exc, UsageError) else Exit.CANNOT_RUN
+            raise stop(code, str(exc)) from None
         except Exception as exc:
             package = broken_package(exc)
             if package is None or os.environ.get(TRACEBACK_ENV) == "1":

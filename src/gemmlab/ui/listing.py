@@ -1,12 +1,9 @@
 """`gemmlab list`: the ladder chapter by chapter, one row per implementation that reads at
 80 columns, and a footer.
 
-Each chapter is a table under its title (`1 · SIMT basics`), its columns as wide as
-every other chapter's so that they line up, the header on the first alone. Each row
-holds what fits beside a name: the step ("3.2"; blank in the unnumbered baselines),
-the family, the precision and the idea, wrapped at spaces only. What would widen a
-row is said once below the tables instead: which tune record `default` dispatches
-by, and which implementation each alias stands for here.
+Each chapter's columns are as wide as every other chapter's, so that they line up. What would
+widen a row is said once below the tables instead: which tune record `default` dispatches by,
+and which implementation each alias stands for here.
 """
 
 from __future__ import annotations

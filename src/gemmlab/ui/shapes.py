@@ -1,9 +1,7 @@
 """`--shape`, one syntax for every command that takes a shape: `8192x6144x4096`, or `8192 6144 4096`.
 
-The option is one string (`MxNxK`; `×` and `,` also separate). So that the
-three-number form that check and bench always took still works, and works for
-tune and sweep too, `Command` joins `--shape M N K` into `--shape MxNxK` before
-the command line is parsed. `parse` is the one parser and says the one error.
+The option is one string (`MxNxK`; `×` and `,` also separate). `Command` joins `--shape M N K`
+into it before parsing, so that the three-number form check and bench always took still works.
 """
 
 from __future__ import annotations
@@ -12,7 +10,7 @@ import re
 
 from typer.core import TyperCommand
 
-from . import usage
+from .. import problem
 from .errors import UsageError
 
 OPTION = "--shape"
@@ -50,13 +48,17 @@ class Command(TyperCommand):
 
 
 def parse(text: str) -> tuple[int, int, int]:
-    """`MxNxK` as (M, N, K), each within the challenge's constraints, else a usage error."""
+    """`MxNxK` as (M, N, K), each within the challenge's constraints (1 ≤ each ≤ 8192), else a
+    usage error."""
     m = _FORM.fullmatch(text)
     if not m:
         raise UsageError(f"{OPTION} {text!r}: expected {METAVAR}, e.g. {EXAMPLE} (or M N K: 8192 6144 4096)")
-    shape = usage.shape(tuple(int(g) for g in m.groups()))
-    assert shape is not None
-    return shape
+    shape = tuple(int(g) for g in m.groups())
+    for name, value in zip("MNK", shape, strict=True):
+        if not problem.MIN_DIM <= value <= problem.MAX_DIM:
+            raise UsageError(f"--shape {'x'.join(map(str, shape))}: {name}={value} is outside the "
+                             f"challenge's constraints {problem.MIN_DIM} ≤ M, N, K ≤ {problem.MAX_DIM}")
+    return shape  # type: ignore[return-value]
 
 
 def one(text: str | None) -> tuple[int, int, int] | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .. import problem, registry
+from .. import registry
 from ..cuda.needs import ARCH_NAME
 from . import names as resolver
 from .errors import UsageError
@@ -19,17 +19,6 @@ def names(given: list[str] | None) -> list[registry.Implementation]:
     """The implementations that names, aliases, steps and old rung numbers stand for (all by default);
     anything else is a usage error (`gemmlab.ui.names`)."""
     return resolver.resolve_all(given)
-
-
-def shape(given: tuple[int, int, int] | None) -> tuple[int, int, int] | None:
-    """M, N, K within the challenge's constraints (1 ≤ each ≤ 8192); `gemmlab.ui.shapes` parses them."""
-    if given is None:
-        return None
-    for label, value in zip("MNK", given, strict=True):
-        if not problem.MIN_DIM <= value <= problem.MAX_DIM:
-            raise UsageError(f"--shape {'x'.join(map(str, given))}: {label}={value} is outside the "
-                             f"challenge's constraints {problem.MIN_DIM} ≤ M, N, K ≤ {problem.MAX_DIM}")
-    return tuple(given)  # type: ignore[return-value]
 
 
 def groups(given: list[str] | None, known: list[str]) -> list[str] | None:
@@ -80,18 +69,13 @@ def block_file(path: Path, tag: str) -> str:
     return text
 
 
-def _no_file_above(path: Path) -> None:
-    """A folder can be made at `path`: nothing on the way there is a file."""
+def out_folder(path: Path) -> Path:
+    """A folder a command writes under (made if missing): not a file, nor under one."""
     for parent in (path, *path.parents):
         if parent.exists():
             if not parent.is_dir():
                 raise UsageError(f"{parent} is a file, not a folder")
-            return
-
-
-def out_folder(path: Path) -> Path:
-    """A folder a command writes under (made if missing): not a file, nor under one."""
-    _no_file_above(path)
+            break
     return path
 
 
@@ -99,7 +83,7 @@ def out_file(path: Path, what: str) -> Path:
     """A file a command writes, overwriting it (its folders made if missing): not a folder."""
     if path.is_dir():
         raise UsageError(f"{what} {path} is a folder; give a file name")
-    _no_file_above(path.parent)
+    out_folder(path.parent)
     return path
 
 
