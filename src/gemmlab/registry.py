@@ -289,12 +289,19 @@ class Lazy(Sequence):
         return f"Lazy({self.items!r})"
 
 
-def _cu(stem: str) -> tuple[str, ...]:
-    return (f"kernels/cuda/{stem}.cu",)
+def _cu(*names: str) -> tuple[str, ...]:
+    """Files of the CUDA kernel folder: a bare name is a ``.cu`` file."""
+    return tuple(f"kernels/cuda/{name}" + ("" if "." in name else ".cu") for name in names)
 
 
 def _md(stem: str) -> str:
     return f"kernels/cuda/{stem}.md"
+
+
+def _cuda(*, name: str, doc: str, sources: tuple[str, ...] | None = None, **fields) -> Implementation:
+    """A CUDA rung of `RUNGS`: explained in `doc`.md, built from `doc`.cu unless `sources` says."""
+    return Implementation(name=name, family=Family.CUDA, doc=_md(doc), sources=sources or _cu(doc),
+                          launches=RUNGS[name], **fields)
 
 
 FP32, TF32, FP32X3 = Precision.FP32, Precision.TF32, Precision.FP32X3
@@ -303,96 +310,70 @@ CUTE, MOJO, TILELANG = Family.CUTE, Family.MOJO, Family.TILELANG
 _ALWAYS, _SM80, _SM90, _HOPPER = Needs.ANY, Needs.SM80, Needs.SM90, Needs.SM90A
 
 IMPLEMENTATIONS: tuple[Implementation, ...] = (
-    Implementation(
-        name="naive", family=CUDA, old_number=1, precision=FP32, needs=_ALWAYS,
+    _cuda(
+        name="naive", old_number=1, precision=FP32, needs=_ALWAYS,
         summary="one thread per output, dot product straight from global memory",
-        doc=_md("naive"), sources=_cu("naive"),
-        launches=RUNGS["naive"],
-        chapter=SIMT, step=1,
+        doc="naive", chapter=SIMT, step=1,
     ),
-    Implementation(
-        name="naive-fma", family=CUDA, old_number=2, precision=FP32, needs=_ALWAYS,
+    _cuda(
+        name="naive-fma", old_number=2, precision=FP32, needs=_ALWAYS,
         summary="the naive kernel accumulating with fmaf",
-        doc=_md("naive_fma"), sources=_cu("naive_fma"),
-        launches=RUNGS["naive-fma"],
-        chapter=SIMT, step=2,
+        doc="naive_fma", chapter=SIMT, step=2,
     ),
-    Implementation(
-        name="smem-16", family=CUDA, old_number=3, precision=FP32, needs=_ALWAYS,
+    _cuda(
+        name="smem-16", old_number=3, precision=FP32, needs=_ALWAYS,
         summary="16×16 tiles of A and B staged in shared memory",
-        doc=_md("smem16"), sources=_cu("smem16"),
-        launches=RUNGS["smem-16"],
-        chapter=SIMT, step=3,
+        doc="smem16", chapter=SIMT, step=3,
     ),
-    Implementation(
-        name="row-4", family=CUDA, old_number=4, precision=FP32, needs=_ALWAYS,
+    _cuda(
+        name="row-4", old_number=4, precision=FP32, needs=_ALWAYS,
         summary="16×64 tile, four outputs per thread along a row",
-        doc=_md("row4"), sources=_cu("row4"),
-        launches=RUNGS["row-4"],
-        chapter=SIMT, step=4,
+        doc="row4", chapter=SIMT, step=4,
     ),
-    Implementation(
-        name="tiling-1d", family=CUDA, old_number=5, precision=FP32, needs=_ALWAYS,
+    _cuda(
+        name="tiling-1d", old_number=5, precision=FP32, needs=_ALWAYS,
         summary="64×64 block tile, 16 outputs per thread down a column",
-        doc=_md("tiling1d"), sources=_cu("tiling1d"),
-        launches=RUNGS["tiling-1d"],
-        chapter=SIMT, step=5,
+        doc="tiling1d", chapter=SIMT, step=5,
     ),
-    Implementation(
-        name="tiling-2d", family=CUDA, old_number=6, precision=FP32, needs=_ALWAYS,
+    _cuda(
+        name="tiling-2d", old_number=6, precision=FP32, needs=_ALWAYS,
         summary="64×64 block tile, an 8×4 register micro-tile per thread",
-        doc=_md("tiling2d"), sources=_cu("tiling2d"),
-        launches=RUNGS["tiling-2d"],
-        chapter=SIMT, step=6,
+        doc="tiling2d", chapter=SIMT, step=6,
     ),
-    Implementation(
-        name="float4", family=CUDA, old_number=7, precision=FP32, needs=_ALWAYS,
+    _cuda(
+        name="float4", old_number=7, precision=FP32, needs=_ALWAYS,
         summary="2D tiling with 16-byte loads and stores, BK=32",
-        doc=_md("float4"), sources=_cu("float4"),
-        launches=RUNGS["float4"],
-        chapter=MEMORY, step=1,
+        doc="float4", chapter=MEMORY, step=1,
     ),
-    Implementation(
-        name="float4-bk16", family=CUDA, old_number=7, precision=FP32, needs=_ALWAYS,
+    _cuda(
+        name="float4-bk16", old_number=7, precision=FP32, needs=_ALWAYS,
         summary="control: float4 with BK=16",
-        doc=_md("float4"), sources=_cu("float4"),
-        launches=RUNGS["float4-bk16"],
-        chapter=MEMORY, step=2, variant_of="float4",
+        doc="float4", chapter=MEMORY, step=2, variant_of="float4",
     ),
-    Implementation(
-        name="float4-128", family=CUDA, old_number=7, precision=FP32, needs=_ALWAYS,
+    _cuda(
+        name="float4-128", old_number=7, precision=FP32, needs=_ALWAYS,
         summary="control: float4 with a 128×128 tile, BK=16, 512 threads",
-        doc=_md("float4"), sources=_cu("float4"),
-        launches=RUNGS["float4-128"],
-        chapter=MEMORY, step=3, variant_of="float4",
+        doc="float4", chapter=MEMORY, step=3, variant_of="float4",
     ),
-    Implementation(
-        name="double-buffer-64", family=CUDA, old_number=8, precision=FP32, needs=_ALWAYS,
+    _cuda(
+        name="double-buffer-64", old_number=8, precision=FP32, needs=_ALWAYS,
         summary="register prefetch + two shared buffers, 64×64 tile",
-        doc=_md("double_buffer"), sources=_cu("double_buffer"),
-        launches=RUNGS["double-buffer-64"],
-        chapter=MEMORY, step=4,
+        doc="double_buffer", chapter=MEMORY, step=4,
     ),
-    Implementation(
-        name="double-buffer-128", family=CUDA, old_number=8, precision=FP32, needs=_ALWAYS,
+    _cuda(
+        name="double-buffer-128", old_number=8, precision=FP32, needs=_ALWAYS,
         summary="register prefetch + two shared buffers, 128×128 tile",
-        doc=_md("double_buffer"), sources=_cu("double_buffer"),
-        launches=RUNGS["double-buffer-128"],
-        chapter=MEMORY, step=5, variant_of="double-buffer-64",
+        doc="double_buffer", chapter=MEMORY, step=5, variant_of="double-buffer-64",
     ),
-    Implementation(
-        name="cp-async", family=CUDA, old_number=9, precision=FP32, needs=_ALWAYS,
+    _cuda(
+        name="cp-async", old_number=9, precision=FP32, needs=_ALWAYS,
         summary="the copy engine moves tiles global→shared (cp.async), 128×128",
-        doc=_md("cp_async"), sources=_cu("cp_async"),
-        launches=RUNGS["cp-async"],
-        chapter=MEMORY, step=6,
+        doc="cp_async", chapter=MEMORY, step=6,
     ),
-    Implementation(
-        name="wmma-tf32", family=CUDA, old_number=10, precision=TF32, needs=_ALWAYS,
+    _cuda(
+        name="wmma-tf32", old_number=10, precision=TF32, needs=_ALWAYS,
         summary="tensor cores through WMMA, inputs rounded to TF32",
-        doc=_md("wmma_tf32"), sources=_cu("wmma_tf32"),
-        launches=RUNGS["wmma-tf32"],
-        chapter=TF32_CORES, step=1,
+        doc="wmma_tf32", chapter=TF32_CORES, step=1,
     ),
     Implementation(
         name="triton", family=TRITON, old_number=11, precision=FP32, needs=_ALWAYS,
@@ -416,12 +397,10 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
                 promote=True),
         chapter=FP32_CORES, step=1, variant_of="triton",
     ),
-    Implementation(
-        name="warptile", family=CUDA, old_number=14, precision=FP32, needs=_ALWAYS,
+    _cuda(
+        name="warptile", old_number=14, precision=FP32, needs=_ALWAYS,
         summary="strict FP32 past the notes: A transposed in shared memory, warp tiles, 8×8 per thread",
-        doc=_md("warptile"), sources=_cu("warptile"),
-        launches=RUNGS["warptile"],
-        chapter=PAST_CUBLAS, step=1,
+        doc="warptile", chapter=PAST_CUBLAS, step=1,
     ),
     Implementation(
         name="triton-presplit", family=TRITON, old_number=15, precision=FP32X3, needs=_SM80,
@@ -438,75 +417,56 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         factory=_torch_tf32,
         chapter=BASELINES, step=2, variant_of="torch",
     ),
-    Implementation(
-        name="mma-tf32", family=CUDA, old_number=16, precision=TF32, needs=_SM80,
+    _cuda(
+        name="mma-tf32", old_number=16, precision=TF32, needs=_SM80,
         summary="tensor cores through mma.sync m16n8k8, fed by a 3-stage cp.async pipeline",
-        doc=_md("mma_tf32"), sources=_cu("mma_tf32"),
-        launches=RUNGS["mma-tf32"],
-        chapter=TF32_CORES, step=2,
+        doc="mma_tf32", chapter=TF32_CORES, step=2,
     ),
-    Implementation(
-        name="wgmma-tma", family=CUDA, old_number=17, precision=TF32, needs=_HOPPER,
+    _cuda(
+        name="wgmma-tma", old_number=17, precision=TF32, needs=_HOPPER,
         summary="Hopper: TMA copies tiles, an mbarrier pipeline, wgmma reads shared memory",
-        doc=_md("wgmma_tma"), sources=("kernels/cuda/wgmma_tma.cu", "kernels/cuda/hopper.cuh",
-                                       "kernels/cuda/prepass.cu"),
-        launches=RUNGS["wgmma-tma"],
+        doc="wgmma_tma", sources=_cu("wgmma_tma", "hopper.cuh", "prepass"),
         chapter=TF32_CORES, step=3,
     ),
-    Implementation(
-        name="wgmma-ws", family=CUDA, old_number=18, precision=TF32, needs=_HOPPER,
+    _cuda(
+        name="wgmma-ws", old_number=18, precision=TF32, needs=_HOPPER,
         summary="Hopper: a producer warpgroup and two consumers, setmaxnreg, a persistent grid",
-        doc=_md("wgmma_ws"), sources=("kernels/cuda/wgmma_ws.cu", "kernels/cuda/hopper.cuh",
-                             "kernels/cuda/prepass.cu"),
-        launches=RUNGS["wgmma-ws"],
+        doc="wgmma_ws", sources=_cu("wgmma_ws", "hopper.cuh", "prepass"),
         chapter=TF32_CORES, step=4,
     ),
-    Implementation(
-        name="wgmma-3xtf32", family=CUDA, old_number=19, precision=FP32X3, needs=_HOPPER,
+    _cuda(
+        name="wgmma-3xtf32", old_number=19, precision=FP32X3, needs=_HOPPER,
         summary="FP32-accurate on Hopper tensor cores: 3 TF32 wgmma products per step, promoted in FP32",
-        doc=_md("wgmma_3xtf32"), sources=("kernels/cuda/wgmma_3xtf32.cu", "kernels/cuda/hopper.cuh",
-                                          "kernels/cuda/prepass.cu"),
-        launches=RUNGS["wgmma-3xtf32"],
+        doc="wgmma_3xtf32", sources=_cu("wgmma_3xtf32", "hopper.cuh", "prepass"),
         chapter=FP32_CORES, step=3,
     ),
-    Implementation(
-        name="bigtile", family=CUDA, old_number=20, precision=FP32, needs=_SM80,
+    _cuda(
+        name="bigtile", old_number=20, precision=FP32, needs=_SM80,
         summary="strict FP32: 8×16 outputs per thread, Aᵀ and B by a 4-stage cp.async pipeline",
-        doc=_md("bigtile"), sources=("kernels/cuda/bigtile.cu", "kernels/cuda/prepass.cu", "kernels/cuda/pad.cu"),
-        launches=RUNGS["bigtile"],
-        chapter=PAST_CUBLAS, step=2,
+        doc="bigtile", sources=_cu("bigtile", "prepass", "pad"), chapter=PAST_CUBLAS, step=2,
     ),
-    Implementation(
-        name="splitk", family=CUDA, old_number=21, precision=FP32, needs=_SM80,
+    _cuda(
+        name="splitk", old_number=21, precision=FP32, needs=_SM80,
         summary="strict FP32: bigtile with each tile's reduction split where its tiles leave SMs idle, any N",
-        doc=_md("bigtile_splitk"), sources=("kernels/cuda/bigtile.cu", "kernels/cuda/splitk.cuh",
-                                            "kernels/cuda/prepass.cu", "kernels/cuda/pad.cu"),
-        launches=RUNGS["splitk"],
+        doc="bigtile_splitk", sources=_cu("bigtile", "splitk.cuh", "prepass", "pad"),
         chapter=PAST_CUBLAS, step=3, variant_of="bigtile",
     ),
-    Implementation(
-        name="wgmma-swap", family=CUDA, old_number=22, precision=TF32, needs=_HOPPER,
+    _cuda(
+        name="wgmma-swap", old_number=22, precision=TF32, needs=_HOPPER,
         summary="Hopper without a pre-pass: C as Cᵀ = Bᵀ·Aᵀ, B gathered into registers, TMA rounds to TF32",
-        doc=_md("wgmma_swap"), sources=("kernels/cuda/wgmma_swap.cu", "kernels/cuda/hopper.cuh",
-                                        "kernels/cuda/prepass.cu"),
-        launches=RUNGS["wgmma-swap"],
+        doc="wgmma_swap", sources=_cu("wgmma_swap", "hopper.cuh", "prepass"),
         chapter=TF32_CORES, step=5,
     ),
-    Implementation(
-        name="tma", family=CUDA, old_number=23, precision=FP32, needs=_SM90,
+    _cuda(
+        name="tma", old_number=23, precision=FP32, needs=_SM90,
         summary="strict FP32: splitk's kernel with both tiles by TMA on per-stage mbarriers, one thread issuing",
-        doc=_md("bigtile_tma"),
-        sources=("kernels/cuda/bigtile.cu", "kernels/cuda/splitk.cuh", "kernels/cuda/hopper.cuh",
-                 "kernels/cuda/prepass.cu", "kernels/cuda/pad.cu"),
-        launches=RUNGS["tma"],
+        doc="bigtile_tma", sources=_cu("bigtile", "splitk.cuh", "hopper.cuh", "prepass", "pad"),
         chapter=PAST_CUBLAS, step=4, variant_of="bigtile",
     ),
-    Implementation(
-        name="small", family=CUDA, old_number=24, precision=FP32, needs=_SM80,
+    _cuda(
+        name="small", old_number=24, precision=FP32, needs=_SM80,
         summary="strict FP32 for little work: one launch, no pre-pass, 32×64 tiles, cp.async stages, split-K in a tree",
-        doc=_md("small"), sources=("kernels/cuda/small.cu", "kernels/cuda/splitk.cuh"),
-        launches=RUNGS["small"],
-        chapter=PAST_CUBLAS, step=5,
+        doc="small", sources=_cu("small", "splitk.cuh"), chapter=PAST_CUBLAS, step=5,
     ),
 )
 
@@ -537,12 +497,10 @@ IMPLEMENTATIONS += (Implementation(
 
 # After `default` (its old number 25 stays an alias): tensor cores at every shape.
 IMPLEMENTATIONS += (
-    Implementation(
-        name="mma-split", family=CUDA, old_number=26, precision=TF32, needs=_SM80,
+    _cuda(
+        name="mma-split", old_number=26, precision=TF32, needs=_SM80,
         summary="TF32 for little work or few tiles: mma.sync on 64×64 tiles, no pre-pass, split-K in a tree",
-        doc=_md("mma_split"), sources=("kernels/cuda/mma_split.cu", "kernels/cuda/splitk.cuh"),
-        launches=RUNGS["mma-split"],
-        chapter=TF32_CORES, step=6,
+        doc="mma_split", sources=_cu("mma_split", "splitk.cuh"), chapter=TF32_CORES, step=6,
     ),
 )
 # The dispatchers build what the rungs they dispatch to build.
@@ -552,7 +510,7 @@ IMPLEMENTATIONS += (
         summary="TF32 at every shape: wgmma-swap where the output fills the GPU, mma-split below it, strict-FP32 "
         "short where the reduction is and thin or gemv where C is",
         doc=_md("tensor_dispatch"),
-        sources=_sources_of("wgmma-swap", "mma-split") + _cu("short") + _cu("thin") + _cu("gemv"),
+        sources=_sources_of("wgmma-swap", "mma-split") + _cu("short", "thin", "gemv"),
         launches=tensor_policy.tf32_launches(),
         chapter=TF32_CORES, step=7, variant_of="wgmma-swap",
     ),
@@ -561,7 +519,7 @@ IMPLEMENTATIONS += (
         summary="FP32-accurate at every shape: wgmma-3xtf32 where the output fills the GPU, strict-FP32 small below it, "
         "short where the reduction is and thin or gemv where C is",
         doc=_md("tensor_dispatch"),
-        sources=_sources_of("wgmma-3xtf32", "small") + _cu("short") + _cu("thin") + _cu("gemv"),
+        sources=_sources_of("wgmma-3xtf32", "small") + _cu("short", "thin", "gemv"),
         launches=tensor_policy.x3_launches(),
         chapter=FP32_CORES, step=4, variant_of="wgmma-3xtf32",
     ),
@@ -591,40 +549,30 @@ IMPLEMENTATIONS += (
 # Written after the languages (old numbers follow the order rungs were written in), read before
 # `default`, which runs it where a random sweep found it fastest.
 IMPLEMENTATIONS += (
-    Implementation(
-        name="tma-warp", family=CUDA, old_number=32, precision=FP32, needs=_SM90,
+    _cuda(
+        name="tma-warp", old_number=32, precision=FP32, needs=_SM90,
         summary="strict FP32: tma's kernel in blocks of one warp, 64×64 tiles, eight blocks an SM: no warp waits at "
         "another's barrier, and tiles a quarter the size fill the last wave",
-        doc=_md("bigtile_warp"),
-        sources=("kernels/cuda/bigtile.cu", "kernels/cuda/splitk.cuh", "kernels/cuda/hopper.cuh",
-                 "kernels/cuda/prepass.cu", "kernels/cuda/pad.cu"),
-        launches=RUNGS["tma-warp"],
+        doc="bigtile_warp", sources=_cu("bigtile", "splitk.cuh", "hopper.cuh", "prepass", "pad"),
         chapter=PAST_CUBLAS, step=6, variant_of="bigtile",
     ),
-    Implementation(
-        name="thin", family=CUDA, old_number=33, precision=FP32, needs=_SM80,
+    _cuda(
+        name="thin", old_number=33, precision=FP32, needs=_SM80,
         summary="strict FP32 where C has at most 8 rows or columns: each thread streams the long operand and keeps "
         "one sum per row (or column) of C, split-K in a tree; small's launches elsewhere",
-        doc=_md("thin"), sources=("kernels/cuda/thin.cu", "kernels/cuda/splitk.cuh", "kernels/cuda/small.cu"),
-        launches=RUNGS["thin"],
-        chapter=PAST_CUBLAS, step=7,
+        doc="thin", sources=_cu("thin", "splitk.cuh", "small"), chapter=PAST_CUBLAS, step=7,
     ),
-    Implementation(
-        name="short", family=CUDA, old_number=34, precision=FP32, needs=_SM80,
+    _cuda(
+        name="short", old_number=34, precision=FP32, needs=_SM80,
         summary="strict FP32 where the reduction is at most 32 long: a 64×128 tile of C a block, A's rows and B's "
         "columns loaded whole, one FMA chain an output; the stores are the work; small's launches elsewhere",
-        doc=_md("short"), sources=("kernels/cuda/short.cu", "kernels/cuda/small.cu", "kernels/cuda/splitk.cuh"),
-        launches=RUNGS["short"],
-        chapter=PAST_CUBLAS, step=8,
+        doc="short", sources=_cu("short", "small", "splitk.cuh"), chapter=PAST_CUBLAS, step=8,
     ),
-    Implementation(
-        name="gemv", family=CUDA, old_number=35, precision=FP32, needs=_SM80,
+    _cuda(
+        name="gemv", old_number=35, precision=FP32, needs=_SM80,
         summary="strict FP32 where C is one column (K = 1): a matrix-vector product, A streamed 16 bytes a lane, "
         "several loads ahead, a compensated sum a lane a row, split-K in a tree; thin's and small's launches elsewhere",
-        doc=_md("gemv"), sources=("kernels/cuda/gemv.cu", "kernels/cuda/thin.cu", "kernels/cuda/small.cu",
-                         "kernels/cuda/splitk.cuh"),
-        launches=RUNGS["gemv"],
-        chapter=PAST_CUBLAS, step=9,
+        doc="gemv", sources=_cu("gemv", "thin", "small", "splitk.cuh"), chapter=PAST_CUBLAS, step=9,
     ),
 )
 

@@ -35,13 +35,6 @@ if TYPE_CHECKING:  # torch and numpy are imported where a call needs them: not t
 DEFAULT_DYNAMIC_SMEM = 48 * 1024
 
 
-def require_gpu() -> None:
-    import torch
-
-    if not torch.cuda.is_available():
-        raise NoGPUError("this implementation needs a CUDA GPU and none is available")
-
-
 @cache
 def _device(index: int):
     from cuda.core import Device
@@ -54,7 +47,8 @@ def _device(index: int):
 def current_device():
     import torch
 
-    require_gpu()
+    if not torch.cuda.is_available():
+        raise NoGPUError("this implementation needs a CUDA GPU and none is available")
     dev = _device(torch.cuda.current_device())
     dev.set_current()
     return dev

@@ -73,12 +73,28 @@ def one_wave(launch: Launch) -> handoff.OneWave:
     return handoff.OneWave(launch.tile, launch.step, launch.kernel.cluster[0])
 
 
-def _split_parts(launch: Launch, m: int, n: int, k: int) -> int:
-    return one_wave(launch).parts(m, n, k, cl.sms())
+class _OneWaveSplit:
+    """What the two wgmma hosts share where their kernel splits (``split``): `handoff.OneWave`'s
+    parts, a block an SM; their split scratch after their operands."""
+
+    split: bool
+
+    @property
+    def label(self) -> str:
+        return "split-K where the tiles leave SMs idle" if self.split else ""
+
+    def parts(self, launch: Launch, m: int, n: int, k: int) -> int:
+        """Parts per tile: `handoff.OneWave`'s, for the blocks the GPU holds at once (one an SM)."""
+        return one_wave(launch).parts(m, n, k, cl.sms()) if self.split else 1
+
+    @staticmethod
+    def _after(operands: int, saved: int) -> int:
+        """Workspace bytes: the operands, then the split's slots where there are any."""
+        return up(operands) + saved if saved else operands
 
 
 @dataclass(frozen=True)
-class TmaOperands:
+class TmaOperands(_OneWaveSplit):
     """Host of a wgmma launch.
 
     ``a``: "in place" (TMA reads the caller's A), "round" (a rounded, padded copy)
@@ -102,17 +118,9 @@ class TmaOperands:
             raise ValueError("TmaOperands: split-K is wgmma_3xtf32.cu's (b='split') only")
 
     @property
-    def label(self) -> str:
-        return "split-K where the tiles leave SMs idle" if self.split else ""
-
-    @property
     def planes(self) -> int:
         """Planes of Bᵀ in the workspace."""
         return {"round": 1, "split": 2}[self.b]
-
-    def parts(self, launch: Launch, m: int, n: int, k: int) -> int:
-        """Parts per tile: `handoff.OneWave`'s, for the blocks the GPU holds at once (one an SM)."""
-        return _split_parts(launch, m, n, k) if self.split else 1
 
     def kernels(self, launch: Launch) -> tuple[Kernel, ...]:
         out = (TRANSPOSE,) if self.b == "round" else (CLEAR_FLAG, TRANSPOSE_SPLIT, SPECIAL)
@@ -135,8 +143,7 @@ class TmaOperands:
         return one_wave(launch).units(m, k) * parts * handoff.slot_floats(CONSUMERS, ACCUMULATORS_3X) * 4
 
     def workspace_bytes(self, launch: Launch, m: int, n: int, k: int) -> int:
-        total, saved = self._layout(m, n, k)[2], self._saved_bytes(launch, m, n, k)
-        return up(total) + saved if saved else total
+        return self._after(self._layout(m, n, k)[2], self._saved_bytes(launch, m, n, k))
 
     def steps(self, launch: Launch, call: Call, workspace: torch.Tensor) -> list[Step]:
         m, n, k = call.m, call.n, call.k
@@ -193,7 +200,7 @@ B_IN_PLACE = Requires(k=4, align=16, operands="B")
 
 
 @dataclass(frozen=True)
-class SwappedOperands:
+class SwappedOperands(_OneWaveSplit):
     """Host of the swapped wgmma launch (wgmma_swap.cu, C made as Cᵀ = Bᵀ·Aᵀ).
 
     TMA reads A and B as they lie, through tensor maps of type TFLOAT32: the copy
@@ -212,19 +219,11 @@ class SwappedOperands:
     padded: bool = False
     split: bool = False
 
-    @property
-    def label(self) -> str:
-        return "split-K where the tiles leave SMs idle" if self.split else ""
-
     @staticmethod
     def _units(launch: Launch, m: int, k: int) -> tuple[int, int]:
         """(tiles a cluster takes as one, as the kernel counts them; the blocks' own tiles of C)."""
         units = one_wave(launch).units(m, k)
         return units, units * launch.kernel.cluster[0]
-
-    def parts(self, launch: Launch, m: int, n: int, k: int) -> int:
-        """Parts per tile: `handoff.OneWave`'s, for the clusters the GPU holds at once (a block an SM)."""
-        return _split_parts(launch, m, n, k) if self.split else 1
 
     def _saved_bytes(self, launch: Launch, m: int, n: int, k: int) -> int:
         """A slot per part of every block's tile where the call splits; none where it does not."""
@@ -246,8 +245,7 @@ class SwappedOperands:
         return self._layout(m, n, k)[2] if self.padded else 0
 
     def workspace_bytes(self, launch: Launch, m: int, n: int, k: int) -> int:
-        operands, saved = self._operand_bytes(m, n, k), self._saved_bytes(launch, m, n, k)
-        return up(operands) + saved if saved else operands
+        return self._after(self._operand_bytes(m, n, k), self._saved_bytes(launch, m, n, k))
 
     def steps(self, launch: Launch, call: Call, workspace: torch.Tensor | None) -> list[Step]:
         m, n, k = call.m, call.n, call.k

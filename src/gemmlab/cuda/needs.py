@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from enum import Enum
+from functools import total_ordering
 
 #: A target's name: sm_XY, optionally `a` (arch-specific) or `f` (family-specific).
 ARCH_NAME = re.compile(r"sm_(\d+)([af]?)")
@@ -34,6 +35,7 @@ def cc_of(arch: str) -> tuple[int, int]:
     return number // 10, number % 10
 
 
+@total_ordering
 class Needs(Enum):
     """The strongest feature a kernel uses; each member implies the ones before it."""
 
@@ -54,15 +56,6 @@ class Needs(Enum):
 
     def __lt__(self, other: Needs) -> bool:
         return self.rank < other.rank
-
-    def __le__(self, other: Needs) -> bool:
-        return self.rank <= other.rank
-
-    def __gt__(self, other: Needs) -> bool:
-        return self.rank > other.rank
-
-    def __ge__(self, other: Needs) -> bool:
-        return self.rank >= other.rank
 
     def __str__(self) -> str:
         """"sm_90+ (TMA/mbarrier transactions/clusters)": the tier and what it brings (a precondition's

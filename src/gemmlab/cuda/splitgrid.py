@@ -22,6 +22,14 @@ from .dispatch import Call, Kernel, Launch, Step
 ACCUMULATORS = 16
 
 
+def policy(launch: Launch, m: int, n: int, k: int, chain: int = handoff.LONGEST_CHAIN) -> tuple[int, ...]:
+    """What the split policy is given: tiles, reduction steps, resident slots (MIN_BLOCKS blocks
+    per SM), the step, and the least parts (`handoff.fewest`)."""
+    slots = cl.sms() * int(launch.defines["MIN_BLOCKS"])
+    across, down = launch.tiles(m, k)
+    return across * down, -(-n // launch.step), slots, launch.step, handoff.fewest(n, k, chain)
+
+
 @dataclass(frozen=True)
 class SplitGrid:
     """Host of a launch whose kernel splits the reduction over grid z and reads A and B in place;
@@ -39,10 +47,7 @@ class SplitGrid:
         return handoff.slot_floats(self.savers or launch.threads, self.accumulators)
 
     def parts(self, launch: Launch, m: int, n: int, k: int) -> int:
-        slots = cl.sms() * int(launch.defines["MIN_BLOCKS"])
-        across, down = launch.tiles(m, k)
-        return handoff.parts(across * down, -(-n // launch.step), slots, launch.step,
-                             handoff.fewest(n, k, self.chain))
+        return handoff.parts(*policy(launch, m, n, k, self.chain))
 
     def kernels(self, launch: Launch) -> tuple[Kernel, ...]:
         return ()

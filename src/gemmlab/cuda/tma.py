@@ -21,11 +21,6 @@ from .driver import TensorMap, checked
 SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}
 
 
-def can_map(address: int, row_pitch_bytes: int) -> bool:
-    """Whether a row-major matrix at this address and pitch can be described at all."""
-    return address % 16 == 0 and row_pitch_bytes % 16 == 0
-
-
 @lru_cache(maxsize=256)
 def matrix_map(address: int, rows: int, cols: int, row_pitch_bytes: int,
                box_rows: int, box_cols: int, swizzle_bytes: int = 128, tf32: bool = False) -> TensorMap:
@@ -34,7 +29,7 @@ def matrix_map(address: int, rows: int, cols: int, row_pitch_bytes: int,
     Out-of-bounds parts of a box read as zeros, so ragged edges need no masks. With
     ``tf32`` the copy engine rounds each value to TF32 on its way into shared memory.
     """
-    if not can_map(address, row_pitch_bytes):
+    if address % 16 or row_pitch_bytes % 16:
         raise ValueError(f"TMA needs a 16-byte aligned address and pitch, got {address:#x}, "
                          f"{row_pitch_bytes} B")
     if not (0 < box_rows <= 256 and 0 < box_cols <= 256) or (box_cols * 4) % 16:

@@ -41,6 +41,7 @@ from . import handoff
 from .dispatch import Call, Kernel, Launch, Step
 from .hopper import TRANSPOSE_TILE as TILE  # the pre-pass file's square tile
 from .pad import PAD_BLOCK_COLS, PAD_COPY, pitch, up
+from .splitgrid import policy
 from .tma import matrix_map
 
 TRANSPOSE_FP32 = Kernel("prepass.cu", "transpose_fp32", (256, 1))
@@ -65,23 +66,14 @@ class TransposedA:
         return text + (", the last wave's tiles in more parts" if self.split and self.tail else "")
 
     @staticmethod
-    def _policy(launch: Launch, m: int, n: int, k: int) -> tuple[int, int, int, int, int]:
-        """What the split policy is given: tiles, reduction steps, resident slots (MIN_BLOCKS
-        blocks per SM), the step, and the least parts (`handoff.fewest`)."""
-
-        slots = cl.sms() * int(launch.defines["MIN_BLOCKS"])
-        across, down = launch.tiles(m, k)
-        return across * down, -(-n // launch.step), slots, launch.step, handoff.fewest(n, k)
-
-    @staticmethod
     def parts(launch: Launch, m: int, n: int, k: int) -> int:
         """Split-K parts per tile (SPLIT 1): the policy, `handoff.parts`."""
-        return handoff.parts(*TransposedA._policy(launch, m, n, k))
+        return handoff.parts(*policy(launch, m, n, k))
 
     @staticmethod
     def plan(launch: Launch, m: int, n: int, k: int) -> handoff.TailPlan:
         """Split-K parts of the line of blocks (SPLIT 2): the policy, `handoff.tail_plan`."""
-        return handoff.tail_plan(*TransposedA._policy(launch, m, n, k))
+        return handoff.tail_plan(*policy(launch, m, n, k))
 
     def kernels(self, launch: Launch) -> tuple[Kernel, ...]:
         return (TRANSPOSE_FP32, PAD_COPY) if self.pad_b else (TRANSPOSE_FP32,)

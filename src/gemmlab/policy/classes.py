@@ -166,26 +166,8 @@ def representatives() -> dict[ShapeClass, tuple[int, int, int]]:
     """One shape per class when `gemmlab tune` is given none: the sweep's shapes and their odd variants
     (M−1 aligned, M−1 and N−1 odd-n, all three odd); micro's and tiny's over a long reduction. Each
     falls in its class on any GPU of 100 to 160 SMs."""
-    m, n, k = problem.PERF_SHAPE
-    return {
-        ShapeClass("micro", "tiled"): (256, 1024, 256),
-        ShapeClass("tiny", "tiled"): (512, 4096, 512),
-        ShapeClass("small", "tiled"): (1024, 1024, 1024),
-        ShapeClass("medium", "tiled"): (2048, 2048, 2048),
-        ShapeClass("large", "tiled"): (m, n, k),
-        ShapeClass("micro", "aligned"): (255, 1024, 256),
-        ShapeClass("tiny", "aligned"): (511, 4096, 512),
-        ShapeClass("small", "aligned"): (1023, 1024, 1024),
-        ShapeClass("medium", "aligned"): (2047, 2048, 2048),
-        ShapeClass("large", "aligned"): (m - 1, n, k),
-        ShapeClass("micro", "odd-n"): (255, 1023, 256),
-        ShapeClass("tiny", "odd-n"): (511, 4095, 512),
-        ShapeClass("small", "odd-n"): (1023, 1023, 1024),
-        ShapeClass("medium", "odd-n"): (2047, 2047, 2048),
-        ShapeClass("large", "odd-n"): (m - 1, n - 1, k),
-        ShapeClass("micro", "odd"): (255, 1023, 255),
-        ShapeClass("tiny", "odd"): (511, 4095, 511),
-        ShapeClass("small", "odd"): (1023, 1023, 1023),
-        ShapeClass("medium", "odd"): (2047, 2047, 2047),
-        ShapeClass("large", "odd"): (m - 1, n - 1, k - 1),
-    }
+    tiled = {"micro": (256, 1024, 256), "tiny": (512, 4096, 512), "small": (1024, 1024, 1024),
+             "medium": (2048, 2048, 2048), "large": problem.PERF_SHAPE}
+    less = {"tiled": (0, 0, 0), "aligned": (1, 0, 0), "odd-n": (1, 1, 0), "odd": (1, 1, 1)}
+    return {ShapeClass(size, layout): tuple(x - d for x, d in zip(tiled[size], less[layout], strict=True))
+            for layout in LAYOUTS for size in SIZES}

@@ -1,30 +1,19 @@
 """`default`: the registry's shape-aware implementation, built from the installed tune record.
 
-Its launches are, in order: the record's preludes (policy/preludes.py: kernels for
-a kind of shape across the classes, `short` where N ≤ 32, each where its own
-precondition holds and C has at least the outputs a random sweep calibrated);
-then for each shape class the record has a winner for,
-the winner's launch (rung, launch name, knobs, rebuilt by the rung's `Space`)
-under ``InClass(class) ∧ its own precondition``, after the space's refinements
-of it (`Space.refine`: before `small`'s winner, `thin`'s kernels and the
-winner's narrow twin; before a bigtile winner, its split-K twin where
-splitting pays; before a b-padded winner, its 4-byte twin where C has few
-rows), each under the class and its own precondition; then the
-built-in chain,
-`warptile`'s launches as they are, ending in its unconditional fallback. So a
-call whose class has no winner, or whose shape misses the winner's own
-precondition (a whole-tile path on a shape of the class it does not tile),
-runs what `warptile` runs.
+Its launches (`launches_from`; policy/default.md, "Dispatch", says why each is where it is): the
+record's preludes, then for each shape class the record has a winner for, the twins its space
+refines it with (`Space.refine`) and the winner, each under ``InClass(class) ∧ its own
+precondition``; then `warptile`'s launches, ending in its fallback. So a call whose class has no
+winner, or whose shape misses the winner's own precondition, runs what `warptile` runs.
 
-Which record: on a GPU, ``tuned/<gpu-slug>.json`` if its SM count is the
-GPU's, else a sibling's of the same architecture and SM count (the H100 SXM
-runs the H200's, and `notice` says so); without a GPU, the target GPU's
-(``record.TARGET``), so that `explain` and `export` on a laptop show what the
-H200 runs. None found: the built-in chain alone. The launches are resolved on first use, not at import (asking
-for the GPU would initialise CUDA).
+Which record: on a GPU, ``tuned/<gpu-slug>.json`` if its SM count is the GPU's, else a sibling's of
+the same architecture and SM count (the H100 SXM runs the H200's, and `notice` says so); without a
+GPU, the target GPU's (``record.TARGET``), so that `explain` and `export` on a laptop show what the
+H200 runs. None found: the built-in chain alone. The launches are resolved on first use, not at
+import (asking for the GPU would initialise CUDA).
 
-The registry makes `default`'s entry from `launches()` and `rungs()`; this module
-reads the launch builders and the spaces, never the registry.
+The registry makes `default`'s entry from `launches()` and `rungs()`; this module reads the launch
+builders and the spaces, never the registry.
 """
 
 from __future__ import annotations

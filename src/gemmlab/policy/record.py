@@ -160,23 +160,23 @@ def dumps(record: dict) -> str:
     return json.dumps(record, indent=1, sort_keys=False) + "\n"
 
 
+def _write(record: dict, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dumps(record))
+    return path
+
+
 def save(record: dict, root: Path) -> Path:
     """ROOT/tune/GPU/DATE.json (validated first)."""
     validate(record)
     stamp = record["date"].replace(":", "").replace("+00:00", "Z")
-    path = Path(root) / "tune" / record["gpu"]["slug"] / f"{stamp}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(dumps(record))
-    return path
+    return _write(record, Path(root) / "tune" / record["gpu"]["slug"] / f"{stamp}.json")
 
 
 def install(record: dict, folder: Path = INSTALLED) -> Path:
     """Make `record` the one `default` reads on its GPU: FOLDER/GPU.json."""
     validate(record)
-    path = Path(folder) / f"{record['gpu']['slug']}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(dumps(record))
-    return path
+    return _write(record, Path(folder) / f"{record['gpu']['slug']}.json")
 
 
 def find(gpu_name: str | None, sm_count: int | None, folder: Path = INSTALLED,
