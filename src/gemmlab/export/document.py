@@ -69,11 +69,7 @@ class ExportPlan:
 
     launches: tuple[Launch, ...]
     labels: tuple[str, ...]
-    own: int  # the first `own` launches are the rung's
-
-    @property
-    def floor(self) -> tuple[Launch, ...]:
-        return self.launches[self.own:]
+    own: int  # the first `own` launches are the rung's; the rest are the floor's
 
 
 #: The rung whose launches are every exported file's portable floor: strict FP32, plain CUDA,
