@@ -69,7 +69,11 @@ class ExportPlan:
 
     launches: tuple[Launch, ...]
     labels: tuple[str, ...]
-    own: int  # the first `own` launches are the rung's; the rest are the floor's
+    own: int  # the first `own` launches are the rung's
+
+    @property
+    def floor(self) -> tuple[Launch, ...]:
+        return self.launches[self.own:]
 
 
 #: The rung whose launches are every exported file's portable floor: strict FP32, plain CUDA,
