@@ -21,10 +21,6 @@ def _pattern(tag: str) -> re.Pattern:
     return re.compile(re.escape(begin) + r"\n?(.*?)" + re.escape(end), re.S)
 
 
-def has(text: str, tag: str) -> bool:
-    return _pattern(tag).search(text) is not None
-
-
 def read(text: str, tag: str) -> str:
     """What the block holds now (ValueError where the text has no such block)."""
     found = _pattern(tag).search(text)

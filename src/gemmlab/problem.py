@@ -81,13 +81,9 @@ class AliasError(SolveArgumentError):
     pass
 
 
-def _byte_span(t: torch.Tensor) -> tuple[int, int]:
-    start = t.data_ptr()
-    return start, start + max(t.numel(), 1) * t.element_size()
-
-
 def _overlaps(x: torch.Tensor, y: torch.Tensor) -> bool:
-    (a0, a1), (b0, b1) = _byte_span(x), _byte_span(y)
+    """Whether the bytes of x and y overlap (an empty tensor spans one element)."""
+    (a0, a1), (b0, b1) = ((t.data_ptr(), t.data_ptr() + max(t.numel(), 1) * t.element_size()) for t in (x, y))
     return a0 < b1 and b0 < a1
 
 

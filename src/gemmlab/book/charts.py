@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import io
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import matplotlib
 
@@ -34,21 +34,25 @@ class Point:
 @dataclass
 class Series:
     name: str
-    points: list[Point] = field(default_factory=list)
-    colour: str | None = None
+    points: list[Point]
 
 
 #: Ratios a log axis is labelled at, where they fall within its range.
 RATIO_TICKS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1, 1.5, 2, 3, 5, 10, 20)
 
 
-def _ratio_axis(axis) -> None:
-    """A log axis of ratios labelled "0.5×", "1×", "2×" instead of powers of ten."""
+def _ratios(ax, ylabel: str, mark: tuple[float, str] | None) -> None:
+    """The y axis as ratios on a log scale, labelled "0.5×", "1×", "2×" instead of powers of ten,
+    with `mark` (value, label) a dotted line."""
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
-    axis.set_major_locator(FixedLocator(RATIO_TICKS))
-    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}×"))
-    axis.set_minor_formatter(NullFormatter())
+    if mark:
+        ax.axhline(mark[0], color="black", lw=0.8, ls=":", label=mark[1])
+    ax.set_yscale("log")
+    ax.yaxis.set_major_locator(FixedLocator(RATIO_TICKS))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}×"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.set_ylabel(ylabel)
 
 
 class _Tips:
@@ -63,7 +67,12 @@ class _Tips:
         self.tips[gid] = (tip, series)
         return gid
 
-    def svg(self, fig) -> str:
+    def svg(self, fig, ax, title: str, legend: bool = True) -> str:
+        """The titled chart (its legend outside the axes) as inline SVG, the tooltips put in."""
+        ax.set_title(title, loc="left", fontsize="medium")
+        if legend:
+            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
+        fig.tight_layout()
         buf = io.StringIO()
         with plt.rc_context({"svg.hashsalt": self.chart_id, "svg.fonttype": "path"}):
             fig.savefig(buf, format="svg", metadata={"Date": None})
@@ -83,7 +92,7 @@ class _Tips:
 
 
 def bars(chart_id: str, title: str, items: list[tuple[str, float, str, str]], xlabel: str,
-         marks: list[tuple[float, str, str]] = (), log: bool = False) -> str:
+         marks: list[tuple[float, str, str]] = ()) -> str:
     """Horizontal bars, one row per (name, value, colour, tip), top to bottom; `marks`: vertical
     lines (value, label, style) named in the legend."""
     tips = _Tips(chart_id)
@@ -96,18 +105,12 @@ def bars(chart_id: str, title: str, items: list[tuple[str, float, str, str]], xl
     ax.invert_yaxis()
     for value, label, style in marks:
         ax.axvline(value, color="black", ls=style, lw=1, label=label)
-    if log:
-        ax.set_xscale("log")
     ax.set_xlabel(xlabel)
-    ax.set_title(title, loc="left", fontsize="medium")
-    if marks:
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
-    fig.tight_layout()
-    return tips.svg(fig)
+    return tips.svg(fig, ax, title, legend=bool(marks))
 
 
 def lines(chart_id: str, title: str, labels: list[str], series: list[Series], ylabel: str,
-          log: bool = True, mark: tuple[float, str] | None = None, highlight: str | None = None) -> str:
+          mark: tuple[float, str] | None = None, highlight: str | None = None) -> str:
     """One line per series over categorical x `labels`, each point with its tooltip; distinct
     colours (`bench.colours`); `highlight`: draw that series on top and the others pale."""
     tips = _Tips(chart_id)
@@ -115,28 +118,19 @@ def lines(chart_id: str, title: str, labels: list[str], series: list[Series], yl
     palette = colours.distinct(len(series))
     where = {label: i for i, label in enumerate(labels)}
     for i, s in enumerate(series):
-        colour = s.colour or palette[i]
         faint = highlight is not None and s.name != highlight
-        style = dict(color="#c8c8c8" if faint else colour, lw=1 if faint else 2, zorder=1 if faint else 3)
+        style = dict(color="#c8c8c8" if faint else palette[i], lw=1 if faint else 2, zorder=1 if faint else 3)
         pts = [p for p in s.points if p.y == p.y]  # NaN: not run there
         xs, ys = [where[p.x] for p in pts], [p.y for p in pts]
         ax.plot(xs, ys, ls=colours.line_style(i), label=s.name, **style)
         for x, p in zip(xs, pts, strict=True):
             ax.plot([x], [p.y], marker="o", ms=5 if not faint else 3, ls="none", gid=tips.name(p.tip, s.name),
                     **style)
-    if mark:
-        ax.axhline(mark[0], color="black", lw=0.8, ls=":", label=mark[1])
     shown = range(0, len(labels), -(-len(labels) // LABELS_SHOWN))  # past 16 labels, every few: none collides
     ax.set_xticks(list(shown), [labels[i] for i in shown], rotation=40, ha="right")
-    if log:
-        ax.set_yscale("log")
-        _ratio_axis(ax.yaxis)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, loc="left", fontsize="medium")
+    _ratios(ax, ylabel, mark)
     ax.grid(True, axis="y", color="#eeeeee")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
-    fig.tight_layout()
-    return tips.svg(fig)
+    return tips.svg(fig, ax, title)
 
 
 def scatter(chart_id: str, title: str, series: list[Series], xlabel: str, ylabel: str,
@@ -146,18 +140,10 @@ def scatter(chart_id: str, title: str, series: list[Series], xlabel: str, ylabel
     fig, ax = plt.subplots(figsize=(9, 4.6))
     palette = colours.distinct(len(series))
     for i, s in enumerate(series):
-        colour = s.colour or palette[i]
         for j, p in enumerate(s.points):
-            ax.plot([p.x], [p.y], marker="o", ms=4, ls="none", color=colour, alpha=0.85,
+            ax.plot([p.x], [p.y], marker="o", ms=4, ls="none", color=palette[i], alpha=0.85,
                     label=s.name if j == 0 else None, gid=tips.name(p.tip, s.name))
-    if mark:
-        ax.axhline(mark[0], color="black", lw=0.8, ls=":", label=mark[1])
     ax.set_xscale("log")
-    ax.set_yscale("log")
-    _ratio_axis(ax.yaxis)
+    _ratios(ax, ylabel, mark)
     ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, loc="left", fontsize="medium")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
-    fig.tight_layout()
-    return tips.svg(fig)
+    return tips.svg(fig, ax, title)

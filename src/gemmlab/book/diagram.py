@@ -26,37 +26,31 @@ class Box:
     kind: str = "store"  # the CSS class: store, pass, c
 
 
-def _loads(sass: dict | None) -> str:
+def _first(sass: dict | None, choices: tuple[tuple[str, str], ...], otherwise: str, unknown: str) -> str:
+    """The words of the first SASS instruction in `choices` the kernel issues; `unknown` without SASS."""
     if not sass:
-        return "loads"
-    if sass.get("UTMALDG"):
-        return "TMA copies (UTMALDG)"
-    if sass.get("LDGSTS"):
-        return "cp.async (LDGSTS)"
-    if sass.get("LDG.128"):
-        return "16-byte loads (LDG.128)"
-    return "4-byte loads (LDG)"
+        return unknown
+    return next((words for key, words in choices if sass.get(key)), otherwise)
+
+
+def _loads(sass: dict | None) -> str:
+    return _first(sass, (("UTMALDG", "TMA copies (UTMALDG)"), ("LDGSTS", "cp.async (LDGSTS)"),
+                         ("LDG.128", "16-byte loads (LDG.128)")), "4-byte loads (LDG)", "loads")
 
 
 def _shared_reads(sass: dict | None) -> str:
-    if not sass:
-        return "reads"
-    if sass.get("HGMMA"):
-        return "wgmma reads its operands here"
-    return "LDS.128" if sass.get("LDS.128") else "LDS"
+    return _first(sass, (("HGMMA", "wgmma reads its operands here"), ("LDS.128", "LDS.128")), "LDS", "reads")
 
 
 def _arithmetic(sass: dict | None) -> str:
-    if not sass:
-        return ""
     for key, words in (("HGMMA", "wgmma (HGMMA)"), ("HMMA", "mma (HMMA)"), ("FFMA", "FMA (FFMA)")):
-        if sass.get(key):
+        if sass and sass.get(key):
             return f"{words} × {sass[key]}"
     return ""
 
 
 def _stores(sass: dict | None) -> str:
-    return "16-byte stores (STG.128)" if sass and sass.get("STG.128") else "stores"
+    return _first(sass, (("STG.128", "16-byte stores (STG.128)"),), "stores", "stores")
 
 
 def tile_picture(rows: int, cols: int, step: int, threads: int | None, what: str = "block") -> dict:
@@ -131,10 +125,10 @@ def svg(env, geometry: dict, inspected: dict | None, title: str) -> str:
     rows, cols = geometry["tile"]
     picture = tile_picture(rows, cols, geometry["step"] or 1, geometry["threads"])
     boxes, arrows = path_boxes(geometry, inspected)
-    height = max(picture["bottom"] + 40, boxes[-1].y + boxes[-1].h + 20) + 18 * len(notes(geometry))
+    below, lines = max(picture["bottom"] + 40, boxes[-1].y + boxes[-1].h + 20), notes(geometry)
     return env.get_template("diagram.svg").render(
-        width=WIDTH, height=height, title=title, picture=picture, boxes=boxes, arrows=arrows,
-        notes=notes(geometry), notes_y=max(picture["bottom"] + 40, boxes[-1].y + boxes[-1].h + 20))
+        width=WIDTH, height=below + 18 * len(lines), title=title, picture=picture, boxes=boxes,
+        arrows=arrows, notes=lines, notes_y=below)
 
 
 def program_svg(env, tile: tuple[int, int, int], title: str) -> str:

@@ -83,10 +83,13 @@ def _member(book: Book, impl: Implementation) -> dict:
             "random": facts.random_summary(book.records, impl)}
 
 
+def present_precisions() -> list[Precision]:
+    return sorted({impl.precision for impl in registry.reading_order()}, key=list(Precision).index)
+
+
 def _common(book: Book, here: str) -> dict:
-    present = sorted({impl.precision for impl in registry.reading_order()}, key=list(Precision).index)
-    return {"here": here, "precision_pages": [{"file": precision_page(p), "title": TITLES.get(p, str(p))}
-                                              for p in present]}
+    return {"here": here, "precision_pages": [{"file": precision_page(p), "title": TITLES[p]}
+                                              for p in present_precisions()]}
 
 
 def render_markdown(text: str, book: Book, out: Path) -> str:
@@ -187,20 +190,6 @@ def _diagram(env, impl: Implementation, inspected: list[dict]) -> tuple[str, str
     return "", f"{impl.name} calls a library (cuBLAS): its kernel is not ours to draw."
 
 
-def _rung_sweep_chart(book: Book, impl: Implementation) -> str:
-    record = book.records.sweep
-    if not record or impl.name not in record.get("names", []):
-        return ""
-    from . import charts
-
-    labels, series = _sweep_series(record, class_members(impl.precision))
-    if not any(s.name == impl.name for s in series):
-        return ""
-    yardstick = facts.YARDSTICK[impl.precision][0]
-    return charts.lines(f"sweep-{impl.name}", f"{impl.name} among the {impl.precision} rungs: × {yardstick}",
-                        labels, series, f"time of {yardstick} / time", mark=(1.0, yardstick), highlight=impl.name)
-
-
 #: How a page names the language of a family's sources.
 LANGUAGES = {"cuda": "CUDA C++", "triton": "Triton", "torch": "PyTorch", "cute": "CuTe DSL", "mojo": "Mojo",
              "tilelang": "TileLang"}
@@ -229,7 +218,7 @@ def rung_page(book: Book, env, impl: Implementation, out: Path) -> str:
         launches=facts.geometry(impl), inspected=inspected, sass_keys=facts.SASS_SHOWN, inspect_note=note,
         diff=diff, changes=changes, added=added, dropped=dropped, primary=sources.primary(impl),
         language=LANGUAGES[impl.family],
-        sources=srcs, sweep_chart=_rung_sweep_chart(book, impl),
+        sources=srcs, sweep_chart=precision_sweep(book, impl.precision, impl.name),
         random_n=(book.records.random or {}).get("random", {}).get("n"), **_common(book, page_of(impl)))
 
 
@@ -270,21 +259,27 @@ def precision_bars(book: Book, precision: Precision) -> tuple[str, float | None]
     limit = facts.limit_at_clock(record, precision, facts.clock(record))
     marks = [(limit, f"{precision} limit at {facts.clock(record):.0f} MHz: {limit:.1f}", "--")] if limit else []
     shape = "×".join(map(str, record["shape"]))
-    title = f"{TITLES.get(precision, precision)} at {shape}, {record['device']['name']} (grey: the yardstick)"
+    title = f"{TITLES[precision]} at {shape}, {record['device']['name']} (grey: the yardstick)"
     return charts.bars(f"bars-{precision}", title, items, "TFLOP/s", marks), limit
 
 
-def precision_sweep(book: Book, precision: Precision) -> str:
+def precision_sweep(book: Book, precision: Precision, highlight: str | None = None) -> str:
+    """The class's ratios over the sweep's shapes; with `highlight`, that rung's own chart (""
+    where it did not run there)."""
     from . import charts
 
     record = book.records.sweep
     if not record:
         return ""
     labels, series = _sweep_series(record, class_members(precision))
-    if not series:
+    if not any(highlight in (None, s.name) for s in series):
         return ""
     yardstick = facts.YARDSTICK[precision][0]
-    return charts.lines(f"sweep-{precision}", f"{TITLES.get(precision, precision)}: time of {yardstick} / time",
+    if highlight:
+        return charts.lines(f"sweep-{highlight}", f"{highlight} among the {precision} rungs: × {yardstick}",
+                            labels, series, f"time of {yardstick} / time", mark=(1.0, yardstick),
+                            highlight=highlight)
+    return charts.lines(f"sweep-{precision}", f"{TITLES[precision]}: time of {yardstick} / time",
                         labels, series, f"× {yardstick}", mark=(1.0, yardstick))
 
 
@@ -322,7 +317,7 @@ def random_chart(book: Book, precision: Precision | None, chart_id: str) -> str:
 def precision_html(book: Book, env, precision: Precision) -> str:
     bars, limit = precision_bars(book, precision)
     members = [_member(book, i) for i in class_members(precision)]
-    page = {"title": f"{TITLES.get(precision, precision)} ({precision})", "precision": str(precision),
+    page = {"title": f"{TITLES[precision]} ({precision})", "precision": str(precision),
             "yardstick": facts.YARDSTICK[precision][0], "limit": limit}
     return env.get_template("precision.html").render(
         title=page["title"], page=page, bars=bars, members=members, ladder=book.records.ladder,
@@ -333,8 +328,7 @@ def precision_html(book: Book, env, precision: Precision) -> str:
 def sweep_html(book: Book, env) -> str:
     record = book.records.sweep
     panels = []
-    present = sorted({i.precision for i in registry.reading_order()}, key=list(Precision).index)
-    for precision in present if record else []:
+    for precision in present_precisions() if record else []:
         chart = precision_sweep(book, precision)
         if not chart:
             continue
@@ -345,12 +339,12 @@ def sweep_html(book: Book, env) -> str:
             if by_label:
                 rows.append({"name": impl.name, "file": page_of(impl), "cells": [by_label.get(x) for x in labels]})
         panels.append({"precision": str(precision), "chart": chart, "labels": labels, "rows": rows,
-                       "title": f"{TITLES.get(precision, precision)} against {facts.YARDSTICK[precision][0]}"})
+                       "title": f"{TITLES[precision]} against {facts.YARDSTICK[precision][0]}"})
     random = None
     if book.records.random:
         r = book.records.random
-        rows = [{"name": i.name, "file": page_of(i), **facts.random_summary(book.records, i)}
-                for i in chapters.reading_order() if facts.random_summary(book.records, i)]
+        rows = [{"name": i.name, "file": page_of(i), **found} for i in chapters.reading_order()
+                if (found := facts.random_summary(book.records, i))]
         random = {"n": r["random"]["n"], "seed": r["random"]["seed"], "device": r["device"]["name"],
                   "date": r["date"], "chart": random_chart(book, None, "random-all"), "rows": rows}
     info = {"device": record["device"]["name"], "date": record["date"],
@@ -359,11 +353,16 @@ def sweep_html(book: Book, env) -> str:
                                                  **_common(book, "sweep.html"))
 
 
-def _nearest(book: Book, precision: str, tflops: float | None, shape: list[int]) -> str:
+def _at_ladder(book: Book, timing: dict | None) -> bool:
+    record = book.records.ladder
+    return bool(record and timing and list(timing.get("shape", [])) == list(record["shape"]))
+
+
+def _nearest(book: Book, precision: str, timing: dict | None) -> str:
     """The two rungs of the ladder record, of the same precision, whose TFLOP/s bracket this one
     (only where the judged timing ran at the ladder's shape)."""
-    record = book.records.ladder
-    if not record or tflops is None or list(record["shape"]) != list(shape):
+    tflops = (timing or {}).get("tflops")
+    if tflops is None or not _at_ladder(book, timing):
         return ""
     ranked = sorted(((f["tflops"], impl) for impl in chapters.reading_order()
                      if str(impl.precision) == precision and (f := facts.ladder_figures(book.records, impl))),
@@ -392,11 +391,8 @@ def judged_html(book: Book, env) -> str:
             "cases_total": len(cases), "cases_passed": sum(c.get("status") == "pass" for c in cases),
             "cases_skipped": sum(c.get("status") == "skip" for c in cases),
             "failed_cases": [c for c in cases if c.get("status") in ("fail", "error")],
-            "nearest": _nearest(book, data.get("precision", "fp32"), (timing or {}).get("tflops"),
-                                (timing or {}).get("shape", [])) if timing else ""})
-        record = book.records.ladder
-        at_ladder = record and timing and list(timing.get("shape", [])) == list(record["shape"])
-        if at_ladder and timing.get("tflops"):
+            "nearest": _nearest(book, data.get("precision", "fp32"), timing)})
+        if _at_ladder(book, timing) and timing.get("tflops"):
             items.append((f"yours: {Path(entries[-1]['file']).name}", timing["tflops"], "#9467bd",
                           f"{entries[-1]['file']}: {timing['median_ms']:.3f} ms, {timing['tflops']:.2f} TFLOP/s"
                           f" at {'×'.join(map(str, timing['shape']))} on {data.get('device') or '?'}"))
@@ -438,7 +434,7 @@ def build(book: Book, out: Path, progress=None) -> list[Path]:
         pages[page_of(impl)] = rung_page(book, env, impl, out)
     if progress:  # the stage's end: a piped run prints its last line here
         progress(f"wrote {len(impls)} implementation pages", len(impls), len(impls))
-    for precision in sorted({i.precision for i in impls}, key=list(Precision).index):
+    for precision in present_precisions():
         pages[precision_page(precision)] = precision_html(book, env, precision)
     pages["sweep.html"] = sweep_html(book, env)
     pages["judged.html"] = judged_html(book, env)

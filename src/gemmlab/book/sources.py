@@ -49,15 +49,14 @@ def primary(impl: Implementation) -> str | None:
     return impl.sources[0] if impl.sources else None
 
 
-def unified(a: Implementation, b: Implementation, context: int = 3) -> str:
+def unified(a: Implementation, b: Implementation) -> str:
     """The diff from a's source to b's (their first sources), as `diff -u` writes it; "" where both
     are built from one unchanged source."""
     pa, pb = primary(a), primary(b)
     if pa is None or pb is None:
         return ""
     old, new = read(pa).splitlines(keepends=True), read(pb).splitlines(keepends=True)
-    return "".join(difflib.unified_diff(old, new, fromfile=f"{a.name}: {pa}", tofile=f"{b.name}: {pb}",
-                                        n=context))
+    return "".join(difflib.unified_diff(old, new, fromfile=f"{a.name}: {pa}", tofile=f"{b.name}: {pb}"))
 
 
 def other_files(a: Implementation, b: Implementation) -> tuple[list[str], list[str]]:

@@ -83,18 +83,18 @@ def read(name: str) -> str:
     return source_path(name).read_text()
 
 
-def _headers(text: str, seen: list[str]) -> None:
-    """Append the headers `text` includes to `seen`, each after the headers it includes."""
-    for name in _INCLUDE.findall(text):
-        if name not in seen:
-            _headers(read(name), seen)
-            seen.append(name)
-
-
 def headers(sources: list[str]) -> list[str]:
+    """The headers the sources include, once each, each after the headers it includes."""
     seen: list[str] = []
+
+    def visit(name: str) -> None:
+        for header in _INCLUDE.findall(read(name)):
+            if header not in seen:
+                visit(header)
+                seen.append(header)
+
     for name in sources:
-        _headers(read(name), seen)
+        visit(name)
     return seen
 
 
@@ -115,10 +115,6 @@ def system_includes(names: list[str]) -> list[str]:
 
 def header_text(names: list[str]) -> str:
     return "\n".join(f"// ---- {name} ----\n{_strip_includes(read(name)).strip()}\n" for name in names)
-
-
-def macros_defined(text: str) -> set[str]:
-    return set(_DEFINE.findall(text))
 
 
 @dataclass(frozen=True)
@@ -223,7 +219,7 @@ def variant_text(variant: Variant, header_macros: set[str]) -> str:
     text = read(variant.source)
     body = only_kernels(_kernel_text(text, variant.source), variant.entries, variant.source)
     defines = "\n".join(f"#define {k} {v}" for k, v in variant.defines)
-    names = sorted((macros_defined(text) | {k for k, _ in variant.defines}) - header_macros)
+    names = sorted((set(_DEFINE.findall(text)) | {k for k, _ in variant.defines}) - header_macros)
     undefs = "\n".join(f"#undef {name}" for name in names)
     if variant.needs is not Needs.ANY:
         body = (f"#if {real_pass(variant.needs)}  // {variant.needs}\n{body}\n"
@@ -263,9 +259,7 @@ class Variants:
     def device_code(self) -> str:
         sources = [v.source for v in self.all]
         names = headers(sources)
-        header_macros: set[str] = set()
-        for name in names:
-            header_macros |= macros_defined(read(name))
+        header_macros = {macro for name in names for macro in _DEFINE.findall(read(name))}
         parts = [header_text(names), features_block()] + [variant_text(v, header_macros) for v in self.all]
         return UNROLL_HELPERS + "namespace gemmlab {\n\n" + "\n".join(parts) + "\n}  // namespace gemmlab\n"
 

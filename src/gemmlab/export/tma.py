@@ -87,6 +87,17 @@ def _split_lines(launch: Launch) -> list[str]:
             f"const size_t saved = parts > 1 ? (size_t)tiles * parts * {slot} : 0;"]
 
 
+def _split_launch(launch: Launch, variants: Variants, work_at: str, units: str, cluster: int,
+                  args: str) -> list[str]:
+    """Split-K's end: the scratch at `work_at`, the counters, then the persistent grid over the
+    `units` (each in `parts`)."""
+    return [f"float* work = saved ? (float*)(base + {work_at}) : nullptr;",
+            f"unsigned* counters = parts > 1 ? handoff_counters({handoff.COUNTERS}) : nullptr;",
+            "if (parts > 1 && !counters) return;",
+            *kernel_launch(launch.kernel, variants, f"persistent_grid({units} * parts, fit_main, {cluster})",
+                           f"{args}, work, counters, parts", "main", fit=True)]
+
+
 def body(launch: Launch, variants: Variants) -> list[str]:
     host: hopper.TmaOperands = launch.host  # type: ignore[assignment]
     planes = host.planes
@@ -102,12 +113,9 @@ def body(launch: Launch, variants: Variants) -> list[str]:
     flag = ", (int*)base" if host.b == "split" else ""  # 3xTF32: its consumers flag A's specials
     if not host.split:
         lines += main_launch(launch, variants, f"{maps}, C, M, N, K{flag}")
-    else:  # the scratch after the rest of the workspace, the counters, the persistent grid over the units
-        lines += [f"float* work = saved ? (float*)(base + round_up(total, {hopper.ALIGN})) : nullptr;",
-                  f"unsigned* counters = parts > 1 ? handoff_counters({handoff.COUNTERS}) : nullptr;",
-                  "if (parts > 1 && !counters) return;"]
-        lines += kernel_launch(launch.kernel, variants, "persistent_grid(tiles * parts, fit_main, 1)",
-                               f"{maps}, C, M, N, K{flag}, work, counters, parts", "main", fit=True)
+    else:  # the scratch after the rest of the workspace
+        lines += _split_launch(launch, variants, f"round_up(total, {hopper.ALIGN})", "tiles", 1,
+                               f"{maps}, C, M, N, K{flag}")
     if host.b == "split":
         blocks = f"dim3(std::min(ceil_div(M, 16) * ceil_div(K, 16), {hopper.SPECIAL_BLOCKS}))"
         lines += kernel_launch(hopper.SPECIAL, variants, blocks, "(const int*)base, A, B, C, M, N, K",
@@ -159,11 +167,6 @@ def swapped_body(launch: Launch, variants: Variants) -> list[str]:
               f"if (!matrix_map(&maps[1], b, N, K, b_pitch, {step}, {box}, {swizzle}, true)) return;"]
     if not host.split:
         return lines + main_launch(launch, variants, "maps[0], maps[1], C, M, N, K")
-    # The scratch after any padded operands, the counters, then the persistent grid over the units.
+    # The scratch after any padded operands.
     work_at = f"round_up(operands, {hopper.ALIGN})" if host.padded else "0"
-    lines += [f"float* work = saved ? (float*)(base + {work_at}) : nullptr;",
-              f"unsigned* counters = parts > 1 ? handoff_counters({handoff.COUNTERS}) : nullptr;",
-              "if (parts > 1 && !counters) return;"]
-    grid = f"persistent_grid(blocks * parts, fit_main, {cluster})"
-    return lines + kernel_launch(launch.kernel, variants, grid, "maps[0], maps[1], C, M, N, K, work, counters, parts",
-                                 "main", fit=True)
+    return lines + _split_launch(launch, variants, work_at, "blocks", cluster, "maps[0], maps[1], C, M, N, K")
