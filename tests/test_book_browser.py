@@ -60,7 +60,7 @@ def _pages() -> list[str]:
     from gemmlab.book import site
 
     classes = sorted({str(i.precision) for i in registry.reading_order()})
-    return (["index.html", "sweep.html", "judged.html"] + [f"precision-{c}.html" for c in classes]
+    return (["index.html", "sweep.html", "judged.html", "glossary.html"] + [f"precision-{c}.html" for c in classes]
             + [site.page_of(i) for i in registry.reading_order()])
 
 
@@ -142,3 +142,36 @@ def test_screenshots_of_the_start_page_and_a_rung_page(page):
         shot = SCREENS / name.replace(".html", ".png")
         page.screenshot(path=str(shot), full_page=True)
         assert shot.stat().st_size > 20_000
+
+
+#: Issue 54's bounds: no page scrolls sideways on a desktop or a phone, and a rung's page, its lab
+#: notes folded, is a lesson one can read through (its source and diff scroll in their own boxes).
+WIDTHS = (1400, 420)
+RUNG_PAGE_MAX_PX = 8000
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("name", _pages())
+def test_no_page_scrolls_sideways(page, name, width):
+    page.set_viewport_size({"width": width, "height": 900})
+    _open(page, built() / name)
+    wider = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert wider <= 0, f"{name} is {wider} px wider than a {width} px window"
+
+
+@pytest.mark.parametrize("name", [n for n in _pages() if n.startswith("rung-")])
+def test_a_rung_page_opens_with_its_lesson_and_folds_its_lab_notes(page, name):
+    page.set_viewport_size({"width": 1400, "height": 900})
+    _open(page, built() / name)
+    assert page.evaluate("document.querySelectorAll('details.lab-notes[open]').length") == 0
+    order = page.evaluate("Array.from(document.querySelectorAll('main > h2')).map(h => h.id)")
+    assert order[:3] == ["explanation", "diagram", "figures"], order
+    height = page.evaluate("document.documentElement.scrollHeight")
+    assert height <= RUNG_PAGE_MAX_PX, f"{name} is {height} px tall at 1400 px"
+
+
+def test_a_term_links_to_its_glossary_entry(page):
+    _open(page, built() / "rung-bigtile.html")
+    href = page.evaluate("document.querySelector('.explanation a.term').getAttribute('href')")
+    _open(page, built() / href.split("#")[0])
+    assert page.evaluate(f"!!document.getElementById('{href.split('#')[1]}')"), href

@@ -13,11 +13,11 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import registry
+from .. import notes, registry
 from ..precision import Precision
 from ..registry import Implementation
 from ..ui.machine import JUDGE_SCHEMA
-from . import chapters, facts, sources
+from . import chapters, facts, glossary, sources
 
 #: Files copied as they are from the templates' folder.
 STATIC = ("style.css", "book.js")
@@ -87,12 +87,15 @@ def present_precisions() -> list[Precision]:
     return sorted({impl.precision for impl in registry.reading_order()}, key=list(Precision).index)
 
 
+def _precision_links() -> list[dict]:
+    return [{"file": precision_page(p), "title": TITLES[p]} for p in present_precisions()]
+
+
 def _common(book: Book, here: str) -> dict:
-    return {"here": here, "precision_pages": [{"file": precision_page(p), "title": TITLES[p]}
-                                              for p in present_precisions()]}
+    return {"here": here, "precision_pages": _precision_links()}
 
 
-def render_markdown(text: str, book: Book, out: Path) -> str:
+def render_markdown(text: str, book: Book, out: Path, terms: bool = True) -> str:
     """The notes as HTML (markdown-it, CommonMark with tables). A link to a file of the repository
     (a record it cites) points at a copy inside the site; one to a file that is not here keeps
     its text and loses the link, so that no link of the site leads nowhere."""
@@ -117,7 +120,15 @@ def render_markdown(text: str, book: Book, out: Path) -> str:
             else:
                 child.attrs.pop("href", None)
                 child.attrs["title"] = f"{href} (not in this book)"
+    if terms:
+        glossary.link_tokens(tokens)
     return md.renderer.render(tokens, md.options, {})
+
+
+def glossary_html(env) -> str:
+    entries = [{"slug": t.slug, "names": t.names, "text": t.text} for t in glossary.terms()]
+    return env.get_template("glossary.html").render(title="Glossary", entries=entries,
+                                                    **{"here": glossary.PAGE, "precision_pages": _precision_links()})
 
 
 def _sweep_series(record: dict, members: list[Implementation]) -> tuple[list[str], list]:
@@ -211,10 +222,12 @@ def rung_page(book: Book, env, impl: Implementation, out: Path) -> str:
     original = chapters.variant_of(impl)
     member["variant_of_link"] = f'<a href="{page_of(original)}">{original.name}</a>' if original else ""
     note = book.inspect_note or f"{impl.name} has no CUDA kernel of ours to inspect."
+    lesson, lab = notes.split(impl.explanation())
     return env.get_template("rung.html").render(
         title=impl.name, impl=member, prev=prev, next=nxt,
         prev_of=_member(book, before) if before else None,
-        explanation=render_markdown(impl.explanation(), book, out), diagram=picture, no_diagram=no_diagram,
+        explanation=render_markdown(lesson, book, out), diagram=picture, no_diagram=no_diagram,
+        lab_notes=render_markdown(lab, book, out) if lab else "",
         launches=facts.geometry(impl), inspected=inspected, sass_keys=facts.SASS_SHOWN, inspect_note=note,
         diff=diff, changes=changes, added=added, dropped=dropped, primary=sources.primary(impl),
         language=LANGUAGES[impl.family],
@@ -438,6 +451,7 @@ def build(book: Book, out: Path, progress=None) -> list[Path]:
         pages[precision_page(precision)] = precision_html(book, env, precision)
     pages["sweep.html"] = sweep_html(book, env)
     pages["judged.html"] = judged_html(book, env)
+    pages[glossary.PAGE] = glossary_html(env)
     written = []
     for name, text in pages.items():
         (out / name).write_text(text)

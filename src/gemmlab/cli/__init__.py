@@ -1,6 +1,6 @@
 """The `gemmlab` command line: one module per command group, all on one Typer `app`.
 
-- `ladder`: list, explain · `reading`: tour, show, diff · `book`: book · `check`: check · `inspect`: inspect · `bench`: bench, study, sweep ·
+- `ladder`: list, explain, glossary · `reading`: tour, show, diff · `book`: book · `check`: check · `inspect`: inspect · `bench`: bench, study, sweep ·
   `report`: report · `judge`: judge, new · `tune`: tune · `export`: export;
 - `common`: the app, its root options and what several commands share; `cases`: the table of
   judged cases that check and judge print.
@@ -23,7 +23,7 @@ from . import bench, book, check, export, inspect, judge, ladder, reading, repor
 from .common import app
 
 #: The order `gemmlab -h` lists the commands in (whatever order their modules are imported in).
-HELP_ORDER = ("tour", "list", "explain", "show", "diff", "book", "check", "bench", "inspect", "report", "study", "sweep", "new", "tune",
+HELP_ORDER = ("tour", "list", "explain", "glossary", "show", "diff", "book", "check", "bench", "inspect", "report", "study", "sweep", "new", "tune",
               "export", "judge")
 app.registered_commands.sort(key=lambda c: HELP_ORDER.index(c.name or c.callback.__name__))
 

@@ -1,4 +1,5 @@
-"""`gemmlab list` and `gemmlab explain`: the ladder, and what each implementation is."""
+"""`gemmlab list`, `gemmlab explain` and `gemmlab glossary`: the ladder, what each implementation
+is, and what the words mean."""
 
 from __future__ import annotations
 
@@ -6,9 +7,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
-from .. import docblocks, registry
+from .. import docblocks, notes, registry
 from ..policy import default as tuned_default
 from ..ui import listing, machine, shapes, usage
 from ..ui.errors import UsageError, guarded
@@ -75,8 +77,11 @@ def explain(
     as_json: AsJson = False,
     shape: Annotated[str | None, typer.Option("--shape", metavar=shapes.METAVAR,
         help=f"instead, the launch a call of this shape runs and the rule that chose it, {shapes.HELP}")] = None,
+    lab_notes: Annotated[bool, typer.Option("--notes", help="also the lab notes: the predictions, the "
+                                            "measurements and what was tried")] = False,
 ) -> None:
-    """The idea behind an implementation, its data path, intensity and preconditions."""
+    """The idea behind an implementation, its data path, intensity and preconditions (the lesson;
+    --notes adds the lab notes after it)."""
     from rich.markdown import Markdown  # markdown-it, a tenth of a second: only where it renders
 
     impls = usage.names([name])
@@ -91,12 +96,44 @@ def explain(
     if as_json:
         machine.emit([machine.explanation(i) for i in impls])
         return
+    from ..book import glossary
+
     shown: set[str] = set()
     for impl in impls:
         if impl.doc not in shown:  # the variants of one source may share their notes
-            console.print(Markdown(impl.explanation()))
+            lesson, lab = notes.split(impl.explanation())
+            console.print(Markdown(lesson + (lab if lab_notes else "")))
+            if lab and not lab_notes:
+                console.print(f"Lab notes (predictions, measurements, what was tried): gemmlab explain "
+                              f"{impl.name} --notes", highlight=False, markup=False)
+            used = glossary.find(lesson + (lab if lab_notes else ""))
+            if used:
+                console.print("Terms (gemmlab glossary TERM): " + ", ".join(t.names[0] for t in used),
+                              highlight=False, markup=False)
             shown.add(impl.doc)
         console.print(facts_table(impl))
+
+
+@app.command("glossary")
+@guarded
+def glossary_cmd(
+    term: Annotated[str | None, typer.Argument(help="a term (FFMA, wave, split-K, …); none: every term",
+                                               metavar="TERM")] = None,
+) -> None:
+    """What the words of the pages and explain mean: SASS instructions, waves, split-K, TMA, the
+    shape classes, the sweep's labels."""
+    from ..book import glossary
+
+    if term is None:
+        chosen = list(glossary.terms())
+    else:
+        found = glossary.lookup(term)
+        if found is None:
+            raise UsageError(f"no glossary entry for {term!r}; the terms: "
+                             + ", ".join(t.names[0] for t in glossary.terms()))
+        chosen = [found]
+    for t in chosen:
+        console.print(f"[bold]{escape(' | '.join(t.names))}[/bold]\n  {escape(t.text)}", highlight=False)
 
 
 def at_shape(impl: registry.Implementation, shape: tuple[int, int, int]) -> dict:

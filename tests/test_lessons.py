@@ -1,0 +1,63 @@
+"""Issue 54's lesson first: a rung's note opens with the lesson and keeps its history apart (the
+book folds it, `explain` shows it with --notes), and the glossary defines every word the
+compiler-facts tables, the shape classes and the sweep's labels use."""
+
+from __future__ import annotations
+
+import pytest
+
+from gemmlab import notes, registry
+from gemmlab.bench import studies
+from gemmlab.book import facts, glossary
+from gemmlab.policy import classes
+from tests.clitools import invoke
+
+NOTES = {i.doc: i for i in registry.reading_order()}
+
+
+@pytest.mark.parametrize("doc", sorted(NOTES))
+def test_a_lesson_holds_no_prediction_or_measurement(doc):
+    lesson, lab = notes.split(NOTES[doc].explanation())
+    assert lesson.strip()
+    for lead in notes.LAB_LEADS:
+        assert f"\n**{lead}" not in "\n" + lesson, (doc, lead)
+
+
+def test_the_split_keeps_every_line():
+    text = "# T\n\n**Idea.** a\n\n**Prediction.** b\n\n**Measured** c\n"
+    lesson, lab = notes.split(text)
+    assert lesson == "# T\n\n**Idea.** a\n" and lab == "**Prediction.** b\n\n**Measured** c\n"
+    assert notes.split("# T\n\n**Idea.** a\n") == ("# T\n\n**Idea.** a\n", "")
+
+
+def test_explain_shows_the_lesson_and_points_at_the_lab_notes():
+    short = invoke("explain", "bigtile")
+    assert short.exit_code == 0 and "Lab notes" in short.output and "gemmlab explain bigtile --notes" in short.output
+    assert "If issue is the limit" not in short.output  # the prediction's first words
+    full = invoke("explain", "bigtile", "--notes")
+    assert full.exit_code == 0 and "If issue is the limit" in full.output
+    assert "Terms (gemmlab glossary TERM):" in short.output and "FFMA" in short.output
+
+
+INSTRUCTIONS = [k for k in facts.SASS_SHOWN if k.replace(".", "").replace("/", "").isalnum() and k.isupper()]
+
+
+@pytest.mark.parametrize("word", INSTRUCTIONS + ["wave", "split-K", "TMA", "wgmma", "TF32", "3xTF32"])
+def test_every_instruction_the_facts_count_and_every_core_idea_has_an_entry(word):
+    assert glossary.lookup(word) is not None, word
+
+
+def test_the_shape_classes_and_the_sweep_s_labels_are_explained():
+    text = " ".join(t.text for t in glossary.terms())
+    for word in (*classes.SIZES, *classes.LAYOUTS):
+        assert f"{word} " in text or f"{word}," in text, word
+    labels = {label for label, _ in studies.sweep_shapes() if label.startswith("perf ")}
+    assert labels and all(glossary.lookup(label) for label in labels), labels
+
+
+def test_glossary_prints_one_term_or_all():
+    one = invoke("glossary", "LDS.128")
+    assert one.exit_code == 0 and "shared memory" in one.output
+    assert invoke("glossary").output.count("\n") > 30
+    wrong = invoke("glossary", "nope")
+    assert wrong.exit_code == 2 and "no glossary entry" in wrong.output
