@@ -174,7 +174,7 @@ def test_export_writes_the_rung_s_own_leetgpu_file(tmp_path, monkeypatch, name, 
 
 def test_export_refuses_tilelang_and_nvcc_flags_for_a_source_format(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert_one_line(invoke("export", "tilelang-gemm"), 2, "tilelang-gemm is a TileLang rung; only CUDA, CuTe DSL")
+    assert_one_line(invoke("export", "tilelang-gemm"), 2, "tilelang-gemm is a TileLang rung; only CUDA, Triton, PyTorch, CuTe DSL")
     assert_one_line(invoke("export", "cute-tiled", "--nvcc-flags", ""), 2, "--nvcc-flags builds an exported .cu")
     assert not list(tmp_path.iterdir())
 

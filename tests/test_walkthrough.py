@@ -42,6 +42,7 @@ WALK: list[tuple[str, int, str | None]] = [
     ("glossary", 0, None),
     ("glossary wave", 0, None),
     ("glossary nope", 2, LINE),
+    ("submit nope.cu", 2, LINE),
     ("check torch --group example --seed 1", 0, None),
     ("check 12 --group example --seed 1", 0, None),
     ("check triton --group example --seed 1", 0, None),
@@ -68,7 +69,8 @@ WALK: list[tuple[str, int, str | None]] = [
     ("export naive", 0, None),
     ("export naive", 2, LINE),  # naive.cu is there now
     ("export 8", 0, None),
-    ("export torch", 2, LINE),
+    ("export torch", 0, None),
+    ("export tilelang-gemm", 2, LINE),
     ("export 7 -o x.cu", 2, LINE),
     (f"report {RECORD} --out report", 0, None),
     ("report missing.json", 2, LINE),

@@ -172,7 +172,8 @@ def next_steps(first: Implementation) -> list[dict]:
             {"text": "Check it on the judge's cases (on a GPU for CUDA rungs)", "command": f"gemmlab check {first.name}"},
             {"text": "Write your own solution from the starter", "command": "gemmlab new --framework cuda mine.cu"},
             {"text": "Judge it, and keep the record for this book", "command": "gemmlab judge mine.cu --json > mine.json"},
-            {"text": "See what the next rung changes", "command": f"gemmlab tour --at {first.name}"}]
+            {"text": "See what the next rung changes", "command": f"gemmlab tour --at {first.name}"},
+            {"text": "Get it ready for LeetGPU, and submit it there", "command": "gemmlab submit mine.cu"}]
 
 
 def index_page(book: Book, env) -> str:

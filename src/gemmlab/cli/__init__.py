@@ -1,7 +1,7 @@
 """The `gemmlab` command line: one module per command group, all on one Typer `app`.
 
 - `ladder`: list, explain, glossary · `reading`: tour, show, diff · `book`: book · `check`: check · `inspect`: inspect · `bench`: bench, study, sweep ·
-  `report`: report · `judge`: judge, new · `tune`: tune · `export`: export;
+  `report`: report · `judge`: judge, new · `tune`: tune · `export`: export · `submit`: submit;
 - `common`: the app, its root options and what several commands share; `cases`: the table of
   judged cases that check and judge print.
 
@@ -19,12 +19,12 @@ from __future__ import annotations
 from inspect import cleandoc  # not `import inspect`: that name is the inspect command's module
 
 # Each module registers its commands on `app` when imported.
-from . import bench, book, check, export, inspect, judge, ladder, reading, report, tune  # noqa: F401
+from . import bench, book, check, export, inspect, judge, ladder, reading, report, submit, tune  # noqa: F401
 from .common import app
 
 #: The order `gemmlab -h` lists the commands in (whatever order their modules are imported in).
 HELP_ORDER = ("tour", "list", "explain", "glossary", "show", "diff", "book", "check", "bench", "inspect", "report", "study", "sweep", "new", "tune",
-              "export", "judge")
+              "export", "submit", "judge")
 app.registered_commands.sort(key=lambda c: HELP_ORDER.index(c.name or c.callback.__name__))
 
 

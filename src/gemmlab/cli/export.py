@@ -15,23 +15,26 @@ from ..ui import usage
 from ..ui.errors import CannotRun, UsageError, guarded
 from .common import app, console, side
 
+#: How LeetGPU's language menu names the Python families gemmlab writes itself.
+FAMILY_TITLES = {registry.Family.TRITON: "Triton", registry.Family.TORCH: "PyTorch"}
+
 
 @app.command("export")
 @guarded
 def export_cmd(
-    name: Annotated[str, typer.Argument(help="a CUDA, CuTe DSL or Mojo rung's name or step (3.2), or an old rung "
+    name: Annotated[str, typer.Argument(help="a CUDA, Triton, PyTorch, CuTe DSL or Mojo rung's name or step (3.2), or an old rung "
                                              "number for every implementation that had it (see gemmlab list)",
                                         metavar="NAME|STEP")],
     output: Annotated[Path | None, typer.Option("-o", "--output", metavar="FILE",
-                                                help="where to write it (default: NAME.cu here; NAME.py, NAME.mojo)")] = None,
+                                                help="where to write it (default: NAME.cu here; NAME.py, NAME-solution.py, NAME.mojo)")] = None,
     force: Annotated[bool, typer.Option(help="overwrite an existing file")] = False,
     nvcc_flags: Annotated[str | None, typer.Option(
         "--nvcc-flags", metavar="FLAGS",
         help='also build the file as a grader would, with these nvcc flags ("-arch=sm_80"; "" for '
              "nvcc's own defaults), and say which launches that build holds")] = None,
 ) -> None:
-    """Write a CUDA rung as one self-contained LeetGPU .cu: its kernels and solve()'s dispatch; a CuTe
-    DSL or Mojo rung as its own source, already one LeetGPU file.
+    """Write a CUDA rung as one self-contained LeetGPU .cu: its kernels and solve()'s dispatch; a
+    Triton or PyTorch rung as one .py; a CuTe DSL or Mojo rung as its own source, already one file.
 
     Exit 0 written (and built, with --nvcc-flags); 1 written but nvcc failed; 2 usage error;
     3 --nvcc-flags without nvcc or cuobjdump here.
@@ -43,16 +46,20 @@ def export_cmd(
     if output and len(impls) > 1:
         raise UsageError(f"rung {name} has {len(impls)} implementations ({', '.join(i.name for i in impls)}): "
                          "-o names one file; leave it out to write NAME.cu for each")
-    from ..export.document import SOURCE_FORMATS, plan, suffix
+    from ..export.document import PYTHON_FORMATS, SOURCE_FORMATS, filename, plan
     from ..langs import TOOLCHAINS
 
-    paths = [output or Path(f"{impl.name}{suffix(impl)}") for impl in impls]
+    paths = [output or Path(filename(impl)) for impl in impls]
     for path in paths:
         usage.new_file(path, force)
+    if output is not None and output.suffix != Path(filename(impls[0])).suffix:
+        raise UsageError(f"{impls[0].name} is written as a {Path(filename(impls[0])).suffix} file; -o {output} "
+                         "names another kind")
     flags = usage.nvcc_flags(nvcc_flags) if nvcc_flags is not None else None
-    if flags is not None and any(impl.family in SOURCE_FORMATS for impl in impls):
-        raise UsageError("--nvcc-flags builds an exported .cu; the CuTe DSL and Mojo rungs export their own "
-                         "source (gemmlab judge builds it)")
+    written_as_source = (*SOURCE_FORMATS, *PYTHON_FORMATS)
+    if flags is not None and any(impl.family in written_as_source for impl in impls):
+        raise UsageError("--nvcc-flags builds an exported .cu; the Triton, PyTorch, CuTe DSL and Mojo rungs "
+                         "export Python or Mojo source (gemmlab judge runs it)")
     if flags is not None:
         try:
             tools.find("nvcc"), tools.find("cuobjdump")
@@ -68,8 +75,11 @@ def export_cmd(
         except OSError as exc:
             raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
         gate = f" --precision {impl.precision}" if impl.precision != "fp32" else ""
-        what = f"LeetGPU's {TOOLCHAINS[impl.family].title} format" if impl.family in SOURCE_FORMATS \
-            else f"{len(plan(impl).launches)} launches"
+        if impl.family in written_as_source:
+            title = TOOLCHAINS[impl.family].title if impl.family in TOOLCHAINS else FAMILY_TITLES[impl.family]
+            what = f"LeetGPU's {title} format"
+        else:
+            what = f"{len(plan(impl).launches)} launches"
         console.print(escape(f"wrote {path} ({impl.name}, {what}); judge it with: gemmlab judge {path}{gate}"))
     if flags is not None:
         for impl, path in zip(impls, paths, strict=True):

@@ -27,11 +27,22 @@ HOST_PLANS = {hopper.TmaOperands: tma.body, hopper.SwappedOperands: tma.swapped_
 #: Families whose rung source already is one file in a format LeetGPU accepts, and its suffix:
 #: exporting one writes that file as it is.
 SOURCE_FORMATS = {registry.Family.CUTE: ".py", registry.Family.MOJO: ".mojo"}
+#: Families whose rung is written out as one LeetGPU .py (export/python.py).
+PYTHON_FORMATS = (registry.Family.TRITON, registry.Family.TORCH)
+
+
+def filename(impl: registry.Implementation) -> str:
+    """Where `export` writes a rung by default: NAME.cu, or NAME's own format's file; a Python
+    rung's name is written NAME-solution.py, since triton.py or torch.py in the current folder
+    would shadow the very package the solution imports."""
+    if impl.family in PYTHON_FORMATS:
+        return f"{impl.name}-solution.py"
+    return f"{impl.name}{suffix(impl)}"
 
 
 def suffix(impl: registry.Implementation) -> str:
     """The exported file's suffix: .cu, or the rung's own format's."""
-    return SOURCE_FORMATS.get(impl.family, ".cu")
+    return ".py" if impl.family in PYTHON_FORMATS else SOURCE_FORMATS.get(impl.family, ".cu")
 
 
 class ExportError(ValueError):
@@ -45,15 +56,17 @@ def supported_kinds() -> str:
 
 def exportable(impl: registry.Implementation) -> None:
     """Raise ExportError unless every launch of `impl` is of a kind the exporter can write."""
-    if impl.family in SOURCE_FORMATS:
+    if impl.family in SOURCE_FORMATS or impl.family in PYTHON_FORMATS:
         return
     if impl.family is not registry.Family.CUDA:
         names = ", ".join(i.name for i in registry.IMPLEMENTATIONS
-                          if i.family is registry.Family.CUDA or i.family in SOURCE_FORMATS)
+                          if i.family is registry.Family.CUDA or i.family in SOURCE_FORMATS
+                          or i.family in PYTHON_FORMATS)
         from ..langs import TOOLCHAINS
 
         title = TOOLCHAINS[impl.family].title if impl.family in TOOLCHAINS else str(impl.family)
-        raise ExportError(f"{impl.name} is a {title} rung; only CUDA, CuTe DSL and Mojo rungs export ({names}): "
+        raise ExportError(f"{impl.name} is a {title} rung; only CUDA, Triton, PyTorch, CuTe DSL and Mojo rungs "
+                          f"export ({names}): "
                           f"they are LeetGPU's formats gemmlab writes")
     for launch in impl.launches:
         if launch.host is not None and type(launch.host) not in HOST_PLANS:
@@ -125,6 +138,16 @@ def build_lines(p: ExportPlan) -> list[str]:
     return lines
 
 
+def python_header(impl: registry.Implementation, filename: str) -> str:
+    commit = gemmlab_commit()
+    lines = [f"# {filename}: gemmlab step {impl.ref} `{impl.name}` ({impl.precision}), one LeetGPU solution",
+             f"# {impl.summary}", f"# gemmlab {__version__}" + (f", commit {commit}" if commit else "")
+             + f"; written by `gemmlab export {impl.name}`. Edit the rung, not this file."]
+    if str(impl.precision) == "tf32":
+        lines.append("# TF32: about 1e-3 relative error; it fails LeetGPU's 1e-4 check (gemmlab submit says why).")
+    return "\n".join(lines)
+
+
 def header(impl: registry.Implementation, filename: str, p: ExportPlan) -> str:
     """What the file is, where it came from, what runs when, and how to build and judge it."""
     commit = gemmlab_commit()
@@ -189,6 +212,10 @@ def export_text(impl: registry.Implementation, filename: str | None = None) -> s
     exportable(impl)
     if impl.family in SOURCE_FORMATS:
         return (registry.PACKAGE_DIR / impl.sources[0]).read_text()
+    if impl.family in PYTHON_FORMATS:
+        from . import python
+
+        return python.export(impl, python_header(impl, filename or f"{impl.name}.py"))
     p = plan(impl)
     try:
         variants = collect_variants(p.launches)

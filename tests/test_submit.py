@@ -1,0 +1,97 @@
+"""The road to LeetGPU (issue 54): `gemmlab export` writes the Triton and PyTorch rungs too, and
+`gemmlab submit` writes a rung (or takes a file), checks what LeetGPU checks, says what its
+precision means for LeetGPU's 1e-4 check, explains the sweep's counts outside it, and lists the steps."""
+
+from __future__ import annotations
+
+import ast
+import json
+
+import pytest
+
+from gemmlab import registry
+from gemmlab.export import leetgpu
+from gemmlab.export.document import PYTHON_FORMATS, filename
+from tests.bookbuild import ROOT
+from tests.clitools import assert_no_traceback, assert_one_line, invoke
+
+SOL = ROOT / "tests" / "fixtures" / "solutions"
+PYTHON_RUNGS = [i.name for i in registry.IMPLEMENTATIONS if i.family in PYTHON_FORMATS]
+
+
+@pytest.mark.parametrize("name", PYTHON_RUNGS)
+def test_a_python_rung_exports_as_one_file_that_imports_nothing_of_gemmlab(tmp_path, monkeypatch, name):
+    monkeypatch.chdir(tmp_path)
+    result = invoke("export", name)
+    assert result.exit_code == 0, result.output
+    impl = registry.REGISTRY[name]
+    path = tmp_path / filename(impl)
+    tree = ast.parse(path.read_text())
+    modules = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    modules |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    assert "gemmlab" not in modules and not any(isinstance(n, ast.ImportFrom) and n.level for n in ast.walk(tree))
+    assert any(isinstance(n, ast.FunctionDef) and n.name == "solve" for n in tree.body)
+    # A file named triton.py or torch.py would shadow the package it imports.
+    assert "-" in path.stem and path.stem not in ("triton", "torch")
+
+
+@pytest.mark.parametrize("name", ["torch", "triton"])
+def test_an_exported_python_rung_is_accepted_by_the_judge(tmp_path, monkeypatch, name):
+    monkeypatch.chdir(tmp_path)
+    assert invoke("export", name).exit_code == 0
+    path = tmp_path / filename(registry.REGISTRY[name])
+    result = invoke("judge", path, "--no-perf", "--group", "example", "--group", "leetgpu", "--iters", "1",
+                    "--warmup", "0")
+    assert result.exit_code == 0 and "ACCEPTED" in result.output, result.output
+
+
+def test_submit_writes_default_checks_it_and_explains_the_sweep_s_counts(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = invoke("submit", "default")
+    assert_no_traceback(result)
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.output.split())
+    assert (tmp_path / "default.cu").exists() and "NO " not in result.output
+    for what in ("language: CUDA", "solve:", "one file:", "size:", "strict FP32", leetgpu.CHALLENGE_URL,
+                 "gemmlab judge default.cu"):
+        assert what in out, what
+    sweep = json.loads((ROOT / "results" / "h200-sweep.json").read_text())
+    counted = leetgpu.violations(sweep, "default")
+    assert counted, "the committed sweep has elements outside LeetGPU's tolerance for default"
+    for v in counted:
+        assert f"{v['label']} {v['outside']} of {v['numel']:,}" in out
+        assert f"{v['label']} {v['own_exact']} (cuBLAS {v['cublas_exact']})" in out
+
+
+def test_a_tf32_rung_is_written_but_not_ready(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = invoke("submit", "torch-tf32")
+    assert result.exit_code == 1 and "WARNING: TF32" in result.output, result.output
+    assert (tmp_path / "torch-tf32-solution.py").exists()
+
+
+@pytest.mark.parametrize("text,suffix,wrong", [
+    ("import torch\ndef solve(a, b, c, M, N):\n    pass\n", ".py", "solve takes 5 arguments"),
+    ("import torch\nimport helper\ndef solve(a, b, c, M, N, K):\n    pass\n", ".py", "imports modules beside it"),
+    ('#include "helper.cuh"\nextern "C" void solve(const float* A, const float* B, float* C, int M, int N, int K) {}\n',
+     ".cu", "includes files beside it"),
+    ("__global__ void k() {}\n", ".cu", "is missing"),
+])
+def test_submit_says_what_leetgpu_would_refuse(tmp_path, text, suffix, wrong):
+    (tmp_path / "helper.py").write_text("")
+    (tmp_path / "helper.cuh").write_text("")
+    path = tmp_path / f"mine{suffix}"
+    path.write_text(text)
+    result = invoke("submit", path)
+    assert result.exit_code == 1 and wrong in " ".join(result.output.split()), result.output
+
+
+def test_submit_takes_a_right_file_as_it_lies():
+    result = invoke("submit", SOL / "right.cu")
+    assert result.exit_code == 0 and "your file" in result.output, result.output
+
+
+def test_submit_usage_errors_are_one_line(tmp_path):
+    assert_one_line(invoke("submit", tmp_path / "nope.cu"), 2, "error:", "no such file")
+    assert_one_line(invoke("submit", "flaot4"), 2, "error:")
+    assert_one_line(invoke("submit", SOL / "right.cu", "--precision", "fp16"), 2, "error:", "unknown precision")
