@@ -84,3 +84,12 @@ def test_a_record_naming_a_launch_that_no_longer_exists_is_refused():
     winner["launch"] = "retired"
     with pytest.raises(record.RecordError, match="no tunable launch retired"):
         default.rebuild(winner)
+
+
+def test_a_sweep_is_written_compact_and_reads_back_whole(tmp_path):
+    from gemmlab.bench import results
+
+    record = {"schema": 1, "study": "sweep", "date": "2026-12-06T00:00:00+00:00", "device": {"name": "Some GPU"},
+              "names": ["default"], "points": [{"label": "256³", "results": [{"name": "default", "times_ms": [0.1]}]}]}
+    path = results.save_sweep(record, tmp_path)
+    assert "\n" not in path.read_text() and json.loads(path.read_text()) == record

@@ -81,10 +81,10 @@ def kernel_label(record: dict, row: dict) -> str:
     return "-"
 
 
-def _write(record: dict, root: Path, name: str) -> Path:
+def _write(record: dict, root: Path, name: str, compact: bool = False) -> Path:
     path = root / slug(record["device"]["name"]) / name
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record, indent=1))
+    path.write_text(json.dumps(record, separators=(",", ":")) if compact else json.dumps(record, indent=1))
     return path
 
 
@@ -99,7 +99,9 @@ def save_sweep(record: dict, root: Path) -> Path:
     if kind(record) != "sweep":
         raise SchemaError("not a sweep record")
     prefix = "random" if record.get("random") else "sweep"
-    return _write(record, root, f"{prefix}-{record['date'].replace(':', '')}.json")
+    # Every call's times at every shape: compact, as the committed sweeps are, so that a fresh one
+    # keeps the tracked tree within its bound (tests/test_experiments.py).
+    return _write(record, root, f"{prefix}-{record['date'].replace(':', '')}.json", compact=True)
 
 
 def load(path: Path) -> dict:
