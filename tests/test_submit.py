@@ -31,6 +31,7 @@ def test_a_python_rung_exports_as_one_file_that_imports_nothing_of_gemmlab(tmp_p
     modules |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     assert "gemmlab" not in modules and not any(isinstance(n, ast.ImportFrom) and n.level for n in ast.walk(tree))
     assert any(isinstance(n, ast.FunctionDef) and n.name == "solve" for n in tree.body)
+    assert path.read_text().startswith(f"# {path.name}: gemmlab step {impl.step_label} `{name}`")
     # A file named triton.py or torch.py would shadow the package it imports.
     assert "-" in path.stem and path.stem not in ("triton", "torch")
 

@@ -87,12 +87,9 @@ def present_precisions() -> list[Precision]:
     return sorted({impl.precision for impl in registry.reading_order()}, key=list(Precision).index)
 
 
-def _precision_links() -> list[dict]:
-    return [{"file": precision_page(p), "title": TITLES[p]} for p in present_precisions()]
-
-
 def _common(book: Book, here: str) -> dict:
-    return {"here": here, "precision_pages": _precision_links()}
+    return {"here": here, "precision_pages": [{"file": precision_page(p), "title": TITLES[p]}
+                                              for p in present_precisions()]}
 
 
 def render_markdown(text: str, book: Book, out: Path, terms: bool = True) -> str:
@@ -125,10 +122,10 @@ def render_markdown(text: str, book: Book, out: Path, terms: bool = True) -> str
     return md.renderer.render(tokens, md.options, {})
 
 
-def glossary_html(env) -> str:
+def glossary_html(book: Book, env) -> str:
     entries = [{"slug": t.slug, "names": t.names, "text": t.text} for t in glossary.terms()]
     return env.get_template("glossary.html").render(title="Glossary", entries=entries,
-                                                    **{"here": glossary.PAGE, "precision_pages": _precision_links()})
+                                                    **_common(book, glossary.PAGE))
 
 
 def _sweep_series(record: dict, members: list[Implementation]) -> tuple[list[str], list]:
@@ -452,7 +449,7 @@ def build(book: Book, out: Path, progress=None) -> list[Path]:
         pages[precision_page(precision)] = precision_html(book, env, precision)
     pages["sweep.html"] = sweep_html(book, env)
     pages["judged.html"] = judged_html(book, env)
-    pages[glossary.PAGE] = glossary_html(env)
+    pages[glossary.PAGE] = glossary_html(book, env)
     written = []
     for name, text in pages.items():
         (out / name).write_text(text)

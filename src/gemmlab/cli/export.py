@@ -40,21 +40,15 @@ def export_cmd(
     3 --nvcc-flags without nvcc or cuobjdump here.
     """
     from ..cuda import tools
-    from ..export import ExportError, export_text
 
     impls = usage.names([name])
     if output and len(impls) > 1:
         raise UsageError(f"rung {name} has {len(impls)} implementations ({', '.join(i.name for i in impls)}): "
                          "-o names one file; leave it out to write NAME.cu for each")
-    from ..export.document import PYTHON_FORMATS, SOURCE_FORMATS, filename, plan
+    from ..export.document import PYTHON_FORMATS, SOURCE_FORMATS, plan
     from ..langs import TOOLCHAINS
 
-    paths = [output or Path(filename(impl)) for impl in impls]
-    for path in paths:
-        usage.new_file(path, force)
-    if output is not None and output.suffix != Path(filename(impls[0])).suffix:
-        raise UsageError(f"{impls[0].name} is written as a {Path(filename(impls[0])).suffix} file; -o {output} "
-                         "names another kind")
+    paths = planned_paths(impls, output, force)
     flags = usage.nvcc_flags(nvcc_flags) if nvcc_flags is not None else None
     written_as_source = (*SOURCE_FORMATS, *PYTHON_FORMATS)
     if flags is not None and any(impl.family in written_as_source for impl in impls):
@@ -65,15 +59,8 @@ def export_cmd(
             tools.find("nvcc"), tools.find("cuobjdump")
         except tools.ToolMissing as exc:
             raise CannotRun(f"--nvcc-flags builds the file: {exc}") from None
-    try:  # every text first, so that a rung the exporter cannot write leaves nothing behind
-        texts = [export_text(impl, path.name) for impl, path in zip(impls, paths, strict=True)]
-    except ExportError as exc:
-        raise UsageError(str(exc)) from None
-    for impl, path, text in zip(impls, paths, texts, strict=True):
-        try:
-            path.write_text(text)
-        except OSError as exc:
-            raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    write_texts(impls, paths)
+    for impl, path in zip(impls, paths, strict=True):
         gate = f" --precision {impl.precision}" if impl.precision != "fp32" else ""
         if impl.family in written_as_source:
             title = TOOLCHAINS[impl.family].title if impl.family in TOOLCHAINS else FAMILY_TITLES[impl.family]
@@ -84,6 +71,34 @@ def export_cmd(
     if flags is not None:
         for impl, path in zip(impls, paths, strict=True):
             _export_build(impl, path, flags)
+
+
+def planned_paths(impls: list[registry.Implementation], output: Path | None, force: bool) -> list[Path]:
+    """Where each rung is written (`output`, else its default name), each checked before anything is."""
+    from ..export.document import filename
+
+    paths = [output or Path(filename(impl)) for impl in impls]
+    for path in paths:
+        usage.new_file(path, force)
+    if output is not None and output.suffix != Path(filename(impls[0])).suffix:
+        raise UsageError(f"{impls[0].name} is written as a {Path(filename(impls[0])).suffix} file; -o {output} "
+                         "names another kind")
+    return paths
+
+
+def write_texts(impls: list[registry.Implementation], paths: list[Path]) -> None:
+    """Every text first, so that a rung the exporter cannot write leaves nothing behind."""
+    from ..export import ExportError, export_text
+
+    try:
+        texts = [export_text(impl, path.name) for impl, path in zip(impls, paths, strict=True)]
+    except ExportError as exc:
+        raise UsageError(str(exc)) from None
+    for path, text in zip(paths, texts, strict=True):
+        try:
+            path.write_text(text)
+        except OSError as exc:
+            raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _export_build(impl: registry.Implementation, path: Path, flags: str) -> None:

@@ -102,11 +102,12 @@ def explain(
     for impl in impls:
         if impl.doc not in shown:  # the variants of one source may share their notes
             lesson, lab = notes.split(impl.explanation())
-            console.print(Markdown(lesson + (lab if lab_notes else "")))
+            text = lesson + lab if lab_notes else lesson
+            console.print(Markdown(text))
             if lab and not lab_notes:
                 console.print(f"Lab notes (predictions, measurements, what was tried): gemmlab explain "
                               f"{impl.name} --notes", highlight=False, markup=False)
-            used = glossary.find(lesson + (lab if lab_notes else ""))
+            used = glossary.find(text)
             if used:
                 console.print("Terms (gemmlab glossary TERM): " + ", ".join(t.names[0] for t in used),
                               highlight=False, markup=False)

@@ -13,6 +13,7 @@ from ..exits import Exit
 from ..ui import usage
 from ..ui.errors import UsageError, guarded
 from .common import app, console
+from .export import planned_paths, write_texts
 
 
 @app.command("submit")
@@ -61,11 +62,10 @@ def submit_cmd(
 def _file_of(target: str, output: Path | None, force: bool, precision: str) -> tuple[Path, str | None, str]:
     """The file to check: the one named, or the rung's export written now (with the rung's precision)."""
     from .. import registry
-    from ..export import ExportError, export_text
-    from ..export.document import filename
+    from ..precision import Precision
 
-    if precision not in ("fp32", "fp32x3", "tf32"):
-        raise UsageError(f"unknown precision {precision!r}: fp32, fp32x3 or tf32")
+    if precision not in {p.value for p in Precision}:
+        raise UsageError(f"unknown precision {precision!r}; known: {', '.join(p.value for p in Precision)}")
     given = Path(target)
     if given.suffix in (".cu", ".py", ".mojo") and given.exists():
         if output is not None:
@@ -78,13 +78,8 @@ def _file_of(target: str, output: Path | None, force: bool, precision: str) -> t
         raise UsageError(f"{target} names {len(impls)} implementations ({', '.join(i.name for i in impls)}): "
                          "submit one")
     impl: registry.Implementation = impls[0]
-    path = output or Path(filename(impl))
-    usage.new_file(path, force)
-    try:
-        text = export_text(impl, path.name)
-    except ExportError as exc:
-        raise UsageError(str(exc)) from None
-    path.write_text(text)
+    [path] = planned_paths([impl], output, force)
+    write_texts([impl], [path])
     console.print(escape(f"wrote {path} (gemmlab export {impl.name})"), highlight=False)
     return path, impl.name, str(impl.precision)
 

@@ -138,11 +138,18 @@ def build_lines(p: ExportPlan) -> list[str]:
     return lines
 
 
-def python_header(impl: registry.Implementation, filename: str) -> str:
+def _about(impl: registry.Implementation, filename: str, comment: str) -> list[str]:
+    """Every exported file's first lines: what it is and where it came from."""
     commit = gemmlab_commit()
-    lines = [f"# {filename}: gemmlab step {impl.ref} `{impl.name}` ({impl.precision}), one LeetGPU solution",
-             f"# {impl.summary}", f"# gemmlab {__version__}" + (f", commit {commit}" if commit else "")
-             + f"; written by `gemmlab export {impl.name}`. Edit the rung, not this file."]
+    return [f"{comment} {filename}: gemmlab step {impl.step_label} `{impl.name}` ({impl.precision}), "
+            "exported as one LeetGPU solution.",
+            f"{comment} {impl.summary}",
+            f"{comment} gemmlab {__version__}" + (f", commit {commit}" if commit else "")
+            + f"; written by `gemmlab export {impl.name}`. Edit the rung, not this file."]
+
+
+def python_header(impl: registry.Implementation, filename: str) -> str:
+    lines = _about(impl, filename, "#")
     if str(impl.precision) == "tf32":
         lines.append("# TF32: about 1e-3 relative error; it fails LeetGPU's 1e-4 check (gemmlab submit says why).")
     return "\n".join(lines)
@@ -150,12 +157,7 @@ def python_header(impl: registry.Implementation, filename: str) -> str:
 
 def header(impl: registry.Implementation, filename: str, p: ExportPlan) -> str:
     """What the file is, where it came from, what runs when, and how to build and judge it."""
-    commit = gemmlab_commit()
-    lines = [f"// {filename}: gemmlab step {impl.ref} `{impl.name}` ({impl.precision}), "
-             "exported as one LeetGPU solution.",
-             f"// {impl.summary}",
-             f"// gemmlab {__version__}" + (f", commit {commit}" if commit else "")
-             + f"; written by `gemmlab export {impl.name}`. Edit the rung, not this file.",
+    lines = [*_about(impl, filename, "//"),
              "//", "// solve() runs the first launch whose precondition holds (the last always does):"]
     if impl.name == tuned_default.NAME:
         lines[4:4] = [f"// Dispatch from the tune record: {tuned_default.plan()[1]}."]

@@ -283,7 +283,7 @@ def _timed(remote: RemoteSolve, verdict: Verdict, precision: Precision, shape: t
     """The solution's timed calls; (whether the child is healthy, the run)."""
     gpu = remote.device.type == "cuda" and overhead is not None
     record = ClockRecord() if gpu else None
-    with record or contextlib.nullcontext():
+    with record if record is not None else contextlib.nullcontext():
         run = timed_run(remote, shape, warmup, iters, verdict.seed + 1000, precision, overhead)
     if run.results and not run.results[-1].passed:
         verdict.cases.append(run.results[-1].to_dict())

@@ -156,9 +156,8 @@ def resolve_native(user_flags: list[str], arch: str) -> list[str]:
 
 
 def names_native(user_flags: list[str] | None) -> bool:
-    flags = user_flags or []
-    return any(f in NATIVE_TARGETS or (f == "native" and i > 0 and flags[i - 1] in NATIVE_SPLIT)
-               for i, f in enumerate(flags))
+    # Any target would do: only whether resolving changes the flags matters.
+    return user_flags is not None and resolve_native(user_flags, "sm_90") != user_flags
 
 
 def nvcc_flags(arch: str, user_flags: list[str] | None) -> list[str]:
