@@ -109,7 +109,7 @@ def test_a_new_rung_appears_with_no_edit_to_the_book(tmp_path, monkeypatch):
                                chapter=registry.SIMT, step=99)
     monkeypatch.setattr(registry, "IMPLEMENTATIONS", (*registry.IMPLEMENTATIONS, fake))
     monkeypatch.setitem(registry.REGISTRY, fake.name, fake)
-    book = site.Book(facts.load_records(facts.default_record_paths(ROOT)), root=ROOT)
+    book = site.Book(facts.load_records(facts.default_record_paths()))
     site.build(book, tmp_path)
     assert "a fake rung for a test" in (tmp_path / "rung-naive-again.html").read_text()
     assert 'href="rung-naive-again.html"' in (tmp_path / "index.html").read_text()
@@ -199,11 +199,11 @@ def test_judge_json_is_one_document_the_book_reads(tmp_path):
 
 
 def test_a_solution_judged_at_the_ladders_shape_is_drawn_beside_it(tmp_path):
-    records = facts.load_records(facts.default_record_paths(ROOT))
+    records = facts.load_records(facts.default_record_paths())
     shape = records.ladder["shape"]
     judged = json.loads(JUDGED.read_text()) | {"device": "NVIDIA H200", "timing": {
         "shape": shape, "median_ms": 9.0, "tflops": 45.8, "baseline": "cuBLAS", "ratio_vs_baseline": 0.9}}
-    book = site.Book(records, [(tmp_path / "mine.json", judged)], root=ROOT)
+    book = site.Book(records, [(tmp_path / "mine.json", judged)])
     page = site.judged_html(book, site.environment())
     assert '<svg class="chart" id="judged"' in page and "yours: sol.py" in page
     # between the two strict-FP32 rungs whose TFLOP/s bracket 45.8 in the record
@@ -214,18 +214,21 @@ def test_a_solution_judged_at_the_ladders_shape_is_drawn_beside_it(tmp_path):
 
 
 def test_a_solution_timed_elsewhere_is_not_drawn_beside_the_ladder():
-    records = facts.load_records(facts.default_record_paths(ROOT))
+    records = facts.load_records(facts.default_record_paths())
     page = site.judged_html(site.Book(records, [(JUDGED, json.loads(JUDGED.read_text()))]), site.environment())
     assert '<svg class="chart"' not in page and "No timing here ran at the ladder" in page
 
 
 def test_the_committed_records_are_found_from_any_folder(tmp_path, monkeypatch):
-    """Run from another folder, the book and diff still read the project's records; where there are
-    none at all, they say where they looked."""
+    """Run from another folder, the book and diff still read the checkout's records; where there are
+    none at all (no checkout and no copy in the package), they say where they looked."""
+    from gemmlab import committed
     from gemmlab.book import facts
 
     monkeypatch.chdir(tmp_path)
     found = facts.default_record_paths()
-    assert found and all(p.resolve().parent.name == "results" for p in found)
-    assert facts.default_record_paths(tmp_path) == []
-    assert str(tmp_path.resolve()) in facts.no_records_line()
+    assert found and all(p.parent == ROOT / "results" for p in found)
+    monkeypatch.setattr(committed, "PACKAGE_DIR", tmp_path / "site-packages" / "gemmlab")
+    monkeypatch.setattr(committed, "SHIPPED", committed.PACKAGE_DIR / "records")
+    assert committed.checkout() is None and facts.default_record_paths() == []
+    assert str(committed.SHIPPED / "results") in facts.no_records_line()

@@ -48,8 +48,9 @@ def validate(record: dict) -> dict:
 
 
 SWEEP_TOP = ("schema", "study", "date", "device", "names", "points")
-#: The committed record of the latest H200 benchmark: what `gemmlab report` reads by default.
-LATEST = Path("results/h200-latest.json")
+#: The committed record of the latest H200 benchmark, by its path in the repository: what
+#: `gemmlab report` reads by default (`gemmlab.committed` finds it).
+LATEST = "results/h200-latest.json"
 
 
 def kind(record: dict) -> str:

@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import committed
 from ..bench import results
 from ..measure.device import peak_for
 from ..precision import Precision
@@ -17,8 +18,8 @@ from ..registry import Implementation
 from ..ui.errors import UsageError
 from . import chapters
 
-#: Where the committed records lie, from the repository's root (git ignores the rest of results/).
-RECORDS_GLOB = "results/h200-*.json"
+#: The committed records the book reads, in results/ (git ignores the rest of it): `committed` finds them.
+RECORDS_GLOB = "h200-*.json"
 #: What each precision class is measured against, and in which ratio field of a record.
 YARDSTICK = {Precision.FP32: ("cuBLAS FP32", "ratio_vs_cublas"),
              Precision.TF32: ("cuBLAS TF32", "ratio_vs_cublas_tf32"),
@@ -66,26 +67,15 @@ def load_records(paths: list[Path]) -> Records:
     return found
 
 
-def record_roots() -> list[Path]:
-    """Where committed records are looked for: the current folder, then the project gemmlab was
-    installed from (an editable install's repository), so that figures show wherever a command runs."""
-    from ..childenv import PACKAGE_ROOT
-
-    return list(dict.fromkeys([Path("."), Path(PACKAGE_ROOT).parent]))
-
-
-def default_record_paths(root: Path | None = None) -> list[Path]:
-    """The committed records under `root`, or under the first of `record_roots` that holds any."""
-    for folder in [root] if root is not None else record_roots():
-        found = sorted(folder.glob(RECORDS_GLOB))
-        if found:
-            return found
-    return []
+def default_record_paths() -> list[Path]:
+    """The committed records, where `committed` finds them: the checkout gemmlab runs from, else the
+    copy an installed wheel carries, so that figures show wherever a command runs."""
+    return committed.records(RECORDS_GLOB)
 
 
 def no_records_line() -> str:
     """What a command says where it found no committed record: where it looked."""
-    where = " and ".join(str((r / RECORDS_GLOB).resolve()) for r in record_roots())
+    where = (committed.root() / "results" / RECORDS_GLOB).resolve()
     return f"no committed records found (looked for {where}): figures are left out"
 
 

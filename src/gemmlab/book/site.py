@@ -13,7 +13,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import notes, registry
+from .. import committed, notes, registry
 from ..precision import Precision
 from ..registry import Implementation
 from ..ui.machine import JUDGE_SCHEMA
@@ -43,7 +43,6 @@ class Book:
     judged: list[tuple[Path, dict]] = field(default_factory=list)
     inspected: dict[str, list[dict]] = field(default_factory=dict)
     inspect_note: str = ""
-    root: Path = Path(".")  # where links in the notes (results/…) are resolved
 
     def copied(self) -> dict[str, str]:
         """Record kind → the copy's path inside the site."""
@@ -94,8 +93,9 @@ def _common(book: Book, here: str) -> dict:
 
 def render_markdown(text: str, book: Book, out: Path, terms: bool = True) -> str:
     """The notes as HTML (markdown-it, CommonMark with tables). A link to a file of the repository
-    (a record it cites) points at a copy inside the site; one to a file that is not here keeps
-    its text and loses the link, so that no link of the site leads nowhere."""
+    (a record it cites, found by `committed`: the checkout's, or the copy a wheel carries) points
+    at a copy inside the site; one to a file that is not here keeps its text and loses the link,
+    so that no link of the site leads nowhere."""
     from markdown_it import MarkdownIt
 
     md = MarkdownIt("commonmark", {"html": False}).enable("table")
@@ -108,8 +108,8 @@ def render_markdown(text: str, book: Book, out: Path, terms: bool = True) -> str
             if "://" in href or href.startswith(("#", "mailto:")):
                 continue
             path = href.split("#", 1)[0]
-            target = book.root / path
-            if path and target.is_file():
+            target = committed.find(path) if path else None
+            if target is not None:
                 copy = out / "files" / path
                 copy.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(target, copy)

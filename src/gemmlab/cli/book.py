@@ -62,7 +62,7 @@ def book(
         if not path.is_file():
             raise UsageError(f"--judged {path}: no such file")
         shown.append((path, site.judged_record(path)))
-    the_book = site.Book(records, shown, root=Path("."))
+    the_book = site.Book(records, shown)
     bar, update = common.progress_bar(console, lines_when_piped=True)
     with bar:
         if inspect:

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from .. import committed
 from ..bench.results import LATEST
 from ..ui import usage
 from ..ui.errors import UsageError, guarded
@@ -16,8 +17,9 @@ from .common import app, console
 @app.command()
 @guarded
 def report(
-    record_path: Annotated[Path, typer.Argument(help="a results JSON (bench, study or sweep)",
-                                                metavar="RECORD")] = LATEST,
+    record_path: Annotated[Path | None, typer.Argument(
+        help=f"a results JSON (bench, study or sweep); default: the committed {LATEST}",
+        metavar="RECORD", show_default=False)] = None,
     out: Annotated[Path | None, typer.Option(
         help="folder for the Markdown and PNGs (default: RECORD's name + '-report', beside it)")] = None,
     docs: Annotated[bool, typer.Option("--docs", help="write them into docs/, which README shows")] = False,
@@ -28,6 +30,10 @@ def report(
     from ..bench import report as rep
     from ..bench import results
 
+    if record_path is None:
+        record_path = committed.find(LATEST)
+        if record_path is None:
+            raise UsageError(f"no committed {LATEST} here (looked in {committed.root()}): give a RECORD")
     record = usage.json_file(record_path)
     try:
         kind = results.kind(record)
@@ -35,7 +41,9 @@ def report(
         raise UsageError(f"{record_path} is not a results record: {exc}") from None
     if docs and out:
         raise UsageError("--docs and --out exclude each other: --docs means --out docs")
-    beside = record_path.parent / f"{record_path.stem}-report"
+    # beside the record, but never inside an installed package: for the copy it carries, in results/ here
+    folder = Path("results") if committed.is_shipped(record_path) else record_path.parent
+    beside = folder / f"{record_path.stem}-report"
     target = usage.out_folder(Path("docs") if docs else out or beside)
     if kind == "sweep":
         if readme and not record.get("random"):
