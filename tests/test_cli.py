@@ -48,8 +48,8 @@ def test_explain_at_a_shape_names_the_launch_that_runs_and_the_rule_that_chose_i
     from tests.clitools import assert_one_line
 
     shown = json.loads(invoke("explain", "default", "--shape", "1348x248x6274", "--json").stdout)[0]
-    assert shown["launch"] == "tail-medium-odd" and "SPLIT=2" in shown["kernel"]
-    assert shown["rule"].startswith("shape class medium-odd") and shown["passed_over"][:2] == ["prelude short", "prelude gemv"]
+    assert shown["launch"] == "tail-few-waves-odd" and "SPLIT=2" in shown["kernel"]
+    assert shown["rule"].startswith("shape class few-waves-odd") and shown["passed_over"][:2] == ["prelude short", "prelude gemv"]
     assert shown["sms"] == 132 or HAS_GPU
     text = " ".join(invoke("explain", "tf32", "--shape", "8192", "1024", "200").output.split())  # C 200 wide ≥ 3/4 of 256
     assert "runs split-in-place, wgmma_swap" in text and "each part at least 256 long" in text

@@ -52,7 +52,7 @@ def _phrase(waves: float | None) -> str:
 
 #: How the docs write micro's bound, the work per SM (a new bound needs words here and there).
 MICRO_BOUND = {1 << 22: "2²² per SM"}[classes.MICRO_WORK_PER_SM]
-#: And its bound where the outputs pass tiny's (a quarter of a wave).
+#: And its bound where the outputs pass quarter-wave's (a quarter of a wave).
 MICRO_WIDE = {(1 << 21, 0.25): "at most 2²¹ per SM where the outputs pass a quarter of a wave"}[
     classes.MICRO_WIDE_WORK_PER_SM, classes.OUTPUT_SIZES[0][1]]
 
@@ -72,7 +72,7 @@ def test_explain_default_names_every_size_class_with_its_bound():
 def test_explain_default_examples_fall_in_the_classes_it_names():
     example = re.search(r"on the H200's (\d+) SMs: ([^)]*)\)", flat(DEFAULT_MD))
     assert example and int(example.group(1)) == H200_SMS
-    found = re.findall(r"(\d+)(?:×(\d+)×(\d+)|³) (?:and up )?(\w+)", example.group(2))
+    found = re.findall(r"(\d+)(?:×(\d+)×(\d+)|³) (?:and up )?([\w-]+)", example.group(2))
     assert [size for *_, size in found] == list(classes.SIZES)
     for m, n, k, size in found:
         shape = (int(m), int(n), int(k)) if n else (int(m),) * 3

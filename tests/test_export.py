@@ -526,7 +526,7 @@ GPU_RUNGS = ["float4", "warptile", "bigtile", "splitk", "tma", "default", "mma-t
 #: Odd shapes (fallbacks, ragged edges), whole tiles (fast paths), one misaligned A (checked paths).
 GPU_SHAPES = [(300, 257, 301), (1000, 1004, 999), (128, 128, 128), (512, 256, 384), (64, 36, 1000)]
 #: And for the strict rungs that dispatch by size: tiny ones, 1024³ (split-K), the performance
-#: shape and its all-odd variant (the large classes); `default` also gets one shape per class.
+#: shape and its all-odd variant (the many-waves classes); `default` also gets one shape per class.
 SIZED = [(1, 1, 1), (3, 5, 7), (17, 19, 23), (1024, 1024, 1024), (8192, 6144, 4096), (8191, 6143, 4095)]
 #: The builds a grader may make, plus -arch=native (which needs the GPU to build): each must load
 #: and compute the product on this GPU, or (a build for another GPU) say so and leave C unwritten.

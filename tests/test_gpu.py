@@ -383,9 +383,9 @@ def test_two_calls_in_one_callers_capture_leave_other_tensors_alone():
 
 
 @pytest.mark.parametrize("shape,offset,twin", [
-    ((64, 2967, 8001), 0, "tail-tiny-odd scalar"), ((116, 6278, 7990), 0, "tail-small-odd scalar"),
-    ((100, 3001, 4000), 1, "tail-tiny-odd-n scalar"),  # B one float off its 16 bytes
-    ((300, 3001, 2001), 0, "tail-small-odd"), ((1500, 2047, 2048), 1, "tail-medium-odd-n")])
+    ((64, 2967, 8001), 0, "tail-quarter-wave-odd scalar"), ((116, 6278, 7990), 0, "tail-one-wave-odd scalar"),
+    ((100, 3001, 4000), 1, "tail-quarter-wave-odd-n scalar"),  # B one float off its 16 bytes
+    ((300, 3001, 2001), 0, "tail-one-wave-odd"), ((1500, 2047, 2048), 1, "tail-few-waves-odd-n")])
 def test_defaults_padded_twins_run_right(shape, offset, twin):
     """Before an odd class's b-padded winner `default` runs its 4-byte twin where C has few rows
     (tests/test_tune.py checks the choice on a CPU), each as its tail twin (`launches.tailed`):

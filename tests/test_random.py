@@ -158,7 +158,7 @@ def _tune_record():
 
 
 def test_calibration_replaces_a_winner_only_where_a_rung_beats_default_over_the_class():
-    """Three large-odd shapes where tma's own launch runs 10 % ahead of default: it becomes that
+    """Three many-waves-odd shapes where tma's own launch runs 10 % ahead of default: it becomes that
     class's winner, with the evidence; a micro class where default is ahead keeps its winner; a
     class with two shapes is left alone (too few)."""
     import json
@@ -168,27 +168,27 @@ def test_calibration_replaces_a_winner_only_where_a_rung_beats_default_over_the_
 
     record = _tune_record()
     sms = record["gpu"]["sm_count"]
-    large = [(8191, 6143, 4095), (7001, 5001, 3001), (6001, 4001, 5001)]
+    many = [(8191, 6143, 4095), (7001, 5001, 3001), (6001, 4001, 5001)]
     micro = [(10, 20, 30), (33, 44, 55), (7, 9, 11)]
-    tiny_few = [(511, 4095, 511), (501, 4001, 503)]
-    assert {classify(*s, sms).key for s in large} == {"large-odd"}
+    quarter_few = [(511, 4095, 511), (501, 4001, 503)]
+    assert {classify(*s, sms).key for s in many} == {"many-waves-odd"}
     assert {classify(*s, sms).key for s in micro} == {"micro-odd"}
-    points = ([_point(f"l{i}", s, {"torch": 1.0, "default": 0.95, "tma": 0.86, "small": 2.0}) for i, s in enumerate(large)]
+    points = ([_point(f"l{i}", s, {"torch": 1.0, "default": 0.95, "tma": 0.86, "small": 2.0}) for i, s in enumerate(many)]
               + [_point(f"m{i}", s, {"torch": 0.01, "default": 0.008, "tma": 0.03, "small": 0.0085})
                  for i, s in enumerate(micro)]
-              + [_point(f"t{i}", s, {"torch": 1.0, "default": 2.0, "tma": 1.0, "small": 1.0}) for i, s in enumerate(tiny_few)])
+              + [_point(f"t{i}", s, {"torch": 1.0, "default": 2.0, "tma": 1.0, "small": 1.0}) for i, s in enumerate(quarter_few)])
     before = json.dumps(record, sort_keys=True)
     out = calibrate.calibrate(record, [_sweep(points)], ["tma", "small"])
     assert json.dumps(record, sort_keys=True) == before  # the input is not changed
-    winner = out["classes"]["large-odd"]["winner"]
+    winner = out["classes"]["many-waves-odd"]["winner"]
     assert winner["rung"] == "tma" and winner["launch"] == "b-padded"  # an odd layout
     assert winner["knobs"] == calibrate.SPACES["tma"].current("b-padded")
     assert winner["calibrated"]["geomean"] == pytest.approx(1 / 0.86)
     assert out["classes"]["micro-odd"]["winner"] == record["classes"]["micro-odd"]["winner"]
-    assert out["classes"]["tiny-odd"]["winner"] == record["classes"]["tiny-odd"]["winner"]
+    assert out["classes"]["quarter-wave-odd"]["winner"] == record["classes"]["quarter-wave-odd"]["winner"]
     entries = out["calibration"]["classes"]
-    assert entries["large-odd"]["chosen"] == "tma" and entries["large-odd"]["points"] == 3
-    assert entries["micro-odd"]["chosen"] is None and entries["tiny-odd"]["scores"] == {}
+    assert entries["many-waves-odd"]["chosen"] == "tma" and entries["many-waves-odd"]["points"] == 3
+    assert entries["micro-odd"]["chosen"] is None and entries["quarter-wave-odd"]["scores"] == {}
     # The calibrated record is one `default` can dispatch by: every winner rebuilds.
     from gemmlab.policy.default import rebuild
 
@@ -196,10 +196,10 @@ def test_calibration_replaces_a_winner_only_where_a_rung_beats_default_over_the_
 
 
 def test_an_inherited_class_without_its_own_evidence_follows_its_source_with_its_own_layouts_launch():
-    """large-odd-n and small-odd-n inherited their winners from large-odd and small-odd. With tma
-    chosen for both sources: large-odd-n, with no shape of its own, follows as tma's b-in-place
-    launch (only N odd: B's rows are aligned); small-odd-n, with three shapes where default leads,
-    keeps its winner; a class that inherited nothing (small-aligned) is untouched."""
+    """many-waves-odd-n and one-wave-odd-n inherited their winners from many-waves-odd and one-wave-odd. With tma
+    chosen for both sources: many-waves-odd-n, with no shape of its own, follows as tma's b-in-place
+    launch (only N odd: B's rows are aligned); one-wave-odd-n, with three shapes where default leads,
+    keeps its winner; a class that inherited nothing (one-wave-aligned) is untouched."""
     import copy
 
     from gemmlab.policy.classes import classify
@@ -207,28 +207,28 @@ def test_an_inherited_class_without_its_own_evidence_follows_its_source_with_its
 
     record = copy.deepcopy(_tune_record())
     sms = record["gpu"]["sm_count"]
-    for key, source in (("large-odd-n", "large-odd"), ("small-odd-n", "small-odd")):
+    for key, source in (("many-waves-odd-n", "many-waves-odd"), ("one-wave-odd-n", "one-wave-odd")):
         record["classes"][key] |= {"winner": dict(record["classes"][source]["winner"]), "inherited": source}
-    large = [(8191, 6143, 4095), (7001, 5001, 3001), (6001, 4001, 5001)]
-    small = [(601, 3001, 1001), (701, 2001, 901), (501, 2501, 1101)]
-    small_n = [(601, 3001, 1000), (701, 2001, 900), (501, 2501, 1100)]
-    assert {classify(*s, sms).key for s in small} == {"small-odd"}
-    assert {classify(*s, sms).key for s in small_n} == {"small-odd-n"}
+    many = [(8191, 6143, 4095), (7001, 5001, 3001), (6001, 4001, 5001)]
+    one_wave = [(601, 3001, 1001), (701, 2001, 901), (501, 2501, 1101)]
+    one_wave_n = [(601, 3001, 1000), (701, 2001, 900), (501, 2501, 1100)]
+    assert {classify(*s, sms).key for s in one_wave} == {"one-wave-odd"}
+    assert {classify(*s, sms).key for s in one_wave_n} == {"one-wave-odd-n"}
     fast_tma = {"torch": 1.0, "default": 0.95, "tma": 0.86, "small": 2.0}
-    points = ([_point(f"l{i}", s, fast_tma) for i, s in enumerate(large)]
-              + [_point(f"s{i}", s, fast_tma) for i, s in enumerate(small)]
+    points = ([_point(f"l{i}", s, fast_tma) for i, s in enumerate(many)]
+              + [_point(f"s{i}", s, fast_tma) for i, s in enumerate(one_wave)]
               + [_point(f"n{i}", s, {"torch": 1.0, "default": 0.9, "tma": 0.99, "small": 2.0})
-                 for i, s in enumerate(small_n)])
+                 for i, s in enumerate(one_wave_n)])
     out = calibrate.calibrate(record, [_sweep(points)], ["tma", "small"])
     entries = out["classes"]
-    assert entries["large-odd"]["winner"]["launch"] == "b-padded"
-    follower = entries["large-odd-n"]["winner"]
+    assert entries["many-waves-odd"]["winner"]["launch"] == "b-padded"
+    follower = entries["many-waves-odd-n"]["winner"]
     assert follower["rung"] == "tma" and follower["launch"] == "b-in-place"
-    assert entries["large-odd-n"]["inherited"] == "large-odd"
-    assert out["calibration"]["classes"]["large-odd-n"]["followed"] == "large-odd"
-    assert entries["small-odd"]["winner"]["rung"] == "tma"
-    assert entries["small-odd-n"]["winner"] == record["classes"]["small-odd-n"]["winner"]
-    assert entries["small-aligned"]["winner"] == record["classes"]["small-aligned"]["winner"]
+    assert entries["many-waves-odd-n"]["inherited"] == "many-waves-odd"
+    assert out["calibration"]["classes"]["many-waves-odd-n"]["followed"] == "many-waves-odd"
+    assert entries["one-wave-odd"]["winner"]["rung"] == "tma"
+    assert entries["one-wave-odd-n"]["winner"] == record["classes"]["one-wave-odd-n"]["winner"]
+    assert entries["one-wave-aligned"]["winner"] == record["classes"]["one-wave-aligned"]["winner"]
 
 
 def test_calibration_keeps_the_gpus_cubin_where_it_chooses_the_same_build_again():
@@ -239,14 +239,14 @@ def test_calibration_keeps_the_gpus_cubin_where_it_chooses_the_same_build_again(
     from gemmlab.tune import calibrate
 
     record = copy.deepcopy(_tune_record())
-    record["classes"]["large-odd"]["winner"] |= {"launch": "another", "cubin": "an-older-build"}
-    large = [(8191, 6143, 4095), (7001, 5001, 3001), (6001, 4001, 5001)]
-    points = [_point(f"l{i}", s, {"torch": 1.0, "default": 0.95, "tma": 0.86, "small": 2.0}) for i, s in enumerate(large)]
+    record["classes"]["many-waves-odd"]["winner"] |= {"launch": "another", "cubin": "an-older-build"}
+    many = [(8191, 6143, 4095), (7001, 5001, 3001), (6001, 4001, 5001)]
+    points = [_point(f"l{i}", s, {"torch": 1.0, "default": 0.95, "tma": 0.86, "small": 2.0}) for i, s in enumerate(many)]
     first = calibrate.calibrate(record, [_sweep(points)], ["tma", "small"], digest=lambda launch: None)
-    assert first["classes"]["large-odd"]["winner"]["cubin"] is None
-    first["classes"]["large-odd"]["winner"]["cubin"] = "timed-on-the-gpu"
+    assert first["classes"]["many-waves-odd"]["winner"]["cubin"] is None
+    first["classes"]["many-waves-odd"]["winner"]["cubin"] = "timed-on-the-gpu"
     again = calibrate.calibrate(first, [_sweep(points)], ["tma", "small"], digest=lambda launch: None)
-    assert again["classes"]["large-odd"]["winner"]["cubin"] == "timed-on-the-gpu"
+    assert again["classes"]["many-waves-odd"]["winner"]["cubin"] == "timed-on-the-gpu"
 
 
 def test_calibration_pools_sweeps_that_timed_different_rungs_each_rung_on_its_own_shapes():
@@ -261,23 +261,23 @@ def test_calibration_pools_sweeps_that_timed_different_rungs_each_rung_on_its_ow
     sms = record["gpu"]["sm_count"]
     early = [(8191, 6143, 4095), (7001, 5001, 3001), (6001, 4001, 5001)]
     late = [(5001, 7001, 3003), (6003, 3001, 4001), (4001, 5003, 6001)]
-    assert {classify(*s, sms).key for s in early + late} == {"large-odd"}
+    assert {classify(*s, sms).key for s in early + late} == {"many-waves-odd"}
     first = [_point(f"e{i}", s, {"torch": 1.0, "default": 0.95, "tma": 0.97}) for i, s in enumerate(early)]
     second = [_point(f"l{i}", s, {"torch": 1.0, "default": 0.95, "tma-warp": 0.86, "splitk": None})
               for i, s in enumerate(late)]
     out = calibrate.calibrate(record, [_sweep(first, seed=3), _sweep(second, seed=42)], ["tma", "tma-warp", "splitk"])
-    entry = out["calibration"]["classes"]["large-odd"]
+    entry = out["calibration"]["classes"]["many-waves-odd"]
     assert entry["points"] == 6 and entry["chosen"] == "tma-warp"
     assert entry["compared"]["tma"]["points"] == 3 and entry["compared"]["tma-warp"]["points"] == 3
     assert entry["compared"]["tma-warp"]["default"] == pytest.approx(1 / 0.95)
     assert "splitk" not in entry["compared"]  # failed where it ran
-    winner = out["classes"]["large-odd"]["winner"]
+    winner = out["classes"]["many-waves-odd"]["winner"]
     assert winner["rung"] == "tma-warp" and winner["launch"] == "b-padded"
     assert winner["calibrated"] == {"geomean": pytest.approx(1 / 0.86), "replaced": pytest.approx(1 / 0.95),
                                     "points": 3}
     # The earlier sweep alone, which never ran tma-warp, leaves the class as it was.
     alone = calibrate.calibrate(record, [_sweep(first, seed=3)], ["tma", "tma-warp"])
-    assert alone["calibration"]["classes"]["large-odd"]["chosen"] is None
+    assert alone["calibration"]["classes"]["many-waves-odd"]["chosen"] is None
 
 
 def test_calibration_refuses_a_record_that_is_not_a_sweep_or_not_this_gpus(tmp_path):
@@ -297,12 +297,12 @@ def test_a_designed_sweep_counts_for_preludes_never_for_the_classes():
     from gemmlab.tune import calibrate
 
     record = _tune_record()
-    large = [(8191, 6143, 4095), (7001, 5001, 3001), (6001, 4001, 5001)]
-    rows = [_point(f"e{i}", s, {"torch": 1.0, "default": 0.95, "tma": 0.80}) for i, s in enumerate(large)]
+    many = [(8191, 6143, 4095), (7001, 5001, 3001), (6001, 4001, 5001)]
+    rows = [_point(f"e{i}", s, {"torch": 1.0, "default": 0.95, "tma": 0.80}) for i, s in enumerate(many)]
     drawn = calibrate.calibrate(record, [_sweep(rows)], ["tma"])
-    assert drawn["calibration"]["classes"]["large-odd"]["chosen"] == "tma"
+    assert drawn["calibration"]["classes"]["many-waves-odd"]["chosen"] == "tma"
     designed = calibrate.calibrate(record, [_sweep(rows) | {"random": None}], ["tma"])
-    assert designed["calibration"]["classes"]["large-odd"] == {"points": 0, "scores": {}, "chosen": None}
+    assert designed["calibration"]["classes"]["many-waves-odd"] == {"points": 0, "scores": {}, "chosen": None}
     assert designed["calibration"]["sweeps"][0]["random"] is False
     short = [_point(f"s{i}", (2000 + i, 20, 2000), {"torch": 1.0, "default": 0.03, "short": 0.02})
              for i in range(3)]

@@ -38,10 +38,10 @@ ALIGNED = search.ALIGNED
 
 def test_the_sweep_shapes_fall_in_the_classes_the_docs_say_on_the_h200():
     big = (8192, 6144, 4096)
-    want = {(1024, 1024, 1024): "small-tiled", (2048, 2048, 2048): "medium-tiled",
-            (4096, 4096, 4096): "large-tiled", (8192, 8192, 8192): "large-tiled", big: "large-tiled",
-            (8191, 6143, 4095): "large-odd", (8191, 6144, 4096): "large-aligned",
-            (8192, 6143, 4096): "large-odd-n", (8192, 6144, 4095): "large-odd"}
+    want = {(1024, 1024, 1024): "one-wave-tiled", (2048, 2048, 2048): "few-waves-tiled",
+            (4096, 4096, 4096): "many-waves-tiled", (8192, 8192, 8192): "many-waves-tiled", big: "many-waves-tiled",
+            (8191, 6143, 4095): "many-waves-odd", (8191, 6144, 4096): "many-waves-aligned",
+            (8192, 6143, 4096): "many-waves-odd-n", (8192, 6144, 4095): "many-waves-odd"}
     for shape, key in want.items():
         assert classify(*shape, H200_SMS).key == key, shape
 
@@ -61,10 +61,10 @@ def test_classes_partition_every_shape():
 
 
 @pytest.mark.parametrize("shape,size", [
-    ((2408, 99, 1345), "medium"), ((1227, 150, 1523), "small"),  # over 2²¹ a SM, outputs past ¼ wave
+    ((2408, 99, 1345), "few-waves"), ((1227, 150, 1523), "one-wave"),  # over 2²¹ a SM, outputs past ¼ wave
     ((6276, 50, 233), "micro"), ((2529, 2, 3047), "micro"),  # as many outputs, under 2²¹ a SM
     ((1392, 1096, 318), "micro"), ((512, 512, 512), "micro"),  # over 2²¹ a SM, outputs within ¼ wave
-    ((2048, 129, 2048), "medium")])  # over 2²² a SM
+    ((2048, 129, 2048), "few-waves")])  # over 2²² a SM
 def test_micro_leaves_out_wide_outputs_past_half_its_work(shape, size):
     """The random records' micro shapes where the 128-tile builds led `small`
     (experiments/README.md#random-shapes) are out of micro on the H200; the ones where `small` led stay in."""
@@ -72,17 +72,17 @@ def test_micro_leaves_out_wide_outputs_past_half_its_work(shape, size):
 
 
 def test_in_class_says_its_bounds_in_words():
-    text = str(InClass(ShapeClass("medium", "odd"), H200_SMS))
-    assert text.startswith("shape class medium-odd on 132 SMs")
+    text = str(InClass(ShapeClass("few-waves", "odd"), H200_SMS))
+    assert text.startswith("shape class few-waves-odd on 132 SMs")
     assert f"{H200_SMS * 128 * 128} < M·K ≤ {4 * H200_SMS * 128 * 128}" in text and text.endswith("; K % 4 != 0)")
 
 
 def _read_class_text(text: str):
     """An independent reading of `InClass`'s words: the bounds on M·N·K and M·K, and the layout's
     clauses."""
-    m = re.fullmatch(r"shape class (\w+)-([\w-]+) on (\d+) SMs \((.*); (.*)\)", text)
+    m = re.fullmatch(r"shape class ([\w-]+) on (\d+) SMs \((.*); (.*)\)", text)
     assert m, text
-    bounds, layout = m.group(4), m.group(5)
+    bounds, layout = m.group(3), m.group(4)
     micro = re.fullmatch(r"M·N·K ≤ (\d+), and M·N·K ≤ (\d+) or M·K ≤ (\d+)", bounds)
     beyond = re.match(r"M·N·K > (\d+), or M·N·K > (\d+) and M·K > (\d+); (.*)", bounds)
     assert micro or beyond, bounds
@@ -414,15 +414,15 @@ def test_the_record_validates_and_names_gpu_classes_candidates_and_winners(tuned
     assert record.validate(tuned) is tuned
     assert tuned["gpu"]["slug"] == "nvidia-test-gpu" and tuned["commit"] == "abc123"
     assert list(tuned["classes"]) == [c.key for c in CLASSES]
-    small = tuned["classes"]["small-tiled"]
-    assert small["iters"] == 50 and tuned["classes"]["large-tiled"]["iters"] == 20  # ≥ 50 below 2048³
-    assert small["winner"]["rung"] == "float4" and small["winner"]["ratio_vs_cublas"] == 10.0
+    one_wave = tuned["classes"]["one-wave-tiled"]
+    assert one_wave["iters"] == 50 and tuned["classes"]["many-waves-tiled"]["iters"] == 20  # ≥ 50 below 2048³
+    assert one_wave["winner"]["rung"] == "float4" and one_wave["winner"]["ratio_vs_cublas"] == 10.0
     # The energy figure is the winner's, read after the decision (1.0 ms at 500 W).
-    assert small["energy"]["winner"]["joules_per_call"] == pytest.approx(0.5)
-    assert tuned["classes"]["large-tiled"]["winner"]["knobs"] == {"BK": 16, "MIN_BLOCKS": 2}
+    assert one_wave["energy"]["winner"]["joules_per_call"] == pytest.approx(0.5)
+    assert tuned["classes"]["many-waves-tiled"]["winner"]["knobs"] == {"BK": 16, "MIN_BLOCKS": 2}
     verdicts = {c["verdict"] for e in tuned["classes"].values() for c in e["candidates"]}
     assert verdicts == {"timed", "rejected"}
-    rejected = [c for c in small["candidates"] if c["verdict"] == "rejected"]
+    rejected = [c for c in one_wave["candidates"] if c["verdict"] == "rejected"]
     assert rejected and all("spills" in c["reason"] for c in rejected)
 
 
@@ -436,11 +436,11 @@ def test_a_failed_candidate_never_wins_and_a_class_with_none_verified_has_no_win
     labels = {c.kernel for cls, shape in classes.representatives().items()
               for c in search.plan(["warptile"], shape)[0]}
     rec = _tune(FakeMeasure(fail=labels - {"warptile[BK=8,MIN_BLOCKS=1,EXACT_TILES=1]"}), rungs=["warptile"])
-    assert rec["classes"]["large-tiled"]["winner"]["knobs"] == {"BK": 8, "MIN_BLOCKS": 1}
-    assert rec["classes"]["large-odd"]["winner"] is None
+    assert rec["classes"]["many-waves-tiled"]["winner"]["knobs"] == {"BK": 8, "MIN_BLOCKS": 1}
+    assert rec["classes"]["many-waves-odd"]["winner"] is None
     # Every candidate there failed verification, or was rejected before it (a candidate that spills
     # under one NVRTC may not under another: NVRTC 13.0 spills warptile's padded BK=16, 13.5 not).
-    tried = rec["classes"]["large-odd"]["candidates"]
+    tried = rec["classes"]["many-waves-odd"]["candidates"]
     assert all(c["verdict"] in ("failed", "rejected") and c["median_ms"] is None for c in tried)
     assert any(c["verdict"] == "failed" for c in tried)
 
@@ -508,8 +508,8 @@ def test_a_named_record_file_overrides_the_installed_one(tuned, tmp_path, monkey
     (lambda r: r.update(kind="bench"), "not a tune record"),
     (lambda r: r["gpu"].pop("sm_count"), "sm_count"),
     (lambda r: r["classes"].update(huge={"candidates": []}), "unknown shape class 'huge'"),
-    (lambda r: r["classes"]["small-odd"]["candidates"][0].update(verdict="great"), "verdict"),
-    (lambda r: r["classes"]["small-odd"]["winner"].update(launch=[0]), "winner needs"),
+    (lambda r: r["classes"]["one-wave-odd"]["candidates"][0].update(verdict="great"), "verdict"),
+    (lambda r: r["classes"]["one-wave-odd"]["winner"].update(launch=[0]), "winner needs"),
 ])
 def test_a_malformed_record_is_refused_in_one_line(tuned, change, fragment):
     bad = copy.deepcopy(tuned)
@@ -555,7 +555,7 @@ def test_default_runs_each_classs_winner_on_every_shape_of_the_class(tuned):
 
 
 #: Shapes where the installed H200 record's unsplit bigtile winners leave a last wave part empty
-#: (its twins run), and shapes whose tiles fill whole waves (the winners run as timed). The large
+#: (its twins run), and shapes whose tiles fill whole waves (the winners run as timed). The many-waves
 #: aligned class is not among them: calibration gave it `splitk`'s build, split already.
 TWIN_SHAPES = ((2432, 4960, 2432), (2600, 2000, 2600), (3072, 2048, 3072))
 WHOLE_WAVE_SHAPES = ((2048, 2048, 2048), (8192, 6144, 4096), (8192, 8192, 8192))
@@ -604,12 +604,12 @@ def test_the_installed_records_padded_winners_run_their_4_byte_twin_where_c_has_
     chosen = next(x for x in impl.launches if x.when is None or x.when(ALIGNED, off, ALIGNED, m, n, k))
     assert chosen.name.endswith(" scalar")
     # no class whose shapes all have more rows gets one
-    assert not any(x.name.endswith(" scalar") for x in impl.launches if x.name.split()[0] in ("medium-odd", "large-odd", "medium-odd-n", "large-odd-n"))
+    assert not any(x.name.endswith(" scalar") for x in impl.launches if x.name.split()[0] in ("few-waves-odd", "many-waves-odd", "few-waves-odd-n", "many-waves-odd-n"))
 
 
 def test_a_record_naming_a_rung_without_a_space_is_refused(tuned):
     bad = copy.deepcopy(tuned)
-    bad["classes"]["small-tiled"]["winner"]["rung"] = "naive"
+    bad["classes"]["one-wave-tiled"]["winner"]["rung"] = "naive"
     with pytest.raises(record.RecordError, match="no search space"):
         _default(bad)
 
@@ -695,7 +695,7 @@ def test_two_shapes_of_one_class_are_a_usage_error():
 
     assert list(by_class([(1024, 1024, 1024), (8192, 6144, 4096)], H200_SMS).values()) == \
         [(1024, 1024, 1024), (8192, 6144, 4096)]
-    with pytest.raises(UsageError, match="both in shape class large-tiled"):
+    with pytest.raises(UsageError, match="both in shape class many-waves-tiled"):
         by_class([(8192, 6144, 4096), (4096, 4096, 4096)], H200_SMS)
 
 

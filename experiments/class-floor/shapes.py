@@ -9,7 +9,7 @@ Usage: python experiments/class-floor/shapes.py
 import math
 import random
 
-from gemmlab.policy.classes import classify
+from gemmlab.policy.classes import classify, current_key
 
 SMS = 132
 CITED = {"tiny-aligned": ["262x3764x1868"], "tiny-odd": ["829x4858x193", "472x6284x974"]}
@@ -23,7 +23,7 @@ def draw(key: str, count: int, seed: int, aligned: bool) -> list[str]:
         m, n, k = (int(math.exp(rng.uniform(math.log(32), math.log(8192)))) for _ in range(3))
         if aligned:
             n, k = 4 * max(n // 4, 1), 4 * max(k // 4, 1)
-        if classify(m, n, k, SMS).key == key:
+        if classify(m, n, k, SMS).key == current_key(key):  # the sizes' former names, as written here
             out.append(f"{m}x{n}x{k}")
     return out
 

@@ -2,7 +2,8 @@
 instructions, stall cycles and shared loads stalled 4+ cycles) of the tune record's candidates of
 one shape class, beside the time the record measured, as JSON lines. Run it with the NVRTC the
 record was timed with (13.0 for the H200; `same_cubin` says whether this machine builds the cubin
-the record timed). Usage: python loop_model.py [CLASS] (default large-tiled), from the repository root.
+the record timed). Usage: python loop_model.py [CLASS] (default many-waves-tiled, large-tiled when this was written; either
+name reads), from the repository root.
 """
 import hashlib
 import json
@@ -11,10 +12,11 @@ from pathlib import Path
 
 from gemmlab.cuda import sass
 from gemmlab.policy import spaces
+from gemmlab.policy.classes import current_key
 
 
 def main() -> None:
-    cls = sys.argv[1] if len(sys.argv) > 1 else "large-tiled"
+    cls = current_key(sys.argv[1] if len(sys.argv) > 1 else "many-waves-tiled")
     record = json.loads(Path("src/gemmlab/tuned/nvidia-h200.json").read_text())["classes"][cls]
     for cand in record["candidates"]:
         if cand["verdict"] != "timed" or cand["rung"] not in ("bigtile", "splitk"):

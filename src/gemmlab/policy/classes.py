@@ -6,12 +6,18 @@ A class is a size and a layout (policy/default.md says each in words, with examp
   quarter of a wave: a call that is latency (launches, pre-passes, one chain of reduction steps),
   where one launch without a pre-pass (`small`) leads; with many outputs and more work the 128-tile
   builds lead (kernels/cuda/small.md, experiments/README.md#random-shapes). Above micro, by the
-  outputs against one wave of 128×128 tiles (SMs × 128²): ``tiny`` up to a quarter of a wave,
-  ``small`` up to one, ``medium`` up to four, ``large`` beyond.
+  outputs against one wave of 128×128 tiles (SMs × 128²): ``quarter-wave`` up to a quarter of a
+  wave, ``one-wave`` up to one, ``few-waves`` up to four, ``many-waves`` beyond. Each name says
+  the outputs' bound, and none is a rung's or a launch's (tests/test_records.py proves it), so a
+  record's "one-wave-tiled → splitk" reads as a class and the rung that won it.
 * **layout**: ``tiled`` when M % 128, N % 32 and K % 128 are 0 (every whole-tile fast path holds),
   else ``aligned`` when N % 4 and K % 4 are 0 (the float4 paths), ``odd-n`` where only N is not
   (A's rows start anywhere), ``odd`` where K is not (B's and C's rows start anywhere). The odd
   layouts are two because different builds win them (kernels/cuda/bigtile_warp.md).
+
+Records made before the sizes had these names (issue 53) call them ``tiny``, ``small``,
+``medium`` and ``large``: `FORMER_SIZES` is the one table of those, and `current_key` reads such a
+record's class keys as today's (`record.load` does, so an old record dispatches as it did).
 
 `InClass` is a launch precondition in the style of `Requires` (`str()` in words, `cpp()` in C++
 for `gemmlab export`); its SM count is the tune record's, so it decides from M, N and K alone.
@@ -27,11 +33,11 @@ from .. import problem
 WAVE_TILE = 128
 #: The work (M·N·K) per SM up to which a call is `micro`.
 MICRO_WORK_PER_SM = 1 << 22
-#: The work per SM above which a `micro` call also needs outputs within tiny's bound (a quarter wave).
+#: The work per SM above which a `micro` call also needs outputs within quarter-wave's bound.
 MICRO_WIDE_WORK_PER_SM = 1 << 21
 #: Above micro's work, the sizes by outputs M·K in waves, each but the last with its bound.
-OUTPUT_SIZES: tuple[tuple[str, float | None], ...] = (("tiny", 0.25), ("small", 1), ("medium", 4),
-                                                       ("large", None))
+OUTPUT_SIZES: tuple[tuple[str, float | None], ...] = (("quarter-wave", 0.25), ("one-wave", 1),
+                                                       ("few-waves", 4), ("many-waves", None))
 SIZES: tuple[str, ...] = ("micro", *(name for name, _ in OUTPUT_SIZES))
 #: The multiples of M, N, K that make a shape "tiled".
 TILED = (128, 32, 128)
@@ -54,6 +60,18 @@ class ShapeClass:
 #: Every class, in the order records, tables and dispatch list them.
 CLASSES: tuple[ShapeClass, ...] = tuple(ShapeClass(s, lay) for lay in LAYOUTS for s in SIZES)
 BY_KEY = {c.key: c for c in CLASSES}
+
+#: The sizes' names before issue 53 (``small`` was also a rung's, so a record read rung to rung),
+#: each with today's name of the same bounds. Frozen: it says what records made then meant.
+FORMER_SIZES = {"tiny": "quarter-wave", "small": "one-wave", "medium": "few-waves", "large": "many-waves"}
+#: Each class key such a record holds, and the key of the same class today.
+FORMER_KEYS = {ShapeClass(old, lay).key: ShapeClass(new, lay).key
+               for old, new in FORMER_SIZES.items() for lay in LAYOUTS}
+
+
+def current_key(key: str) -> str:
+    """A class key as it is named today: a former name's (`FORMER_KEYS`) translated, any other as it is."""
+    return FORMER_KEYS.get(key, key)
 
 
 def wave_outputs(sms: int) -> int:
@@ -164,10 +182,10 @@ class InClass:
 
 def representatives() -> dict[ShapeClass, tuple[int, int, int]]:
     """One shape per class when `gemmlab tune` is given none: the sweep's shapes and their odd variants
-    (M−1 aligned, M−1 and N−1 odd-n, all three odd); micro's and tiny's over a long reduction. Each
-    falls in its class on any GPU of 100 to 160 SMs."""
-    tiled = {"micro": (256, 1024, 256), "tiny": (512, 4096, 512), "small": (1024, 1024, 1024),
-             "medium": (2048, 2048, 2048), "large": problem.PERF_SHAPE}
+    (M−1 aligned, M−1 and N−1 odd-n, all three odd); micro's and quarter-wave's over a long reduction.
+    Each falls in its class on any GPU of 100 to 160 SMs."""
+    tiled = {"micro": (256, 1024, 256), "quarter-wave": (512, 4096, 512), "one-wave": (1024, 1024, 1024),
+             "few-waves": (2048, 2048, 2048), "many-waves": problem.PERF_SHAPE}
     less = {"tiled": (0, 0, 0), "aligned": (1, 0, 0), "odd-n": (1, 1, 0), "odd": (1, 1, 1)}
     return {ShapeClass(size, layout): tuple(x - d for x, d in zip(tiled[size], less[layout], strict=True))
             for layout in LAYOUTS for size in SIZES}

@@ -1,7 +1,7 @@
 """Preludes: launches `default` runs before every class's winner, where their own precondition
 holds and C has at least a calibrated number of elements.
 
-A prelude is a kernel for a kind of shape across the classes (`short`: N ≤ 32, micro and large
+A prelude is a kernel for a kind of shape across the classes (`short`: N ≤ 32, micro and many-waves
 alike), so it has no space and no class to win: it earns a floor on sweeps instead (`floor`), and
 one no sweep has timed is not in the record (kernels/cuda/short.md, experiments/README.md#short-floor).
 """

@@ -26,6 +26,9 @@ or ``timed``. Dispatch reads only ``gpu.sm_count`` and each class's
 "vec4", …). Records made before launches had names hold its position instead;
 `load` reads those through `LEGACY_LAUNCHES`, the order the rungs' launches had
 then, so an old record keeps its meaning whatever order the launches take later.
+Likewise records made before the sizes had their present names (``small-tiled`` for
+``one-wave-tiled``): `load` reads their class keys through `classes.FORMER_SIZES`
+(`current_classes`), so such a record dispatches as one written today.
 
 `gemmlab tune` writes records under ``results/tune/GPU/``; ``--install`` also
 copies one to ``INSTALLED/GPU.json`` (package data), which is what `default`
@@ -40,7 +43,7 @@ from pathlib import Path
 
 from .. import jsonfile
 from ..measure.device import slug
-from .classes import BY_KEY
+from .classes import BY_KEY, current_key
 
 SCHEMA = 1
 KIND = "tune"
@@ -139,6 +142,36 @@ def named_launches(record: dict, where: str = "tune record") -> dict:
     return record
 
 
+#: The fields of a class's entry (or of its calibration entry) whose value names another class.
+CLASS_FIELDS = ("inherited", "followed")
+
+
+def current_classes(record: object, where: str = "tune record") -> object:
+    """`record` with each class key a former size name spells (`classes.FORMER_KEYS`) as it is named
+    today: the keys of ``classes`` and of ``calibration.classes``, and the class an entry names
+    (`CLASS_FIELDS`); their order kept. RecordError where a record holds one class under both names;
+    what is not a record is left as it is, for `validate` to refuse."""
+    if not isinstance(record, dict):
+        return record
+    calibration = record.get("calibration")
+    for section in (record.get("classes"), calibration.get("classes") if isinstance(calibration, dict) else None):
+        if not isinstance(section, dict):
+            continue
+        written: dict[str, str] = {}
+        for key in section:
+            new = current_key(key)
+            _need(new not in written, where, f"class {new} is in the record twice, as {written.get(new)} and {key}")
+            written[new] = key
+        renamed = {new: section[key] for new, key in written.items()}
+        for entry in renamed.values():
+            for field in CLASS_FIELDS:
+                if isinstance(entry, dict) and isinstance(entry.get(field), str):
+                    entry[field] = current_key(entry[field])
+        section.clear()
+        section.update(renamed)
+    return record
+
+
 def cubin_digest(cubin: bytes) -> str:
     """What identifies a build: the same source and macros did not always compile to the same SASS
     on the H200's machine (bigtile.md, "the build is a lottery"), so a record says which build
@@ -153,7 +186,7 @@ def load(path: Path) -> dict:
         raise RecordError(f"cannot read {path}: {exc}") from None
     except json.JSONDecodeError as exc:
         raise RecordError(f"{path} is not JSON: {exc}") from None
-    return named_launches(validate(data, str(path)), str(path))
+    return named_launches(validate(current_classes(data, str(path)), str(path)), str(path))
 
 
 def dumps(record: dict) -> str:

@@ -1,8 +1,8 @@
 """Calibrate `default`'s dispatch on shapes nobody chose: random-shape sweeps (`gemmlab sweep --random`).
 
 `gemmlab tune` picks each class's winner at one representative shape, so a winner can fit its
-representative and miss the class (the large classes' winners, picked at 8192×6144×4096, ran
-behind the `tma` rung's own launch at other large shapes: experiments/README.md#random-shapes). A random
+representative and miss the class (the many-waves classes' winners, picked at 8192×6144×4096, ran
+behind the `tma` rung's own launch at other shapes of those classes: experiments/README.md#random-shapes). A random
 sweep times every strict-FP32 rung at many shapes of each class, `default` (the installed record's
 winners) among them. Calibration reads those rows: per class, each rung is compared with
 `default` over the shapes where both were timed (at least MIN_POINTS of them), by the geometric
@@ -169,7 +169,7 @@ def calibrate(record: dict, sweeps: list[dict], rungs: list[str], digest=None) -
             entry["chosen"] = best
     # A class that inherited its winner, without evidence of its own, follows its source where the
     # source's winner changed (where it stands, the inherited launch may be timed evidence; see
-    # medium-odd-n in experiments/README.md).
+    # few-waves-odd-n, by its former name medium-odd-n in experiments/README.md).
     for cls in CLASSES:
         current, entry = out["classes"].get(cls.key), entries[cls.key]
         source = (current or {}).get("inherited")
