@@ -17,8 +17,7 @@ import torch
 
 from gemmlab import reference, registry
 from gemmlab.cuda import hopper, tools
-from gemmlab.cuda.needs import Needs
-from gemmlab.cuda.requires import Requires
+from gemmlab.cuda.needs import Needs, Requires
 from gemmlab.export import ExportError, export_text
 from gemmlab.export.builds import BUILDS, Build, build_library, held, ranges, real_kernels, sass_of
 from gemmlab.export.document import collect_variants, plan

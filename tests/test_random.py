@@ -317,7 +317,7 @@ def test_a_prelude_earns_a_floor_on_the_shapes_it_applies_to_and_default_runs_it
     led; a loss at the largest shape of every reduction it ran leaves no floor."""
     import dataclasses
 
-    from gemmlab.cuda.requires import Requires
+    from gemmlab.cuda.needs import Requires
     from gemmlab.policy import default as tuned_default
     from gemmlab.policy import preludes
     from gemmlab.tune import calibrate

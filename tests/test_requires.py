@@ -11,8 +11,7 @@ import torch
 
 from gemmlab import registry
 from gemmlab.cuda.handoff import OneWave, SplitPays
-from gemmlab.cuda.needs import Needs
-from gemmlab.cuda.requires import VEC4, AllOf, Requires, whole_tiles
+from gemmlab.cuda.needs import VEC4, AllOf, Needs, Requires, whole_tiles
 from gemmlab.policy.classes import InClass
 
 

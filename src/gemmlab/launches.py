@@ -10,9 +10,8 @@ import dataclasses
 
 from .cuda import hopper
 from .cuda.dispatch import Launch
-from .cuda.needs import Needs
+from .cuda.needs import VEC4, Needs, Requires, all_of, whole_tiles
 from .cuda.pad import PaddedOperands
-from .cuda.requires import VEC4, Requires, all_of, whole_tiles
 from .cuda.splitgrid import SplitGrid
 from .cuda.transposed import TransposedA
 

@@ -29,8 +29,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from . import driver as cl
 from .compiler import CompiledModule, compile_source, device_arch
-from .needs import Needs
-from .requires import Requires
+from .needs import Needs, Requires
 
 if TYPE_CHECKING:  # torch is imported where a call needs it: listing the registry does not
     import torch

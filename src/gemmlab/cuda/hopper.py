@@ -27,9 +27,8 @@ if TYPE_CHECKING:
 from . import driver as cl
 from . import handoff
 from .dispatch import Call, Kernel, Launch, Step
-from .needs import Needs
+from .needs import Needs, Requires
 from .pad import ALIGN, pitch, up  # the workspace's alignment and row pitch, as the other hosts
-from .requires import Requires
 from .tma import matrix_map
 
 #: The reduction step of a stage: one 128-byte row of floats, the span of the 128-byte swizzle.

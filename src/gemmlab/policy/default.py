@@ -26,7 +26,7 @@ from pathlib import Path
 
 from .. import launches as builders
 from ..cuda.dispatch import Launch
-from ..cuda.requires import all_of
+from ..cuda.needs import all_of
 from . import preludes
 from . import record as rec
 from .classes import CLASSES, InClass

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from .. import launches as builders
 from ..cuda.dispatch import Launch, same_build
-from ..cuda.requires import Requires
+from ..cuda.needs import Requires
 from ..measure.stats import geomean
 
 #: The rungs whose first launch can be a prelude, by name: how to build that launch.

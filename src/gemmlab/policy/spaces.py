@@ -16,7 +16,7 @@ from .. import launches as builders
 from .. import problem
 from ..cuda.dispatch import Launch
 from ..cuda.handoff import SplitPays
-from ..cuda.requires import all_of
+from ..cuda.needs import all_of
 from .classes import SIZES, ShapeClass, fewest_rows, size_of
 
 Knobs = dict[str, int]

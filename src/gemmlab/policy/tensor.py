@@ -20,7 +20,7 @@ import dataclasses
 from .. import launches as builders
 from ..cuda import hopper
 from ..cuda.dispatch import Launch
-from ..cuda.requires import Requires, all_of
+from ..cuda.needs import Requires, all_of
 
 #: Outputs (M·K) from which the Hopper kernels' persistent 128×256 tiles run (tensor_dispatch.md):
 #: where wgmma-swap passes mma-split, and wgmma-3xtf32 passes cuBLAS FP32 and `small`.
