@@ -1,12 +1,15 @@
 """Issue 54's lesson first: a rung's note opens with the lesson and keeps its history apart (the
-book folds it, `explain` shows it with --notes), and the glossary defines every word the
-compiler-facts tables, the shape classes and the sweep's labels use."""
+book folds it, `explain` shows it with --notes), the lesson walks the rung's code with line
+numbers (`gemmlab.walk`), and the glossary defines every word the compiler-facts tables, the shape
+classes and the sweep's labels use."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from gemmlab import notes, registry
+from gemmlab import notes, registry, walk
 from gemmlab.bench import studies
 from gemmlab.book import facts, glossary
 from gemmlab.policy import classes
@@ -61,3 +64,46 @@ def test_glossary_prints_one_term_or_all():
     assert invoke("glossary").output.count("\n") > 30
     wrong = invoke("glossary", "nope")
     assert wrong.exit_code == 2 and "no glossary entry" in wrong.output
+
+
+def test_a_snippet_missing_or_found_twice_is_an_error(tmp_path):
+    source = tmp_path / "k.cu"
+    source.write_text("int a = 1;\n__syncthreads();\nint b = 2;\n__syncthreads();\n")
+    assert walk.locate(source, "int b = 2;") == 3
+    with pytest.raises(walk.WalkError, match="not found"):
+        walk.locate(source, "int c")
+    with pytest.raises(walk.WalkError, match="found 2 times"):
+        walk.locate(source, "__syncthreads();")
+
+
+def test_an_item_without_its_snippet_link_and_a_file_not_there_are_errors():
+    head = f"# t\n\n{walk.HEAD}\n\n"
+    with pytest.raises(walk.WalkError, match="does not open with"):
+        walk.stops("kernels/cuda/naive.md", head + "- `acc` without a link\n")
+    with pytest.raises(walk.WalkError, match="no file"):
+        walk.stops("kernels/cuda/naive.md", head + "- [`acc`](nowhere.cu): x\n")
+    with pytest.raises(walk.WalkError, match="outside the package"):
+        walk.stops("kernels/cuda/naive.md", head + "- [`acc`](../../../../README.md): x\n")
+    # the walk ends at the next lead: a list after it is not the walk's
+    assert walk.stops("kernels/cuda/naive.md", head + "**Other.**\n\n- `x` a plain list\n") == []
+
+
+def test_the_rendered_walk_names_each_stop_s_file_and_line():
+    doc = "kernels/cuda/naive.md"
+    stops = walk.stops(doc)
+    text = walk.rendered(doc, NOTES[doc].explanation())
+    for stop in stops:
+        assert f"- `{stop.label}` `{stop.snippet}` — {stop.text.split()[0]}" in text
+    linked = walk.rendered(doc, NOTES[doc].explanation(), lambda stop: f"#L{stop.line}")
+    assert f"[`{stops[-1].label}`](#L{stops[-1].line})" in linked
+    # a file beside the note by its name, host code elsewhere in the package by its path
+    assert stops[-1].label.startswith("naive.cu:")
+    assert all(s.label.startswith("policy/") for s in walk.stops("kernels/cuda/tensor_dispatch.md")
+               if "/" in s.target)
+
+
+def test_explain_json_gives_each_stop_s_file_line_snippet_and_why():
+    doc = json.loads(invoke("explain", "naive", "--json").stdout)[0]
+    stops = walk.stops(registry.get("naive").doc)
+    assert doc["walk"] == [{"file": s.path, "line": s.line, "snippet": s.snippet, "why": s.text} for s in stops]
+    assert doc["walk"][-1]["file"] == "kernels/cuda/naive.cu"
