@@ -59,7 +59,7 @@ def test_a_rung_page_holds_its_notes_source_diff_diagram_and_inspect_facts():
 def test_a_rung_page_walks_its_code_each_stop_linked_to_its_line():
     """Issue 54: the lesson's "what to notice in the code", each stop's `file:line` a link to that
     line of the listed source (headers the page does not list: the place as text)."""
-    for name in ("naive",):
+    for name in ("naive", "tma"):
         impl = registry.get(name)
         page = _page(site.page_of(impl))
         assert page.index("What to notice in the code") < page.index('id="diagram"')

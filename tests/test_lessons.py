@@ -16,6 +16,8 @@ from gemmlab.policy import classes
 from tests.clitools import invoke
 
 NOTES = {i.doc: i for i in registry.reading_order()}
+#: The notes of every implementation built from a source of ours: each walks its code.
+WALKED = sorted({i.doc for i in registry.reading_order() if i.sources})
 
 
 @pytest.mark.parametrize("doc", sorted(NOTES))
@@ -66,6 +68,26 @@ def test_glossary_prints_one_term_or_all():
     assert wrong.exit_code == 2 and "no glossary entry" in wrong.output
 
 
+@pytest.mark.parametrize("doc", WALKED)
+def test_every_rung_with_a_source_walks_its_code_in_its_lesson(doc):
+    """3 to 6 stops, each snippet found exactly once in its file (`walk.stops` raises otherwise), all
+    in the lesson: the lab notes hold none."""
+    text = NOTES[doc].explanation()
+    lesson, _ = notes.split(text)
+    stops = walk.stops(doc)
+    assert 3 <= len(stops) <= 6, (doc, len(stops))
+    assert walk.stops(doc, lesson) == stops
+    assert all(stop.text for stop in stops), doc
+
+
+@pytest.mark.parametrize("doc", WALKED)
+def test_each_stop_s_line_holds_its_snippet(doc):
+    for stop in walk.stops(doc):
+        lines = (registry.PACKAGE_DIR / stop.path).read_text().splitlines()
+        assert stop.snippet in lines[stop.line - 1], (doc, stop)
+        assert stop.label.endswith(f":{stop.line}")
+
+
 def test_a_snippet_missing_or_found_twice_is_an_error(tmp_path):
     source = tmp_path / "k.cu"
     source.write_text("int a = 1;\n__syncthreads();\nint b = 2;\n__syncthreads();\n")
@@ -98,8 +120,19 @@ def test_the_rendered_walk_names_each_stop_s_file_and_line():
     assert f"[`{stops[-1].label}`](#L{stops[-1].line})" in linked
     # a file beside the note by its name, host code elsewhere in the package by its path
     assert stops[-1].label.startswith("naive.cu:")
-    assert all(s.label.startswith("policy/") for s in walk.stops("kernels/cuda/tensor_dispatch.md")
-               if "/" in s.target)
+    host = walk.stops("kernels/cuda/tensor_dispatch.md")
+    assert {s.label.split(":")[0] for s in host} == {"policy/tensor.py", "cuda/dispatch.py"}
+
+
+def test_explain_prints_the_walk_with_line_numbers_in_the_lesson():
+    stops = walk.stops(registry.get("bigtile").doc)
+    short = invoke("explain", "bigtile")
+    assert short.exit_code == 0
+    text = " ".join(short.output.split())
+    assert "What to notice in the code." in text
+    for stop in stops:
+        assert stop.label in text, stop.label
+    assert text.index(stops[-1].label) < text.index("Lab notes")  # before the pointer to the lab notes
 
 
 def test_explain_json_gives_each_stop_s_file_line_snippet_and_why():
