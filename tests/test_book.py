@@ -10,8 +10,8 @@ import subprocess
 
 import pytest
 
-from gemmlab import registry
-from gemmlab.book import chapters, facts, site
+from gemmlab import registry, walk
+from gemmlab.book import chapters, facts, site, sources
 from tests.bookbuild import JUDGED, ROOT, built
 from tests.clitools import assert_no_traceback, assert_one_line, files_under, invoke
 
@@ -54,6 +54,22 @@ def test_a_rung_page_holds_its_notes_source_diff_diagram_and_inspect_facts():
     assert 'class="diagram"' in page
     rows = facts.inspect_all([registry.get("naive-fma")])[0]["naive-fma"]
     assert f'<td class="num">{rows[0]["registers"]}</td>' in page
+
+
+def test_a_rung_page_walks_its_code_each_stop_linked_to_its_line():
+    """Issue 54: the lesson's "what to notice in the code", each stop's `file:line` a link to that
+    line of the listed source (headers the page does not list: the place as text)."""
+    for name in ("naive", "tma"):
+        impl = registry.get(name)
+        page = _page(site.page_of(impl))
+        assert page.index("What to notice in the code") < page.index('id="diagram"')
+        for stop in walk.stops(impl.doc):
+            anchor = f"{sources.anchor(stop.path)}-{stop.line}"
+            if stop.path in impl.sources:
+                assert f'<a href="#{anchor}"><code>{stop.label}</code></a>' in page, stop
+                assert f'id="{anchor}"' in page, stop
+            else:
+                assert f"<code>{stop.label}</code>" in page and f'href="#{anchor}"' not in page, stop
 
 
 def test_a_variant_is_read_against_what_it_varies():

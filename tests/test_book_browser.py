@@ -135,6 +135,18 @@ def test_the_diff_page_shows_the_lines_that_differ(page):
     assert any("acc += A" in line for line in removed), removed
 
 
+def test_a_walk_s_link_into_a_folded_source_opens_it_at_the_line(page):
+    """tma's walk stops in hopper.cuh, a source the page folds: the link opens the fold."""
+    _open(page, built() / "rung-tma.html")
+    link = page.locator('.explanation a[href^="#src-hopper-cuh-"]').first
+    line = link.get_attribute("href")[1:]
+    fold = f"document.getElementById('{line}').closest('details')"
+    assert page.evaluate(f"{fold}.open") is False
+    link.click()
+    page.wait_for_function(f"{fold}.open")
+    assert page.evaluate("location.hash") == f"#{line}"
+
+
 def test_screenshots_of_the_start_page_and_a_rung_page(page):
     SCREENS.mkdir(parents=True, exist_ok=True)
     for name in ("index.html", "rung-bigtile.html"):

@@ -13,7 +13,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import committed, notes, registry
+from .. import committed, notes, registry, walk
 from ..precision import Precision
 from ..registry import Implementation
 from ..ui.machine import JUDGE_SCHEMA
@@ -209,7 +209,8 @@ def rung_page(book: Book, env, impl: Implementation, out: Path) -> str:
     before = chapters.previous(impl)
     inspected = book.inspected.get(impl.name, [])
     picture, no_diagram = _diagram(env, impl, inspected)
-    srcs = [{"path": s, "html": sources.html(sources.read(s), sources.lexer_name(s))} for s in impl.sources]
+    srcs = [{"path": s, "html": sources.html(sources.read(s), sources.lexer_name(s), anchors=sources.anchor(s))}
+            for s in impl.sources]
     diff, changes, added, dropped = "", [], [], []
     if before is not None:
         text = sources.unified(before, impl)
@@ -221,6 +222,7 @@ def rung_page(book: Book, env, impl: Implementation, out: Path) -> str:
     member["variant_of_link"] = f'<a href="{page_of(original)}">{original.name}</a>' if original else ""
     note = book.inspect_note or f"{impl.name} has no CUDA kernel of ours to inspect."
     lesson, lab = notes.split(impl.explanation())
+    lesson = walk.rendered(impl.doc, lesson, lambda stop: _line_link(impl, stop))
     return env.get_template("rung.html").render(
         title=impl.name, impl=member, prev=prev, next=nxt,
         prev_of=_member(book, before) if before else None,
@@ -231,6 +233,12 @@ def rung_page(book: Book, env, impl: Implementation, out: Path) -> str:
         language=LANGUAGES[impl.family],
         sources=srcs, sweep_chart=precision_sweep(book, impl.precision, impl.name),
         random_n=(book.records.random or {}).get("random", {}).get("n"), **_common(book, page_of(impl)))
+
+
+def _line_link(impl: Implementation, stop: walk.Stop) -> str | None:
+    """The anchor of a walk's stop in the page's listing of its source; None for a file the page
+    does not list (host code the walk points into)."""
+    return f"#{sources.anchor(stop.path)}-{stop.line}" if stop.path in impl.sources else None
 
 
 def _neighbours(impl: Implementation) -> tuple[dict | None, dict | None]:

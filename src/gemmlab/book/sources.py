@@ -87,13 +87,21 @@ def launch_changes(a: Implementation, b: Implementation) -> list[str]:
     return out
 
 
-def html(text: str, language: str, line_numbers: bool = True) -> str:
-    """Highlighted HTML (Pygments' classes; `css` styles them)."""
+def anchor(source: str) -> str:
+    """The prefix of the ids of a listed source's lines: line 13 of kernels/cuda/naive.cu is
+    `src-naive-cu-13` (a page lists the sources of one implementation, whose names differ)."""
+    return "src-" + re.sub(r"[^A-Za-z0-9]+", "-", Path(source).name)
+
+
+def html(text: str, language: str, line_numbers: bool = True, anchors: str = "") -> str:
+    """Highlighted HTML (Pygments' classes; `css` styles them); with `anchors`, each line carries
+    the id `anchors`-N, for links to it."""
     from pygments import highlight
     from pygments.formatters import HtmlFormatter
     from pygments.lexers import get_lexer_by_name
 
-    formatter = HtmlFormatter(cssclass="highlight", linenos="table" if line_numbers else False, wrapcode=True)
+    formatter = HtmlFormatter(cssclass="highlight", linenos="table" if line_numbers else False, wrapcode=True,
+                              lineanchors=anchors)
     return highlight(text, get_lexer_by_name(language), formatter)
 
 

@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from .. import docblocks, notes, registry
+from .. import docblocks, notes, registry, walk
 from ..policy import default as tuned_default
 from ..ui import listing, machine, shapes, usage
 from ..ui.errors import UsageError, guarded
@@ -102,6 +102,7 @@ def explain(
     for impl in impls:
         if impl.doc not in shown:  # the variants of one source may share their notes
             lesson, lab = notes.split(impl.explanation())
+            lesson = walk.rendered(impl.doc, lesson)  # the walk's stops with their lines
             text = lesson + lab if lab_notes else lesson
             console.print(Markdown(text))
             if lab and not lab_notes:

@@ -6,7 +6,7 @@ import json
 import sys
 from datetime import UTC
 
-from .. import registry
+from .. import registry, walk
 
 #: Field order of `gemmlab list --json`, one object per implementation.
 LIST_FIELDS = ("step", "name", "family", "precision", "min_cc", "needs", "summary", "sources", "tile", "aliases",
@@ -30,14 +30,16 @@ def implementation(impl: registry.Implementation) -> dict:
 
 
 def explanation(impl: registry.Implementation) -> dict:
-    """`implementation` plus the Markdown explanation, the intensity and every launch."""
+    """`implementation` plus the Markdown explanation, the intensity, every launch and the walk
+    through the source (each stop's file, line, snippet and why it matters)."""
     launches = [{
         "kernel": impl.launch_label(launch), "entry": launch.entry,
         "defines": dict(launch.defines), "block": list(launch.block), "tile": list(launch.tile),
         "when": launch.precondition if launch.when else None, "needs": launch.all_needs.name.lower(),
     } for launch in impl.launches]
+    stops = [{"file": s.path, "line": s.line, "snippet": s.snippet, "why": s.text} for s in walk.stops(impl.doc)]
     return implementation(impl) | {"intensity": impl.intensity, "launches": launches,
-                                   "explanation": impl.explanation()}
+                                   "explanation": impl.explanation(), "walk": stops}
 
 
 #: inspect's row keys → the stable `--json` field names.
