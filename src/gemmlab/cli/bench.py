@@ -12,7 +12,7 @@ from rich.table import Table
 
 from .. import registry, runtime
 from ..problem import PERF_SHAPE
-from ..ui import machine, shapes, usage
+from ..ui import machine, usage
 from ..ui.errors import CannotRun, UsageError, guarded
 from ..ui.tally import Tally
 from . import common
@@ -120,12 +120,12 @@ NO_GPU_BENCH = ("No CUDA GPU here: CPU figures, indicative only. Timing what run
                 "(torch, Triton through its interpreter) at a small shape; the baseline is CPU torch.")
 
 
-@app.command(cls=shapes.Command)
+@app.command(cls=usage.ShapeCommand)
 @guarded
 def bench(
     names: Names = None,
-    shape: Annotated[str | None, typer.Option("--shape", metavar=shapes.METAVAR,
-        help=f"the shape, {shapes.HELP} (default: {shapes.label(PERF_SHAPE)} on a GPU, 256x256x256 on a CPU)")] = None,
+    shape: Annotated[str | None, typer.Option("--shape", metavar=usage.SHAPE_METAVAR,
+        help=f"the shape, {usage.SHAPE_HELP} (default: {usage.shape_label(PERF_SHAPE)} on a GPU, 256x256x256 on a CPU)")] = None,
     warmup: Annotated[int, typer.Option(min=0, help="untimed calls of each implementation first")] = 5,
     iters: Annotated[int, typer.Option(min=1, help="timed calls of each implementation")] = 10,
     flush_l2: Annotated[bool, typer.Option("--flush-l2", help="overwrite 256 MiB before each timed call")] = False,
@@ -141,7 +141,7 @@ def bench(
     from ..bench import results
     from ..bench.run import run
 
-    size = shapes.one(shape)
+    size = usage.shape(shape)
     impls = usage.names(names)
     usage.out_folder(out)
     for given, option in ((latest, "--latest"), (csv, "--csv")):
@@ -202,12 +202,12 @@ def sweep_table(record: dict) -> tuple[Table, Tally]:
     return table, tally
 
 
-@app.command(cls=shapes.Command)
+@app.command(cls=usage.ShapeCommand)
 @guarded
 def sweep(
     names: Names = None,
-    shape: Annotated[list[str] | None, typer.Option("--shape", metavar=shapes.METAVAR,
-        help=f"time at this shape instead of the sweep's own (repeatable), {shapes.HELP}")] = None,
+    shape: Annotated[list[str] | None, typer.Option("--shape", metavar=usage.SHAPE_METAVAR,
+        help=f"time at this shape instead of the sweep's own (repeatable), {usage.SHAPE_HELP}")] = None,
     out: Annotated[Path, typer.Option(help="results folder (DEVICE/sweep-DATE.json goes under it)")] = Path("results"),
     iters: Annotated[int, typer.Option(min=1, help=f"timed calls per implementation and shape ({SMALL_RULE})")] = 10,
     random: Annotated[int | None, typer.Option(
@@ -225,7 +225,7 @@ def sweep(
     minimum and 10th percentile of its ratio to cuBLAS."""
     from ..bench import results, studies, summary
 
-    points = [(shapes.label(s), s) for s in shapes.many(shape)] or None
+    points = [(usage.shape_label(s), s) for s in usage.shapes(shape)] or None
     if random and points:
         raise UsageError("--random draws its own shapes; give --shape or --random, not both")
     default_names = studies.RANDOM_DEFAULT if random else studies.SWEEP_DEFAULT

@@ -13,7 +13,7 @@ from .. import registry, runtime
 from ..blame import blame
 from ..judge.cases import Case, standard_cases
 from ..measure.inputs import fresh_seed
-from ..ui import machine, shapes, usage
+from ..ui import machine, usage
 from ..ui.errors import CannotRun, UsageError, guarded
 from ..ui.tally import Tally
 from . import common
@@ -68,22 +68,22 @@ def _outcome(j: Judgement) -> tuple[str, str]:
     return "not run", "; ".join(reasons) or "no case ran"
 
 
-@app.command(cls=shapes.Command)
+@app.command(cls=usage.ShapeCommand)
 @guarded
 def check(
     names: Names = None,
     seed: Seed = None,
     group: Annotated[list[str] | None, typer.Option("--group",
         metavar="GROUP", help="only this case group (repeatable): " + ", ".join(CASE_GROUPS))] = None,
-    shape: Annotated[str | None, typer.Option("--shape", metavar=shapes.METAVAR,
-        help=f"one custom shape instead of the case groups, {shapes.HELP}")] = None,
+    shape: Annotated[str | None, typer.Option("--shape", metavar=usage.SHAPE_METAVAR,
+        help=f"one custom shape instead of the case groups, {usage.SHAPE_HELP}")] = None,
     perf: Annotated[bool, typer.Option(help="include the 8192×6144×4096 case (GPU)")] = True,
     sanitize: Annotated[bool, typer.Option(
         help="run compute-sanitizer (memcheck, racecheck, synccheck) over the CUDA kernels instead")] = False,
     as_json: AsJson = False,
 ) -> None:
     """Judge implementations on every case; exit 1 if any case fails, 3 if none could run."""
-    custom = shapes.one(shape)  # before the names: `--shape 16 16` is a shape typed wrong, not the old number 16
+    custom = usage.shape(shape)  # before the names: `--shape 16 16` is a shape typed wrong, not the old number 16
     impls = usage.names(names)
     groups = usage.groups(group, CASE_GROUPS)
     if custom and groups:

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from .. import docblocks, notes, registry
 from ..policy import default as tuned_default
-from ..ui import listing, machine, shapes, usage
+from ..ui import listing, machine, usage
 from ..ui.errors import UsageError, guarded
 from .common import AsJson, app, console
 
@@ -67,7 +67,7 @@ def facts_table(impl: registry.Implementation) -> Table:
     return facts
 
 
-@app.command(cls=shapes.Command)
+@app.command(cls=usage.ShapeCommand)
 @guarded
 def explain(
     name: Annotated[str, typer.Argument(help="an implementation name, a step (3.2: chapter 3, "
@@ -75,8 +75,8 @@ def explain(
                                               "implementations that had it",
                                          metavar="NAME|STEP")],
     as_json: AsJson = False,
-    shape: Annotated[str | None, typer.Option("--shape", metavar=shapes.METAVAR,
-        help=f"instead, the launch a call of this shape runs and the rule that chose it, {shapes.HELP}")] = None,
+    shape: Annotated[str | None, typer.Option("--shape", metavar=usage.SHAPE_METAVAR,
+        help=f"instead, the launch a call of this shape runs and the rule that chose it, {usage.SHAPE_HELP}")] = None,
     lab_notes: Annotated[bool, typer.Option("--notes", help="also the lab notes: the predictions, the "
                                             "measurements and what was tried")] = False,
 ) -> None:
@@ -86,7 +86,7 @@ def explain(
 
     impls = usage.names([name])
     if shape is not None:
-        picked = [at_shape(i, shapes.parse(shape)) for i in impls]
+        picked = [at_shape(i, usage.parse_shape(shape)) for i in impls]
         if as_json:
             machine.emit(picked)
             return

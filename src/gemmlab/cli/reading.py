@@ -6,9 +6,8 @@ from typing import Annotated
 
 import typer
 
-from ..registry import Implementation
 from ..ui import usage
-from ..ui.errors import UsageError, guarded
+from ..ui.errors import guarded
 from .common import app, console
 
 One = Annotated[str, typer.Argument(help="an implementation name or alias (gemmlab list shows them)",
@@ -18,14 +17,6 @@ One = Annotated[str, typer.Argument(help="an implementation name or alias (gemml
 def _say(text: str, **style) -> None:
     """A line as it is: no rich markup, no highlighting of numbers and paths."""
     console.print(text, highlight=False, markup=False, **style)
-
-
-def _one(name: str) -> Implementation:
-    impls = usage.names([name])
-    if len(impls) > 1:
-        raise UsageError(f"{name} stands for {len(impls)} implementations ({', '.join(i.name for i in impls)}); "
-                         "give one of them")
-    return impls[0]
 
 
 @app.command()
@@ -38,7 +29,7 @@ def tour(
     from ..book import chapters
     from ..book.site import next_steps
 
-    here = _one(at) if at else None
+    here = usage.one(at) if at else None
     for chapter in chapters.chapters():
         head = f"{chapter.number}. {chapter.title}" if chapter.number is not None else chapter.title
         console.print(f"[bold]{head}[/bold]", highlight=False)
@@ -109,7 +100,7 @@ def diff(
 
     from ..book import facts, sources
 
-    first, second = _one(a), _one(b)
+    first, second = usage.one(a), usage.one(b)
     text = sources.unified(first, second)
     changes = sources.launch_changes(first, second)
     if text:

@@ -61,7 +61,6 @@ def submit_cmd(
 
 def _file_of(target: str, output: Path | None, force: bool, precision: str) -> tuple[Path, str | None, str]:
     """The file to check: the one named, or the rung's export written now (with the rung's precision)."""
-    from .. import registry
     from ..precision import Precision
 
     if precision not in {p.value for p in Precision}:
@@ -73,11 +72,7 @@ def _file_of(target: str, output: Path | None, force: bool, precision: str) -> t
         return given, None, precision
     if given.suffix in (".cu", ".py", ".mojo"):
         raise UsageError(f"{target}: no such file")
-    impls = usage.names([target])
-    if len(impls) > 1:
-        raise UsageError(f"{target} names {len(impls)} implementations ({', '.join(i.name for i in impls)}): "
-                         "submit one")
-    impl: registry.Implementation = impls[0]
+    impl = usage.one(target)
     [path] = planned_paths([impl], output, force)
     write_texts([impl], [path])
     console.print(escape(f"wrote {path} (gemmlab export {impl.name})"), highlight=False)

@@ -17,8 +17,7 @@ from ..policy import default as tuned_default
 from ..policy.classes import CLASSES, ShapeClass, classify, representatives
 from ..policy.spaces import SPACES
 from ..tune.search import MIN_ITERS
-from ..ui import machine, shapes, usage
-from ..ui import names as resolver
+from ..ui import machine, usage
 from ..ui.errors import CannotRun, UsageError, guarded
 from . import common
 from .common import SMALL_RULE, AsJson, Seed, app, messages_console, side
@@ -48,7 +47,7 @@ def by_class(given: list[tuple[int, int, int]], sms: int) -> dict[ShapeClass, tu
     for shape in given:
         cls = classify(*shape, sms)
         if cls in out:
-            raise UsageError(f"--shape {'x'.join(map(str, shape))} and {'x'.join(map(str, out[cls]))} are "
+            raise UsageError(f"--shape {usage.shape_label(shape)} and {usage.shape_label(out[cls])} are "
                              f"both in shape class {cls.key} on {sms} SMs; give one shape per class")
         out[cls] = shape
     return {c: out[c] for c in CLASSES if c in out}
@@ -78,14 +77,14 @@ def _tunable(tokens: list[str]) -> list[str]:
     have a search space (all of them, for tune to refuse, when none has)."""
     out: list[str] = []
     for token in tokens:
-        impls = resolver.resolve(token)
-        if resolver.is_rung(token):
+        impls = usage.resolve(token)
+        if usage.is_rung(token):
             impls = [i for i in impls if i.name in SPACES] or impls
         out += [i.name for i in impls]
     return out
 
 
-@app.command("tune", cls=shapes.Command)
+@app.command("tune", cls=usage.ShapeCommand)
 @guarded
 def tune_cmd(
     names: Annotated[list[str] | None, typer.Argument(help="rungs to search, each with a search space: "
@@ -93,8 +92,8 @@ def tune_cmd(
                                                     "number stands for those on it. None: everything "
                                                     "default needs here (search, sweeps, calibration)",
                                                metavar="NAME|STEP", show_default=False)] = None,
-    shape: Annotated[list[str] | None, typer.Option("--shape", metavar=shapes.METAVAR,
-        help=f"tune at this shape, {shapes.HELP}, for its shape class (repeatable, one per class; "
+    shape: Annotated[list[str] | None, typer.Option("--shape", metavar=usage.SHAPE_METAVAR,
+        help=f"tune at this shape, {usage.SHAPE_HELP}, for its shape class (repeatable, one per class; "
              f"default: one representative shape for each of the {len(CLASSES)} classes)")] = None,
     warmup: Annotated[int, typer.Option(min=0, help="untimed calls of each candidate first")] = 5,
     iters: Annotated[int, typer.Option(min=MIN_ITERS, help=f"timed calls per candidate ({SMALL_RULE})")] = MIN_ITERS,
@@ -128,7 +127,7 @@ def tune_cmd(
     """
     from ..tune import pipeline
 
-    given = shapes.many(shape)
+    given = usage.shapes(shape)
     everything = not names
     if everything:
         rungs = list(pipeline.CALIBRATED if calibrate else pipeline.SEARCHED)
