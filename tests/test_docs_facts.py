@@ -10,7 +10,7 @@ import torch
 
 from gemmlab import registry
 from gemmlab.policy import classes
-from gemmlab.ui.tally import Tally
+from gemmlab.ui.errors import Tally
 from tests.clitools import invoke
 
 ROOT = Path(__file__).parents[1]

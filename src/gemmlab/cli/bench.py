@@ -13,8 +13,7 @@ from rich.table import Table
 from .. import registry, runtime
 from ..problem import PERF_SHAPE
 from ..ui import machine, usage
-from ..ui.errors import CannotRun, UsageError, guarded
-from ..ui.tally import Tally
+from ..ui.errors import CannotRun, Tally, UsageError, guarded
 from . import common
 from .common import (
     CPU_NOTE,

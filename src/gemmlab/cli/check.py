@@ -14,8 +14,7 @@ from ..blame import blame
 from ..judge.cases import Case, standard_cases
 from ..measure.inputs import fresh_seed
 from ..ui import machine, usage
-from ..ui.errors import CannotRun, UsageError, guarded
-from ..ui.tally import Tally
+from ..ui.errors import CannotRun, Tally, UsageError, guarded
 from . import common
 from .cases import cases_table
 from .common import AsJson, Names, Seed, app, console, messages_console, tf32_on_cpu_note
