@@ -1,7 +1,9 @@
-"""`gemmlab check`: judge the registry's implementations on every case (or run the sanitizers)."""
+"""`gemmlab check`: judge the registry's implementations on every case (or run the sanitizers),
+and the table of judged cases that check and judge print."""
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -16,7 +18,6 @@ from ..measure.inputs import fresh_seed
 from ..ui import machine, usage
 from ..ui.errors import CannotRun, Tally, UsageError, guarded
 from . import common
-from .cases import cases_table
 from .common import AsJson, Names, Seed, app, console, messages_console, tf32_on_cpu_note
 
 if TYPE_CHECKING:
@@ -35,6 +36,44 @@ def select_cases(seed: int, groups: list[str] | None, shape: list[int] | None, p
     if groups:
         cases = [c for c in cases if c.group in groups]
     return cases
+
+
+def _fmt(x: float | None) -> str:
+    if x is None:
+        return "-"
+    return "inf" if math.isinf(x) else f"{x:.2e}"
+
+
+_STATUS = {"pass": "[green]pass[/green]", "fail": "[red]FAIL[/red]", "error": "[red]ERROR[/red]",
+           "skip": "[yellow]skip[/yellow]"}
+
+
+CASE_COLUMNS = ("case", "M×N×K", "seed", "result", "max abs", "norm max", "rel fro",
+                "LeetGPU 1e-4 fails", "unwritten", "ms", "note")
+
+
+def cases_table(title: str, rows: list[dict]):
+    """One row per judged case (the dicts of `CaseResult.to_dict`), for check and judge alike."""
+    table = Table(title=title, caption="ms: the one judged call, wall time; a kernel's first call "
+                                       "includes its compile and set-up (gemmlab bench times)")
+    for col in CASE_COLUMNS:
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        f = r.get("figures") or {}
+        if r["status"] != "pass":
+            note = r["reason"]
+        elif f.get("leetgpu_violations"):
+            note = (f"fails LeetGPU's 1e-4 check on {f['leetgpu_violations']} of {f['numel']}; "
+                    f"{f.get('exact_violations', '-')} against the float64 product")
+        else:
+            note = ""
+        table.add_row(
+            r["case"], "×".join(map(str, r["shape"])), str(r["seed"]), _STATUS[r["status"]],
+            _fmt(f.get("max_abs")), _fmt(f.get("norm_max")), _fmt(f.get("rel_fro")),
+            str(f.get("leetgpu_violations", "-")), str(f.get("unwritten", "-")),
+            f"{r['seconds'] * 1e3:.2f}" if r.get("seconds") is not None else "-", escape(note),
+        )
+    return table
 
 
 def where_it_runs(impl: registry.Implementation, device) -> str:

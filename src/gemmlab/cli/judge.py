@@ -11,8 +11,7 @@ from .. import runtime
 from ..exits import Exit
 from ..ui import machine, usage
 from ..ui.errors import UsageError, guarded, stop
-from .cases import cases_table
-from .check import CASE_GROUPS
+from .check import CASE_GROUPS, cases_table
 from .common import AsJson, Seed, app, console, messages_console
 
 
