@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from .. import registry, runtime
 from ..problem import PERF_SHAPE
@@ -27,7 +26,7 @@ from .common import (
 )
 
 
-def bench_table(record: dict) -> Table:
+def bench_table(record: dict):
     from ..bench.results import baseline_label, in_reading_order, kernel_label, step_of
 
     m, n, k = record["shape"]
@@ -35,13 +34,11 @@ def bench_table(record: dict) -> Table:
     # The TF32 yardstick's column only where it ran: tf32 rows get their ratio to it.
     tf32 = any(r.get("ratio_vs_cublas_tf32") for r in record["results"])
     joules = any(r.get("tflop_per_j") for r in record["results"])
-    table = Table(title=f"{record['device']['name']} · {m}×{n}×{k} · {record['timing']} · "
-                        f"{record['iters']} iterations after {record['warmup']} warm-ups")
     cols = ["step", "name", "precision", "kernel", "median ms", "min ms", "max ms", "TFLOP/s",
             f"vs {base}"] + (["vs cuBLAS TF32"] if tf32 else []) + ["of peak"] + (
             ["J/call", "TFLOP/J", "TFLOP/J vs cuBLAS"] if joules else []) + ["result"]
-    for col in cols:
-        table.add_column(col, overflow="fold")
+    table = common.table(f"{record['device']['name']} · {m}×{n}×{k} · {record['timing']} · "
+                         f"{record['iters']} iterations after {record['warmup']} warm-ups", cols)
     for r in in_reading_order(record["results"]):
         head = [step_of(r), r["name"], r["precision"], kernel_label(record, r)]
         if "median_ms" not in r:
@@ -186,11 +183,8 @@ def study(
     finish(record, path, ui, as_json)
 
 
-def sweep_table(record: dict) -> tuple[Table, Tally]:
-    table, tally = Table(title="TFLOP/s against shape"), Tally()
-    table.add_column("shape")
-    for n in record["names"]:
-        table.add_column(n)
+def sweep_table(record: dict) -> tuple:
+    table, tally = common.table("TFLOP/s against shape", ["shape", *record["names"]]), Tally()
     for p in record["points"]:
         cells = []
         for n in record["names"]:

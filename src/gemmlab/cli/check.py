@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from .. import registry, runtime
 from ..blame import blame
@@ -54,10 +53,8 @@ CASE_COLUMNS = ("case", "M×N×K", "seed", "result", "max abs", "norm max", "rel
 
 def cases_table(title: str, rows: list[dict]):
     """One row per judged case (the dicts of `CaseResult.to_dict`), for check and judge alike."""
-    table = Table(title=title, caption="ms: the one judged call, wall time; a kernel's first call "
-                                       "includes its compile and set-up (gemmlab bench times)")
-    for col in CASE_COLUMNS:
-        table.add_column(col, overflow="fold")
+    table = common.table(title, CASE_COLUMNS, caption="ms: the one judged call, wall time; a kernel's "
+                                                      "first call includes its compile and set-up (gemmlab bench times)")
     for r in rows:
         f = r.get("figures") or {}
         if r["status"] != "pass":
@@ -173,9 +170,8 @@ def _sanitize_impls(impls: list[registry.Implementation]) -> None:
     names = [i.name for i in impls if i.family == registry.Family.CUDA]
     if not names:
         raise UsageError("--sanitize checks CUDA kernels, and none is named")
-    table = Table(title=f"compute-sanitizer on the notes' shapes: {' '.join(names)}")
-    for col in ("tool", "errors", "launches named: the rungs that use each", "excerpt"):
-        table.add_column(col, overflow="fold")
+    table = common.table(f"compute-sanitizer on the notes' shapes: {' '.join(names)}",
+                         ("tool", "errors", "launches named: the rungs that use each", "excerpt"))
     tally = Tally()
     for tool in san.TOOLS:
         with console.status(f"{tool}…"):

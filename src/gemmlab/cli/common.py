@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.table import Table
 
 from .. import __version__, runtime
 from ..exits import Exit
@@ -94,6 +95,15 @@ def _progress_lines(con: Console):
             con.print(f"{message} ({of}{now - start:.0f} s)", highlight=False, markup=False)
 
     return update
+
+
+def table(title: str, columns, **options) -> Table:
+    """A table whose cells fold rather than cut what they hold (kernel labels carry the knobs that
+    tell launches apart)."""
+    out = Table(title=title, **options)
+    for col in columns:
+        out.add_column(col, overflow="fold")
+    return out
 
 
 #: The timing rule for small shapes, in words (measure.stats.timed_calls decides it).

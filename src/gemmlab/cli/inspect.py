@@ -6,7 +6,6 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from .. import registry
 from ..ui import machine, usage
@@ -74,9 +73,7 @@ def inspect(
         machine.emit([machine.inspect_row(r) for r in rows])
         return
     for title, cols in TABLES.items():
-        table = Table(title=f"{title} ({rows[0]['arch']})")
-        for col in cols:
-            table.add_column(col, overflow="fold")
+        table = common.table(f"{title} ({rows[0]['arch']})", cols)
         for r in rows:
             table.add_row(*[_inspect_cell(r.get(c)) for c in cols])
         console.print(table)

@@ -8,12 +8,12 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from .. import docblocks, notes, registry
 from ..policy import default as tuned_default
 from ..ui import listing, machine, usage
 from ..ui.errors import UsageError, guarded
+from . import common
 from .common import AsJson, app, console
 
 
@@ -41,10 +41,8 @@ def list_(
         console.print(line)
 
 
-def facts_table(impl: registry.Implementation) -> Table:
-    facts = Table(show_header=False, title=f"{impl.name}: facts")
-    facts.add_column(overflow="fold")  # kernel labels carry the knobs that tell launches apart: never cut
-    facts.add_column(overflow="fold")
+def facts_table(impl: registry.Implementation):
+    facts = common.table(f"{impl.name}: facts", ("", ""), show_header=False)
     facts.add_row("chapter / step", f"{impl.chapter.label} / {impl.step_label}")
     facts.add_row("family / precision", f"{impl.family} / {impl.precision}")
     if impl.variant_of:

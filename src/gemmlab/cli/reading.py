@@ -8,6 +8,7 @@ import typer
 
 from ..ui import usage
 from ..ui.errors import guarded
+from . import common
 from .common import app, console
 
 One = Annotated[str, typer.Argument(help="an implementation name or alias (gemmlab list shows them)",
@@ -96,7 +97,6 @@ def diff(
 ) -> None:
     """Two implementations' sources as a diff, then their facts side by side."""
     from rich.syntax import Syntax
-    from rich.table import Table
 
     from ..book import facts, sources
 
@@ -119,10 +119,8 @@ def diff(
     inspected, why = facts.inspect_all([first, second]) if inspect else ({}, "")
     rows = [dict(facts.fact_rows(i, records, inspected.get(i.name))) for i in (first, second)]
     measured = records.ladder or records.sweep or records.random
-    table = Table(title="facts" + (f" (figures measured on the {measured['device']['name']}, "
-                                   f"{measured['date'][:10]})" if measured else ""))
-    for col in ("", first.name, second.name):
-        table.add_column(col, overflow="fold")
+    table = common.table("facts" + (f" (figures measured on the {measured['device']['name']}, "
+                                    f"{measured['date'][:10]})" if measured else ""), ("", first.name, second.name))
     for key in dict.fromkeys([*rows[0], *rows[1]]):
         left, right = rows[0].get(key, "-"), rows[1].get(key, "-")
         style = None if left == right else "bold"

@@ -8,7 +8,6 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from .. import runtime
 from ..exits import Exit
@@ -53,12 +52,10 @@ def by_class(given: list[tuple[int, int, int]], sms: int) -> dict[ShapeClass, tu
     return {c: out[c] for c in CLASSES if c in out}
 
 
-def record_table(record: dict) -> Table:
-    t = Table(title=f"gemmlab tune {' '.join(record['rungs'])} on {record['gpu']['name']} "
-                    f"({record['gpu']['sm_count']} SMs)")
-    for col in ("class", "M×N×K", "timed calls", "cuBLAS ms", "winner", "ms", "vs cuBLAS",
-                "timed / failed / rejected"):
-        t.add_column(col, overflow="fold")
+def record_table(record: dict):
+    t = common.table(f"gemmlab tune {' '.join(record['rungs'])} on {record['gpu']['name']} "
+                     f"({record['gpu']['sm_count']} SMs)", ("class", "M×N×K", "timed calls", "cuBLAS ms",
+                                                            "winner", "ms", "vs cuBLAS", "timed / failed / rejected"))
     for key, entry in record["classes"].items():
         verdicts = [c["verdict"] for c in entry["candidates"]]
         counts = " / ".join(str(verdicts.count(v)) for v in ("timed", "failed", "rejected"))
