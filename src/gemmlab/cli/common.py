@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -15,7 +16,8 @@ from rich.table import Table
 from .. import __version__, runtime
 from ..exits import Exit
 from ..measure.stats import SMALL_ITERS, SMALL_WORK
-from ..ui.errors import one_line_parse_errors
+from ..ui import usage
+from ..ui.errors import UsageError, one_line_parse_errors
 
 
 def _plain_help_placeholders() -> None:
@@ -104,6 +106,18 @@ def table(title: str, columns, **options) -> Table:
     for col in columns:
         out.add_column(col, overflow="fold")
     return out
+
+
+def results_record(path: Path) -> tuple[dict, str]:
+    """The results record at `path` and its kind (`bench.results.kind`); a usage error where the
+    file is none."""
+    from ..bench import results
+
+    record = usage.json_file(path)
+    try:
+        return record, results.kind(record)
+    except results.SchemaError as exc:
+        raise UsageError(f"{path} is not a results record: {exc}") from None
 
 
 #: The timing rule for small shapes, in words (measure.stats.timed_calls decides it).

@@ -10,7 +10,7 @@ import typer
 from ..bench.results import LATEST
 from ..ui import usage
 from ..ui.errors import UsageError, guarded
-from .common import app, console
+from .common import app, console, results_record
 
 
 @app.command()
@@ -26,13 +26,8 @@ def report(
 ) -> None:
     """Markdown table and plots from a results JSON; docs/ and README only when asked."""
     from ..bench import report as rep
-    from ..bench import results
 
-    record = usage.json_file(record_path)
-    try:
-        kind = results.kind(record)
-    except results.SchemaError as exc:
-        raise UsageError(f"{record_path} is not a results record: {exc}") from None
+    record, kind = results_record(record_path)
     if docs and out:
         raise UsageError("--docs and --out exclude each other: --docs means --out docs")
     beside = record_path.parent / f"{record_path.stem}-report"

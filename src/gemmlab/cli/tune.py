@@ -331,12 +331,8 @@ def _calibrate(rungs: list[str], sweeps: list[Path], output: Path | None, out: P
         raise UsageError(f"no installed tune record to calibrate: {why}")
     loaded = []
     for path in sweeps:
-        data = usage.json_file(path)
-        try:
-            a_sweep = results.kind(data) == "sweep"
-        except results.SchemaError as exc:
-            raise UsageError(f"{path} is not a results record: {exc}") from None
-        if not a_sweep:
+        data, kind = common.results_record(path)
+        if kind != "sweep":
             raise UsageError(f"{path} is not a sweep (gemmlab sweep --random, or --shape for preludes)")
         if results.slug(data["device"]["name"]) != current["gpu"]["slug"]:
             raise UsageError(f"{path} was measured on {data['device']['name']}, the record is "
