@@ -15,9 +15,6 @@ from ..ui import usage
 from ..ui.errors import CannotRun, UsageError, guarded
 from .common import app, console, side
 
-#: How LeetGPU's language menu names the Python families gemmlab writes itself.
-FAMILY_TITLES = {registry.Family.TRITON: "Triton", registry.Family.TORCH: "PyTorch"}
-
 
 @app.command("export")
 @guarded
@@ -46,7 +43,7 @@ def export_cmd(
         raise UsageError(f"rung {name} has {len(impls)} implementations ({', '.join(i.name for i in impls)}): "
                          "-o names one file; leave it out to write NAME.cu for each")
     from ..export.document import PYTHON_FORMATS, SOURCE_FORMATS, plan
-    from ..langs import TOOLCHAINS
+    from ..export.leetgpu import LANGUAGES
 
     paths = planned_paths(impls, output, force)
     flags = usage.nvcc_flags(nvcc_flags) if nvcc_flags is not None else None
@@ -63,8 +60,7 @@ def export_cmd(
     for impl, path in zip(impls, paths, strict=True):
         gate = f" --precision {impl.precision}" if impl.precision != "fp32" else ""
         if impl.family in written_as_source:
-            title = TOOLCHAINS[impl.family].title if impl.family in TOOLCHAINS else FAMILY_TITLES[impl.family]
-            what = f"LeetGPU's {title} format"
+            what = f"LeetGPU's {LANGUAGES[impl.family]} format"
         else:
             what = f"{len(plan(impl).launches)} launches"
         console.print(escape(f"wrote {path} ({impl.name}, {what}); judge it with: gemmlab judge {path}{gate}"))

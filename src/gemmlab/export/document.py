@@ -62,10 +62,9 @@ def exportable(impl: registry.Implementation) -> None:
         names = ", ".join(i.name for i in registry.IMPLEMENTATIONS
                           if i.family is registry.Family.CUDA or i.family in SOURCE_FORMATS
                           or i.family in PYTHON_FORMATS)
-        from ..langs import TOOLCHAINS
+        from .leetgpu import LANGUAGES
 
-        title = TOOLCHAINS[impl.family].title if impl.family in TOOLCHAINS else str(impl.family)
-        raise ExportError(f"{impl.name} is a {title} rung; only CUDA, Triton, PyTorch, CuTe DSL and Mojo rungs "
+        raise ExportError(f"{impl.name} is a {LANGUAGES.get(impl.family, impl.family)} rung; only CUDA, Triton, PyTorch, CuTe DSL and Mojo rungs "
                           f"export ({names}): "
                           f"they are LeetGPU's formats gemmlab writes")
     for launch in impl.launches:
