@@ -15,13 +15,13 @@ from ..cuda.splitgrid import SplitGrid
 from ..cuda.transposed import TransposedA
 from ..policy import default as tuned_default
 from ..provenance import gemmlab_commit
-from . import host, pad, splitgrid, tma, transposed
+from . import host, tma, transposed
 from .builds import BEST, BUILDS, held, ranges, strongest
 from .source import SourceError, Variants, macros_of
 
 #: The host kinds the exporter can write in C++, by type: the function that writes a launch's body.
-HOST_PLANS = {hopper.TmaOperands: tma.body, hopper.SwappedOperands: tma.swapped_body, PaddedOperands: pad.body,
-              TransposedA: transposed.body, SplitGrid: splitgrid.body}
+HOST_PLANS = {hopper.TmaOperands: tma.body, hopper.SwappedOperands: tma.swapped_body, PaddedOperands: host.padded_body,
+              TransposedA: transposed.body, SplitGrid: host.split_grid_body}
 
 
 #: Families whose rung source already is one file in a format LeetGPU accepts, and its suffix:
