@@ -37,12 +37,7 @@ def filename(impl: registry.Implementation) -> str:
     would shadow the very package the solution imports."""
     if impl.family in PYTHON_FORMATS:
         return f"{impl.name}-solution.py"
-    return f"{impl.name}{suffix(impl)}"
-
-
-def suffix(impl: registry.Implementation) -> str:
-    """The exported file's suffix: .cu, or the rung's own format's."""
-    return ".py" if impl.family in PYTHON_FORMATS else SOURCE_FORMATS.get(impl.family, ".cu")
+    return f"{impl.name}{SOURCE_FORMATS.get(impl.family, '.cu')}"
 
 
 class ExportError(ValueError):
