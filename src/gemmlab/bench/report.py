@@ -1,8 +1,5 @@
-"""Turn a results record into Markdown tables and PNG plots (matplotlib, Agg).
-
-Nothing here measures: every figure comes from the JSON that `gemmlab bench`
-(or a study or sweep) wrote, so docs can be regenerated and never typed.
-"""
+"""A results record as Markdown tables and PNG plots (matplotlib, Agg): nothing here measures, so
+docs are regenerated from the JSON, never typed."""
 
 from __future__ import annotations
 
@@ -11,12 +8,10 @@ from pathlib import Path
 import matplotlib
 
 from .. import docblocks
-from .results import baseline_label, in_reading_order, kernel_label, step_of
+from .results import CPU_NOTE, baseline_label, in_reading_order, kernel_label, step_of
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-
-CPU_NOTE = "CPU figures, indicative only: CPU timings vary widely between identical runs."
 
 
 def markdown_table(record: dict) -> str:

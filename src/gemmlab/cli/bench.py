@@ -15,7 +15,6 @@ from ..ui import machine, usage
 from ..ui.errors import CannotRun, Tally, UsageError, guarded
 from . import common
 from .common import (
-    CPU_NOTE,
     SMALL_RULE,
     AsJson,
     Names,
@@ -104,7 +103,7 @@ def finish(record: dict, path: Path, ui: Console, as_json: bool) -> None:
         ui.print(f"[yellow]{name}: not run: {escape(why)}[/yellow]")
     ui.print(f"results: {path}")
     if record.get("platform") == "cpu":
-        ui.print(f"[yellow]{CPU_NOTE}[/yellow]")
+        ui.print(f"[yellow]{results.CPU_NOTE}[/yellow]")
     tally = record_tally(record)
     ui.print(escape(tally.line()))
     if as_json:

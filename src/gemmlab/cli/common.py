@@ -155,10 +155,6 @@ AsJson = Annotated[bool, typer.Option("--json", help="print the result as JSON o
 Seed = Annotated[int | None, typer.Option(help="seed of the inputs (default: fresh, and reported)")]
 
 
-CPU_NOTE = ("CPU timings are indicative only: identical CPU runs have differed fiftyfold; "
-            "compare implementations on a GPU.")
-
-
 def messages_console(as_json: bool) -> Console:
     """Where a command's messages go: stderr under --json, so that stdout holds the document alone."""
     return side if as_json else console
