@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
@@ -27,7 +28,7 @@ HOST_PLANS = {hopper.TmaOperands: tma.body, hopper.SwappedOperands: tma.swapped_
 #: Families whose rung source already is one file in a format LeetGPU accepts, and its suffix:
 #: exporting one writes that file as it is.
 SOURCE_FORMATS = {registry.Family.CUTE: ".py", registry.Family.MOJO: ".mojo"}
-#: Families whose rung is written out as one LeetGPU .py (export/python.py).
+#: Families whose rung is written out as one LeetGPU .py (`python_text`).
 PYTHON_FORMATS = (registry.Family.TRITON, registry.Family.TORCH)
 
 
@@ -173,6 +174,51 @@ def header(impl: registry.Implementation, filename: str, p: ExportPlan) -> str:
     return "\n".join(lines) + "\n"
 
 
+_FUTURE = "from __future__ import annotations\n"
+_RELATIVE = re.compile(r"^from \.\S* import .*\n", re.M)
+
+_TORCH = '''{header}
+import torch
+
+
+def solve(A: torch.Tensor, B: torch.Tensor, C: torch.Tensor, M: int, N: int, K: int):
+    # {why}
+    before = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = {tf32}
+    try:
+        torch.matmul(A, B, out=C)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = before
+'''
+
+
+def _triton(impl: registry.Implementation, header: str) -> str:
+    factory = impl.factory
+    # The rung's own module last: each inlined module comes after those it imports.
+    parts = []
+    for source in reversed(impl.sources):
+        text = (registry.PACKAGE_DIR / source).read_text()
+        parts.append(_RELATIVE.sub("", text.replace(_FUTURE, "")).strip() + "\n")
+    config = ", ".join(f"{k}={v!r}" for k, v in factory.config.items())
+    return (f"{header}\n{_FUTURE}\n" + "\n\n".join(parts)
+            + f"\n\n_SOLVER = {factory.cls}({config})\n\n\n"
+            "def solve(A, B, C, M: int, N: int, K: int):\n"
+            "    _SOLVER(A, B, C, M, N, K)\n")
+
+
+def python_text(impl: registry.Implementation, header: str) -> str:
+    """A Triton or PyTorch rung as one LeetGPU .py: `solve(A, B, C, M, N, K)` on the GPU's tensors,
+    nothing imported from gemmlab. A Triton rung's modules are inlined in the order they import
+    each other, its configuration written out; a PyTorch rung is the call it makes, TF32 set for
+    the call as the rung sets it. `header` is the file's opening comment."""
+    if impl.family is registry.Family.TRITON:
+        return _triton(impl, header)
+    tf32 = str(impl.precision) == "tf32"
+    why = ("TF32 on: cuBLAS on the tensor cores, about 1e-3 relative error (fails LeetGPU's 1e-4 check)"
+           if tf32 else "TF32 off for the call: cuBLAS's strict FP32 SGEMM, whatever the caller set")
+    return _TORCH.format(header=header, why=why, tf32=tf32)
+
+
 def _includes(impl: registry.Implementation, variants: Variants) -> str:
     base = ["#include <cuda_runtime.h>", "#include <algorithm>", "#include <cstdint>",
             "#include <cstdio>", "#include <cstring>"]
@@ -209,9 +255,7 @@ def export_text(impl: registry.Implementation, filename: str | None = None) -> s
     if impl.family in SOURCE_FORMATS:
         return (registry.PACKAGE_DIR / impl.sources[0]).read_text()
     if impl.family in PYTHON_FORMATS:
-        from . import python
-
-        return python.export(impl, python_header(impl, filename or f"{impl.name}.py"))
+        return python_text(impl, python_header(impl, filename or f"{impl.name}.py"))
     p = plan(impl)
     try:
         variants = collect_variants(p.launches)
