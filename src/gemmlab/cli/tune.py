@@ -22,19 +22,24 @@ from . import common
 from .common import SMALL_RULE, AsJson, Seed, app, messages_console, side
 
 
-def searchable(names: list[str], preludes_too: bool = False) -> list[str]:
-    """The rungs named, each known and with a search space (or, where `preludes_too`, for
-    calibration, a prelude: policy/preludes.py); in the order given, once each."""
+def searchable(tokens: list[str], preludes_too: bool = False) -> list[str]:
+    """The rungs the tokens name, each with a search space (or, where `preludes_too`, for
+    calibration, a prelude: policy/preludes.py), in the order given, once each. A rung number
+    stands for those of its implementations that have a search space (all, to be refused, when
+    none has)."""
     from ..policy.preludes import PRELUDES
 
     out = []
-    for name in names:
-        impl = usage.names([name])[0]
-        if impl.name not in SPACES and not (preludes_too and impl.name in PRELUDES):
-            raise UsageError(f"{impl.name} has no search space to tune; rungs with one: "
-                             f"{', '.join(SPACES)} (gemmlab.policy.spaces)")
-        if impl.name not in out:
-            out.append(impl.name)
+    for token in tokens:
+        impls = usage.resolve(token)
+        if usage.is_rung(token):
+            impls = [i for i in impls if i.name in SPACES] or impls
+        for impl in impls:
+            if impl.name not in SPACES and not (preludes_too and impl.name in PRELUDES):
+                raise UsageError(f"{impl.name} has no search space to tune; rungs with one: "
+                                 f"{', '.join(SPACES)} (gemmlab.policy.spaces)")
+            if impl.name not in out:
+                out.append(impl.name)
     return out
 
 
@@ -67,18 +72,6 @@ def record_table(record: dict):
         t.add_row(key, "×".join(map(str, entry["shape"])), str(entry["iters"]), cublas, *winner,
                   counts)
     return t
-
-
-def _tunable(tokens: list[str]) -> list[str]:
-    """The names tune's tokens stand for; a rung number stands for its implementations that
-    have a search space (all of them, for tune to refuse, when none has)."""
-    out: list[str] = []
-    for token in tokens:
-        impls = usage.resolve(token)
-        if usage.is_rung(token):
-            impls = [i for i in impls if i.name in SPACES] or impls
-        out += [i.name for i in impls]
-    return out
 
 
 @app.command("tune", cls=usage.ShapeCommand)
@@ -129,7 +122,7 @@ def tune_cmd(
     if everything:
         rungs = list(pipeline.CALIBRATED if calibrate else pipeline.SEARCHED)
     else:
-        rungs = searchable(_tunable(names), preludes_too=bool(calibrate))
+        rungs = searchable(names, preludes_too=bool(calibrate))
     if searched is not None and not everything:
         raise UsageError("--searched goes on from a search with no names; with names, tune searches them")
     if everything and not calibrate and given:
