@@ -21,19 +21,12 @@ from ..ui.errors import UsageError, one_line_parse_errors
 
 
 def _plain_help_placeholders() -> None:
-    """Help placeholders that read as a user types them.
+    """Help placeholders that read as a user types them: no type column (`<bool>`, `<list[str]>`)
+    beside flags and arguments, an option's own metavar (`MxNxK`) where it has one, and a required
+    argument in the usage line as `NAME`, as click writes it, not `{NAME}`. Typer versions without
+    these hooks are left as they are."""
+    from typer.core import TyperArgument, TyperOption
 
-    Typer's rich help shows a type column: `<bool>` beside flags, `<list[str]>` beside arguments
-    whose name already says it, `<int,int,int>...` for a tuple that is typed as three separate
-    numbers. This makes that column show nothing for flags and arguments, and an option's own
-    metavar where it has one (`MxNxK`, `GROUP`). Typer versions without these hooks are left as
-    they are. Some also write a required argument in the usage line as `{NAME}`, which reads as a
-    template's placeholder; it becomes `NAME`, as click writes it (an optional one stays `[NAME]`).
-    """
-    try:
-        from typer.core import TyperArgument, TyperOption
-    except ImportError:  # pragma: no cover - an older typer without these classes
-        return
     if not hasattr(TyperOption, "display_type_rich"):  # pragma: no cover
         return
     plain = TyperOption.display_type_rich
