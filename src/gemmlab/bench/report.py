@@ -238,7 +238,10 @@ def design_table(record: dict) -> str:
 
 
 def block_tag(record: dict) -> str:
-    """The name of the report and of its `<!-- tag:begin -->` block: ladder or study_buffering."""
+    """The name of a record's `<!-- tag:begin -->` block: random (a sweep's), ladder or
+    study_buffering (also its report's name)."""
+    if record.get("study") == "sweep":
+        return "random"
     return "study_buffering" if record.get("study") == "buffering" else "ladder"
 
 
@@ -268,3 +271,16 @@ def write_report(record: dict, out_dir: Path, stem: str) -> tuple[str, list[Path
     md = out_dir / f"{stem}.md"
     md.write_text(table + "\n" + "\n".join(f"![{p.stem}]({p.name})" for p in pngs) + "\n")
     return table, [md, *pngs]
+
+
+def write_sweep(record: dict, out_dir: Path, stem: str) -> tuple[str | None, list[Path]]:
+    """A sweep's plot, and a random sweep's ratio plot and Markdown summary (`stem`-summary.md);
+    return that summary (None for a fixed-shape sweep) and the paths."""
+    paths = [plot_sweep(record, out_dir, stem=stem)]
+    if not record.get("random"):
+        return None, paths
+    ratios = plot_random(record, out_dir, stem=f"{stem}-ratios")
+    block = random_block(record, ratios)
+    md = out_dir / f"{stem}-summary.md"
+    md.write_text(block)
+    return block, [*paths, ratios, md]

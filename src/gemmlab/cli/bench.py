@@ -272,29 +272,14 @@ def report(
         raise UsageError("--docs and --out exclude each other: --docs means --out docs")
     beside = record_path.parent / f"{record_path.stem}-report"
     target = usage.out_folder(Path("docs") if docs else out or beside)
-    if kind == "sweep":
-        if readme and not record.get("random"):
-            raise UsageError("a fixed-shape sweep has no README block; its plot is the report")
-        text = usage.block_file(readme, "random") if readme else None
-        with console.status("plotting the sweep…"):
-            path = rep.plot_sweep(record, target, stem=record_path.stem)
-            written = [path]
-            if record.get("random"):
-                ratios = rep.plot_random(record, target, stem=f"{record_path.stem}-ratios")
-                block = rep.random_block(record, ratios)
-                md = target / f"{record_path.stem}-summary.md"
-                md.write_text(block)
-                written += [ratios, md]
-                if readme and text is not None:
-                    readme.write_text(rep.replace_block(text, block, tag="random"))
-                    written.append(readme)
-        console.print("wrote " + ", ".join(map(str, written)))
-        return
+    if kind == "sweep" and readme and not record.get("random"):
+        raise UsageError("a fixed-shape sweep has no README block; its plot is the report")
     tag = rep.block_tag(record)
     text = usage.block_file(readme, tag) if readme else None
-    with console.status(f"writing {tag}.md and its plots into {target}…"):
-        table, paths = rep.write_report(record, target, tag)
-    if readme and text is not None:
-        readme.write_text(rep.replace_block(text, table, tag=tag))
-        paths.append(readme)
-    console.print("wrote " + ", ".join(map(str, paths)))
+    with console.status(f"writing the report and its plots into {target}…"):
+        block, written = (rep.write_sweep(record, target, record_path.stem) if kind == "sweep"
+                          else rep.write_report(record, target, tag))
+        if readme and text is not None:
+            readme.write_text(rep.replace_block(text, block, tag=tag))
+            written.append(readme)
+    console.print("wrote " + ", ".join(map(str, written)))
