@@ -8,6 +8,8 @@ from pathlib import Path
 import matplotlib
 
 from .. import docblocks
+from ..measure.device import peak_for
+from ..precision import Precision
 from .results import CPU_NOTE, baseline_label, in_reading_order, kernel_label, step_of
 
 matplotlib.use("Agg")
@@ -92,7 +94,7 @@ def ladder_figure(record: dict, value: str = "tflops"):
         if base:
             ax.axvline(base[value], color="black", ls="--", lw=1,
                        label=f"{baseline_label(record)} {'TF32' if precision == 'tf32' else 'FP32'} {base[value]:.3g}")
-        peak = _class_peak(peaks, precision) if value == "tflops" else None
+        peak = peak_for(Precision(precision), peaks) if value == "tflops" else None
         if peak:
             ax.axvline(peak, color="grey", ls=":", lw=1, label=f"peak {peak:.3g}")
         if value == "median_ms":
@@ -104,15 +106,6 @@ def ladder_figure(record: dict, value: str = "tflops"):
                  + (" · hatched: failed its check" if any(not r["passed"] for r in rows) else ""))
     fig.tight_layout()
     return fig
-
-
-def _class_peak(peaks: dict, precision: str) -> float | None:
-    if not peaks.get("fp32"):
-        return None
-    from ..measure.device import peak_for
-    from ..precision import Precision
-
-    return peak_for(Precision(precision), peaks)
 
 
 def _save(fig, path: Path) -> Path:
