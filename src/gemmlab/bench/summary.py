@@ -173,19 +173,15 @@ def lines(summary: dict[str, dict]) -> list[str]:
         hosts = any("host_us" in o for s in summary.values() for o in s.get("host_overhead_us", []))
         out += ["", "Host overhead of a Python call (µs, per-call time minus GPU time"
                 + ("; in brackets, the host's own time a call" if hosts else "") + "): " + "; ".join(overheads) + "."]
-    if summary.get("default", {}).get("vs_best_other_strict"):
-        b = summary["default"]["vs_best_other_strict"]
-        if b["label"]:
-            line = (f"`default` at its worst against the fastest other strict-FP32 rung: "
-                    f"{100 * b['slowdown']:.1f} % behind {b['best']} at {b['label']}")
-            if "past_limit" in b:
-                line += f" ({b['past_limit']} shapes more than {100 * BEHIND_LIMIT:.0f} % behind)"
-            k = summary["default"].get("vs_best_other_kernel")
-            if k and k["label"]:
-                line += (f"; against rungs that ran another kernel than `default` there: "
-                         f"{100 * k['slowdown']:.1f} % behind {k['best']} at {k['label']} "
-                         f"({k['past_limit']} shapes more than {100 * BEHIND_LIMIT:.0f} % behind)")
-            elif k:
-                line += "; no rung that ran another kernel was faster"
-            out += ["", line + "."]
+    best = summary.get("default", {}).get("vs_best_other_strict")
+    if best and best["label"]:
+        other = summary["default"]["vs_best_other_kernel"]
+        out += ["", f"`default` at its worst against the fastest other strict-FP32 rung: {_behind(best)}"
+                + (f"; against rungs that ran another kernel than `default` there: {_behind(other)}."
+                   if other["label"] else "; no rung that ran another kernel was faster.")]
     return out
+
+
+def _behind(worst: dict) -> str:
+    return (f"{100 * worst['slowdown']:.1f} % behind {worst['best']} at {worst['label']} "
+            f"({worst['past_limit']} shapes more than {100 * BEHIND_LIMIT:.0f} % behind)")
