@@ -156,10 +156,6 @@ def sweep_figure(record: dict):
     return fig
 
 
-def plot_sweep(record: dict, out_dir: Path, stem: str = "sweep") -> Path:
-    return _save(sweep_figure(record), out_dir / f"{stem}.png")
-
-
 def random_figure(record: dict):
     """A random sweep: each implementation's ratio to cuBLAS against the output tiles and N."""
     from . import colours
@@ -269,7 +265,7 @@ def write_report(record: dict, out_dir: Path, stem: str) -> tuple[str, list[Path
 def write_sweep(record: dict, out_dir: Path, stem: str) -> tuple[str | None, list[Path]]:
     """A sweep's plot, and a random sweep's ratio plot and Markdown summary (`stem`-summary.md);
     return that summary (None for a fixed-shape sweep) and the paths."""
-    paths = [plot_sweep(record, out_dir, stem=stem)]
+    paths = [_save(sweep_figure(record), out_dir / f"{stem}.png")]
     if not record.get("random"):
         return None, paths
     ratios = plot_random(record, out_dir, stem=f"{stem}-ratios")
