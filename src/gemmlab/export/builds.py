@@ -14,7 +14,6 @@ from pathlib import Path
 
 from ..cuda import tools
 from ..cuda.dispatch import Launch
-from ..cuda.needs import Needs
 
 
 @dataclass(frozen=True)
@@ -61,10 +60,6 @@ def ranges(indexes: list[int]) -> str:
         else:
             out.append(str(i))
     return ", ".join(out) or "none"
-
-
-def strongest(launches: tuple[Launch, ...]) -> Needs:
-    return Needs.of(*(launch.all_needs for launch in launches))
 
 
 def _demangle(symbol: str) -> tuple[str, ...]:

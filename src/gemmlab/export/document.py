@@ -17,7 +17,7 @@ from ..cuda.transposed import TransposedA
 from ..policy import default as tuned_default
 from ..provenance import gemmlab_commit
 from . import host, tma, transposed
-from .builds import BEST, BUILDS, held, ranges, strongest
+from .builds import BEST, BUILDS, held, ranges
 from .source import SourceError, Variants, macros_of
 
 #: The host kinds the exporter can write in C++, by type: the function that writes a launch's body.
@@ -234,7 +234,7 @@ def _helpers(impl: registry.Implementation, p: ExportPlan) -> str:
     if any(getattr(launch.host, "tail", False) for launch in p.launches):  # bigtile's SPLIT 2
         text += "\n" + (here / "host_tail.cuh").read_text()
     advice = f"the fastest build on an H100/H200 is nvcc {BEST.flags}; the file header lists every build"
-    own = strongest(p.launches[:p.own])
+    own = Needs.of(*(launch.all_needs for launch in p.launches[:p.own]))
     return ("namespace gemmlab_host {\n"
             f'static const char* const RUNG = "{impl.name}";\n'
             f'[[maybe_unused]] static const char* const OWN_NEEDS = "{own.short} ({own.features})";\n'
