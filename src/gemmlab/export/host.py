@@ -36,10 +36,8 @@ def dim3(values) -> str:
 
 def kernel_launch(kernel: Kernel, variants: Variants, grid: str, args: str, tag: str,
                   fit: bool = False) -> list[str]:
-    """Lines that launch one kernel (raising its shared-memory limit once), returning on error.
-
-    ``fit``: also ask, once, how many blocks of it the GPU holds (``fit_{tag}``).
-    """
+    """Lines that launch one kernel (raising its shared-memory limit once), returning on error;
+    with ``fit``, also ask once how many blocks of it the GPU holds (``fit_{tag}``)."""
     ref, label = variants.ref(kernel), kernel.label
     lines = []
     if kernel.smem > 48 * 1024 or fit:
@@ -71,12 +69,9 @@ def launch_function(index: int, launch: Launch, label: str, body: list[str]) -> 
 
 
 def solve_function(launches: tuple[Launch, ...], labels: list[str], own: int) -> str:
-    """LeetGPU's entry point: the first launch whose precondition holds, the fallback last.
-
-    `own`: how many of the launches are the rung's; the rest are the portable floor, which
-    says once on stderr why it runs (the build holds none of the rung's own launches that
-    apply). A build with no device code for this GPU runs nothing, and says so.
-    """
+    """LeetGPU's entry point: the first launch whose precondition holds, the fallback last. The
+    launches past the rung's `own` are the portable floor, which says once on stderr why it runs;
+    a build with no device code for this GPU runs nothing, and says so."""
     if not launches or launches[-1].when is not None or launches[-1].all_needs is not Needs.ANY:
         raise ValueError("an exported file's last launch must be an unconditional, portable fallback")
     lines = ["    if (image_features() < 0) return;  // no device code for this GPU: said on stderr"]

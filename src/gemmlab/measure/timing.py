@@ -44,12 +44,9 @@ def time_interleaved(
     progress: Callable[[str], None] | None = None,
     queue_ahead: bool = False,
 ) -> tuple[dict[str, list[float]], dict[str, str]]:
-    """(milliseconds per call, error per call that failed its warm-up).
-
-    A call whose warm-up raises is dropped, with its error. The outputs of the others are
-    poisoned, so what is judged afterwards was written by the timed calls. `queue_ahead`: for
-    small shapes (`stats.is_small`), see QUEUE_AHEAD_CYCLES.
-    """
+    """(milliseconds per call, error per call whose warm-up raised; that call is dropped). The
+    others' outputs are poisoned, so that what is judged afterwards was written by the timed calls.
+    `queue_ahead`: for small shapes (`stats.is_small`), see QUEUE_AHEAD_CYCLES."""
     import torch
 
     from ..reference import poison_
