@@ -52,18 +52,14 @@ def supported_kinds() -> str:
 
 def exportable(impl: registry.Implementation) -> None:
     """Raise ExportError unless every launch of `impl` is of a kind the exporter can write."""
-    if impl.family in SOURCE_FORMATS or impl.family in PYTHON_FORMATS:
-        return
-    if impl.family is not registry.Family.CUDA:
-        names = ", ".join(i.name for i in registry.IMPLEMENTATIONS
-                          if i.family is registry.Family.CUDA or i.family in SOURCE_FORMATS
-                          or i.family in PYTHON_FORMATS)
+    written = (registry.Family.CUDA, *SOURCE_FORMATS, *PYTHON_FORMATS)
+    if impl.family not in written:
         from .leetgpu import LANGUAGES
 
-        raise ExportError(f"{impl.name} is a {LANGUAGES.get(impl.family, impl.family)} rung; only CUDA, Triton, PyTorch, CuTe DSL and Mojo rungs "
-                          f"export ({names}): "
-                          f"they are LeetGPU's formats gemmlab writes")
-    for launch in impl.launches:
+        names = ", ".join(i.name for i in registry.IMPLEMENTATIONS if i.family in written)
+        raise ExportError(f"{impl.name} is a {LANGUAGES.get(impl.family, impl.family)} rung; only CUDA, Triton, "
+                          f"PyTorch, CuTe DSL and Mojo rungs export ({names}): they are LeetGPU's formats gemmlab writes")
+    for launch in impl.launches if impl.family is registry.Family.CUDA else ():
         if launch.host is not None and type(launch.host) not in HOST_PLANS:
             raise ExportError(f"{impl.name}: launch {launch.kernel.label} has a host of kind "
                               f"{type(launch.host).__name__}, which the exporter cannot write; "
