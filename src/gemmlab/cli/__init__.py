@@ -13,7 +13,7 @@ from __future__ import annotations
 from inspect import cleandoc
 
 # Each module registers its commands on `app` when imported.
-from . import bench, check, export, judge, ladder, reading, tune  # noqa: F401
+from . import bench, check, export, ladder, reading, tune  # noqa: F401
 from .common import app
 
 #: The order `gemmlab -h` lists the commands in (whatever order their modules are imported in).
