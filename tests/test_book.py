@@ -133,9 +133,9 @@ def test_a_new_rung_appears_with_no_edit_to_the_book(tmp_path, monkeypatch):
 
 
 def test_the_book_writes_under_an_ignored_folder_by_default():
-    from gemmlab.cli.book import DEFAULT_OUT
+    from gemmlab.cli.reading import BOOK_OUT
 
-    ignored = subprocess.run(["git", "check-ignore", "-q", str(DEFAULT_OUT / "index.html")], cwd=ROOT)
+    ignored = subprocess.run(["git", "check-ignore", "-q", str(BOOK_OUT / "index.html")], cwd=ROOT)
     assert ignored.returncode == 0
 
 

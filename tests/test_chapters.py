@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gemmlab import docblocks, registry
-from gemmlab.ui import errors, listing, names
+from gemmlab.ui import errors, listing, usage
 from gemmlab.ui.errors import UsageError
 from tests.clitools import assert_one_line, invoke
 
@@ -135,25 +135,25 @@ def test_the_buffering_study_s_arms_are_builds_of_the_memory_chapter_s_kernels()
 
 def test_a_step_names_one_implementation_on_every_command():
     errors.flush_notes()
-    assert names.resolve("3.2") == [registry.get("bigtile")]
+    assert usage.resolve("3.2") == [registry.get("bigtile")]
     assert errors.pending_notes() == []  # a step is today's name for it: no note
 
 
 def test_an_old_rung_number_still_works_and_says_once_what_it_is_now():
     errors.flush_notes()
-    assert [i.name for i in names.resolve("20")] == ["bigtile"]
-    names.resolve("20")
+    assert [i.name for i in usage.resolve("20")] == ["bigtile"]
+    usage.resolve("20")
     assert errors.pending_notes() == [
         "note: rung 20 is now 3.2 (gemmlab list numbers the ladder by chapter and step)"]
     errors.flush_notes()
-    assert "is now 2.1, 2.2, 2.3 " in names.rung_note(7)
-    assert "is now torch, torch-tf32 " in names.rung_note(12)
+    assert "is now 2.1, 2.2, 2.3 " in usage.rung_note(7)
+    assert "is now torch, torch-tf32 " in usage.rung_note(12)
 
 
 @pytest.mark.parametrize("token, fragment", [("3.11", "no step 3.11"), ("7.1", "no chapter 7")])
 def test_a_step_that_names_nothing_is_a_usage_error_saying_which_steps_there_are(token, fragment):
     with pytest.raises(UsageError) as caught:
-        names.resolve(token)
+        usage.resolve(token)
     assert fragment in str(caught.value) and "gemmlab list" in str(caught.value)
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from gemmlab import registry
 from gemmlab.exits import Exit
-from gemmlab.ui.tally import Tally
+from gemmlab.ui.errors import Tally
 from tests.clitools import (
     HAS_GPU,
     assert_no_traceback,

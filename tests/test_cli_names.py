@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gemmlab import problem, registry
-from gemmlab.ui import names, shapes
+from gemmlab.ui import usage
 from gemmlab.ui.errors import UsageError
 from tests.clitools import assert_no_traceback, assert_one_line, files_under, invoke
 
@@ -38,16 +38,16 @@ def no_gpu(monkeypatch):
 
 
 def test_a_rung_number_stands_for_every_implementation_on_it():
-    assert [i.name for i in names.resolve("7")] == ["float4", "float4-bk16", "float4-128"]
-    assert [i.name for i in names.resolve("12")] == ["torch", "torch-tf32"]
-    for rung in names.rungs():
-        assert names.resolve(str(rung)) == [i for i in registry.by_old_number() if i.old_number == rung]
+    assert [i.name for i in usage.resolve("7")] == ["float4", "float4-bk16", "float4-128"]
+    assert [i.name for i in usage.resolve("12")] == ["torch", "torch-tf32"]
+    for rung in usage.rungs():
+        assert usage.resolve(str(rung)) == [i for i in registry.by_old_number() if i.old_number == rung]
 
 
 def test_names_aliases_and_rungs_resolve_once_each_in_the_order_given():
-    got = [i.name for i in names.resolve_all(["torch", "12", "accurate", "1"])]
+    got = [i.name for i in usage.names(["torch", "12", "accurate", "1"])]
     assert got == ["torch", "torch-tf32", registry.resolve("accurate"), "naive"]
-    assert names.resolve_all(None) == list(registry.IMPLEMENTATIONS)
+    assert usage.names(None) == list(registry.IMPLEMENTATIONS)
 
 
 @pytest.mark.parametrize(("typed", "suggested"), [
@@ -56,16 +56,16 @@ def test_names_aliases_and_rungs_resolve_once_each_in_the_order_given():
 ])
 def test_a_misspelt_name_gets_did_you_mean_in_one_short_line(typed, suggested):
     with pytest.raises(UsageError) as caught:
-        names.resolve(typed)
+        usage.resolve(typed)
     message = str(caught.value)
     assert f"unknown implementation {typed!r}; did you mean {suggested}" in message
     assert "gemmlab list" in message and len(message) <= 140, message
 
 
 def test_a_name_like_nothing_points_to_gemmlab_list_without_a_guess():
-    assert names.unknown("zzzzzz") == "unknown implementation 'zzzzzz' (gemmlab list shows every name and step)"
-    first, last = names.rungs()[0], names.rungs()[-1]
-    assert names.unknown("99") == f"no rung 99; rungs are {first}–{last} (gemmlab list shows every name and step)"
+    assert usage.unknown("zzzzzz") == "unknown implementation 'zzzzzz' (gemmlab list shows every name and step)"
+    first, last = usage.rungs()[0], usage.rungs()[-1]
+    assert usage.unknown("99") == f"no rung 99; rungs are {first}–{last} (gemmlab list shows every name and step)"
 
 
 @pytest.mark.parametrize("command", NAME_COMMANDS)
@@ -127,7 +127,7 @@ def test_tune_keeps_the_implementations_of_a_rung_that_have_a_search_space(no_gp
 
     seen = []
     real = tune.searchable
-    monkeypatch.setattr(tune, "searchable", lambda given, **kw: seen.append(list(given)) or real(given, **kw))
+    monkeypatch.setattr(tune, "searchable", lambda given, **kw: seen.append(real(given, **kw)) or seen[-1])
     invoke("tune", "7", "20")
     assert seen == [["float4", "bigtile"]]  # rung 7's float4-bk16 and float4-128 have none
     assert_one_line(invoke("tune", "12"), 2, "torch has no search space")
@@ -141,7 +141,7 @@ def test_tune_keeps_the_implementations_of_a_rung_that_have_a_search_space(no_gp
     ("7X9X11", (7, 9, 11)), ("7,9,11", (7, 9, 11)), (" 7 x 9 x 11 ", (7, 9, 11)), ("7 9 11", (7, 9, 11)),
 ])
 def test_the_shape_parser_reads_each_way_of_writing_one(typed, shape):
-    assert shapes.parse(typed) == shape
+    assert usage.parse_shape(typed) == shape
 
 
 @pytest.mark.parametrize(("typed", "fragment"), [
@@ -151,14 +151,14 @@ def test_the_shape_parser_reads_each_way_of_writing_one(typed, shape):
 ])
 def test_the_shape_parser_refuses_in_one_message(typed, fragment):
     with pytest.raises(UsageError, match=fragment):
-        shapes.parse(typed)
+        usage.parse_shape(typed)
 
 
 @given(st.tuples(*[st.integers(problem.MIN_DIM, problem.MAX_DIM)] * 3))
 def test_both_forms_read_the_same_shape(shape):
     triple = [str(d) for d in shape]
-    assert shapes.parse("x".join(triple)) == shape
-    assert shapes.join_triples(["--shape", *triple]) == ["--shape", "x".join(triple)]
+    assert usage.parse_shape("x".join(triple)) == shape
+    assert usage.join_triples(["--shape", *triple]) == ["--shape", "x".join(triple)]
 
 
 @pytest.mark.parametrize(("args", "joined"), [
@@ -172,7 +172,7 @@ def test_both_forms_read_the_same_shape(shape):
     (["--seed", "1", "2", "3"], ["--seed", "1", "2", "3"]),
 ])
 def test_three_numbers_after_shape_are_joined_and_nothing_else(args, joined):
-    assert shapes.join_triples(args) == joined
+    assert usage.join_triples(args) == joined
 
 
 @pytest.mark.parametrize("command", SHAPE_COMMANDS)
@@ -196,11 +196,11 @@ def test_every_command_that_takes_a_shape_says_the_same_error(no_gpu, workdir, t
 
 
 def test_tune_takes_repeated_shapes_in_either_form(no_gpu, monkeypatch):
-    from gemmlab.ui import shapes
+    from gemmlab.ui import usage
 
     seen = []
-    real = shapes.many
-    monkeypatch.setattr(shapes, "many", lambda given: seen.append(real(given)) or seen[-1])
+    real = usage.shapes
+    monkeypatch.setattr(usage, "shapes", lambda given: seen.append(real(given)) or seen[-1])
     invoke("tune", "warptile", "--shape", "512x512x512", "--shape", "1024", "1024", "1024")
     assert seen == [[(512, 512, 512), (1024, 1024, 1024)]]
 

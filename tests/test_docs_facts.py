@@ -10,7 +10,7 @@ import torch
 
 from gemmlab import registry
 from gemmlab.policy import classes
-from gemmlab.ui.tally import Tally
+from gemmlab.ui.errors import Tally
 from tests.clitools import invoke
 
 ROOT = Path(__file__).parents[1]
@@ -97,11 +97,11 @@ def test_readme_lists_the_commands_that_take_a_shape_and_names():
     import typer
 
     from gemmlab.cli import app
-    from gemmlab.ui import shapes
+    from gemmlab.ui import usage
 
     group = typer.main.get_command(app)
     with_shape = {n for n, c in group.commands.items() if any(p.name == "shape" for p in c.params)}
-    assert with_shape == {n for n, c in group.commands.items() if isinstance(c, shapes.Command)}
+    assert with_shape == {n for n, c in group.commands.items() if isinstance(c, usage.ShapeCommand)}
     assert _commands_in("Wherever a command takes a shape (") == with_shape == {"check", "bench", "tune", "sweep", "explain"}
     with_names = {n for n, c in group.commands.items() if any(p.name in ("names", "name") for p in c.params)}
     assert _commands_in("Wherever a command takes an implementation (") == with_names - {"study"}

@@ -209,7 +209,7 @@ def test_the_exported_split_k_policy_is_the_python_one(tmp_path):
     """split_parts (host_runtime.cuh) against handoff.parts over a grid of shapes and GPU sizes,
     with the accuracy floor's chain bound and with none."""
     from gemmlab.cuda import handoff
-    from gemmlab.export.transposed import split_lines
+    from gemmlab.export.host import split_lines
 
     # N and K set the least parts at odd shapes (handoff.fewest); steps is N's in steps of `step`.
     cases = [(t, n, k, slots, step, chain) for t in (1, 3, 64, 100, 131, 132, 264, 300, 2048, 70000)

@@ -83,7 +83,7 @@ LANGUAGE_FAMILIES = (Family.CUTE, Family.MOJO, Family.TILELANG)
 class Implementation:
     name: str
     family: Family
-    old_number: int  # the rung number before chapters: an alias (ui/names.py), never shown as the number
+    old_number: int  # the rung number before chapters: an alias (ui/usage.py), never shown as the number
     precision: Precision
     needs: Needs  # what the rung's own path needs of the GPU (its launches may need less)
     summary: str

@@ -1,16 +1,10 @@
 """Shapes drawn at random, the set a claim about "every shape" is judged on (`gemmlab sweep --random`).
 
-A tuner looks where it is told; users bring shapes nobody tuned. So the random sweep draws N
-shapes from a fixed mixture, reproducible from its seed:
-
-* ``log-uniform``: M, N and K each log-uniform in [1, 8192] (most of them small or skinny);
-* ``long-reduction``: few output tiles (M and K in [32, 1024]) over a long reduction (N in
-  [2048, 8192]): where one block per tile leaves most SMs idle;
-* ``small``: all three in [1, 512]: latency, launches and pre-passes;
-* ``large``: all three in [2048, 8192]: throughput, where the performance shape lives.
-
-Each dimension is drawn log-uniformly and rounded to an integer, so odd sizes (N or K not a
-multiple of 4) come as often as they would from a user.
+A tuner looks where it is told; users bring shapes nobody tuned. So N shapes are drawn,
+reproducibly from a seed, from a mixture of `KINDS`: log-uniform over the whole range (most of
+them small or skinny), long reductions over few output tiles (where one block per tile leaves most
+SMs idle), small shapes (latency, launches, pre-passes) and large ones (throughput). Each dimension
+is drawn log-uniformly and rounded, so odd sizes come as often as they would from a user.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""Turn a results record into Markdown tables and PNG plots (matplotlib, Agg).
-
-Nothing here measures: every figure comes from the JSON that `gemmlab bench`
-(or a study or sweep) wrote, so docs can be regenerated and never typed.
-"""
+"""A results record as Markdown tables and PNG plots (matplotlib, Agg): nothing here measures, so
+docs are regenerated from the JSON, never typed."""
 
 from __future__ import annotations
 
@@ -11,12 +8,12 @@ from pathlib import Path
 import matplotlib
 
 from .. import docblocks
-from .results import baseline_label, in_reading_order, kernel_label, step_of
+from ..measure.device import peak_for
+from ..precision import Precision
+from .results import CPU_NOTE, baseline_label, in_reading_order, kernel_label, step_of
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-
-CPU_NOTE = "CPU figures, indicative only: CPU timings vary widely between identical runs."
 
 
 def markdown_table(record: dict) -> str:
@@ -97,7 +94,7 @@ def ladder_figure(record: dict, value: str = "tflops"):
         if base:
             ax.axvline(base[value], color="black", ls="--", lw=1,
                        label=f"{baseline_label(record)} {'TF32' if precision == 'tf32' else 'FP32'} {base[value]:.3g}")
-        peak = _class_peak(peaks, precision) if value == "tflops" else None
+        peak = peak_for(Precision(precision), peaks) if value == "tflops" else None
         if peak:
             ax.axvline(peak, color="grey", ls=":", lw=1, label=f"peak {peak:.3g}")
         if value == "median_ms":
@@ -109,15 +106,6 @@ def ladder_figure(record: dict, value: str = "tflops"):
                  + (" · hatched: failed its check" if any(not r["passed"] for r in rows) else ""))
     fig.tight_layout()
     return fig
-
-
-def _class_peak(peaks: dict, precision: str) -> float | None:
-    if not peaks.get("fp32"):
-        return None
-    from ..measure.device import peak_for
-    from ..precision import Precision
-
-    return peak_for(Precision(precision), peaks)
 
 
 def _save(fig, path: Path) -> Path:
@@ -166,10 +154,6 @@ def sweep_figure(record: dict):
     fig.suptitle(f"{record['device']['name']}: TFLOP/s against shape")
     fig.tight_layout()
     return fig
-
-
-def plot_sweep(record: dict, out_dir: Path, stem: str = "sweep") -> Path:
-    return _save(sweep_figure(record), out_dir / f"{stem}.png")
 
 
 def random_figure(record: dict):
@@ -243,7 +227,10 @@ def design_table(record: dict) -> str:
 
 
 def block_tag(record: dict) -> str:
-    """The name of the report and of its `<!-- tag:begin -->` block: ladder or study_buffering."""
+    """The name of a record's `<!-- tag:begin -->` block: random (a sweep's), ladder or
+    study_buffering (also its report's name)."""
+    if record.get("study") == "sweep":
+        return "random"
     return "study_buffering" if record.get("study") == "buffering" else "ladder"
 
 
@@ -273,3 +260,16 @@ def write_report(record: dict, out_dir: Path, stem: str) -> tuple[str, list[Path
     md = out_dir / f"{stem}.md"
     md.write_text(table + "\n" + "\n".join(f"![{p.stem}]({p.name})" for p in pngs) + "\n")
     return table, [md, *pngs]
+
+
+def write_sweep(record: dict, out_dir: Path, stem: str) -> tuple[str | None, list[Path]]:
+    """A sweep's plot, and a random sweep's ratio plot and Markdown summary (`stem`-summary.md);
+    return that summary (None for a fixed-shape sweep) and the paths."""
+    paths = [_save(sweep_figure(record), out_dir / f"{stem}.png")]
+    if not record.get("random"):
+        return None, paths
+    ratios = plot_random(record, out_dir, stem=f"{stem}-ratios")
+    block = random_block(record, ratios)
+    md = out_dir / f"{stem}-summary.md"
+    md.write_text(block)
+    return block, [*paths, ratios, md]

@@ -68,6 +68,11 @@ def kind(record: dict) -> str:
     return "buffering" if record.get("study") == "buffering" else "bench"
 
 
+#: What a CPU record's figures are worth, in the terminal and in its report.
+CPU_NOTE = ("CPU figures, indicative only: CPU timings vary widely between identical runs; "
+            "compare implementations on a GPU.")
+
+
 def baseline_label(record: dict) -> str:
     """What the ratios are against: cuBLAS on a GPU, torch's own CPU matmul on a CPU."""
     return "CPU torch" if record.get("platform") == "cpu" else "cuBLAS"

@@ -1,12 +1,6 @@
-"""`gemmlab bench`: time implementations side by side with cuBLAS, then check what they wrote.
-
-The timing is the measurement layer's (`measure.timing.time_interleaved`): on a GPU
-every timed call between its own pair of CUDA events, the implementations
-interleaved call by call (cuBLAS always among them). After the timed calls, the
-C each implementation last wrote is judged against the float64 reference: a
-wrong result is reported as failed, never as fast. Without a GPU the same
-harness times what runs on the CPU with a host clock, labelled as such.
-"""
+"""`gemmlab bench`: implementations timed interleaved with cuBLAS (`measure.timing`), then the C
+each last wrote judged against the float64 reference: a wrong result is reported as failed, never
+as fast. Without a GPU the same harness times what runs on the CPU, with a host clock."""
 
 from __future__ import annotations
 
@@ -69,14 +63,9 @@ def measure(
     energy: Collection[str] | None = None,
     energy_rounds: int = 2,
 ) -> dict:
-    """Measure and check `impls` (the baseline is added); return the results record
-    (see `results.py` for its schema).
-
-    ``progress(message, done, total)`` is called as the steps (each warm-up, each
-    timed round, the final check) complete. On a GPU, the joules per call of the names in
-    `energy` (None: every one; empty: none) are read after the timing, in `energy_rounds`
-    blocks each (`measure.energy`); the baselines are always among them, for the ratios.
-    """
+    """Measure and check `impls` beside the baseline; the results record (`results.py`). On a GPU
+    the joules per call of the names in `energy` (None: every one; empty: none; the baselines
+    always) are read after the timing, in `energy_rounds` blocks each (`measure.energy`)."""
     gpu = torch.cuda.is_available()
     device = torch.device("cuda" if gpu else "cpu")
     m, n, k = shape or (problem.PERF_SHAPE if gpu else CPU_SHAPE)

@@ -1,15 +1,9 @@
 """Controlled comparisons and sweeps built on `bench.run`.
 
-`buffering`: single vs double buffer × 64² vs 128² tiles, with each kernel's
-resources. Its four arms are the study's own launches, not the rungs: they
-share everything but buffering and tile size — BK=16, an 8×4 micro-tile,
-float4 loads, bounds checks on every load and store (no EXACT_TILES), the
-reduction loop fully unrolled, and no occupancy target beyond the block size
-(MIN_BLOCKS=1, which is what double_buffer.cu's `__launch_bounds__`
-says). The rungs keep their tuned fast paths; the study does not borrow them.
-
-`sweep`: TFLOP/s against shape (squares 256…8192, and the performance shape
-with one dimension made odd, which sends the float4 rungs to their fallback).
+`buffering`: single vs double buffer × 64² vs 128² tiles. Its four arms are the study's own
+launches, alike in all else (`CONTROLS`): the rungs keep their tuned fast paths, which would
+confound the comparison. `sweep`: TFLOP/s against shape (squares 256…8192, and the performance
+shape with a dimension made odd, which sends the float4 rungs to their fallback).
 """
 
 from __future__ import annotations
@@ -79,11 +73,9 @@ def sweep_shapes() -> list[tuple[str, tuple[int, int, int]]]:
 
 
 def _rotated(names: list[str] | None, i: int) -> list[str] | None:
-    """The names of shape `i`, starting `i` places along. At tiny shapes the implementation listed
-    first after cuBLAS read slower than the same kernel listed later (experiments/README.md#small-shaped);
-    the timed rounds are a balanced Latin square (`timing.round_orders`), and rotating the list
-    from shape to shape gives each implementation the first warm-up in turn too. The baselines
-    keep their place at the front, so that every ratio's denominator is timed alike."""
+    """The names of shape `i`, starting `i` places along, so that each implementation takes the
+    first warm-up in turn (experiments/README.md#small-shaped); the baselines stay in front, so
+    that every ratio's denominator is timed alike."""
     if not names:
         return names
     front = [x for x in names if x in (registry.BASELINE, registry.TF32_BASELINE)]

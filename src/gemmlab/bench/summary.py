@@ -1,10 +1,7 @@
-"""What a sweep record says about each implementation across its shapes: the figures the issues'
-targets are stated in (geometric mean, minimum, 10th percentile of the ratio to cuBLAS, the worst
-shape by size, the accuracy count against cuBLAS's, and `default` against the best other rung).
-
-Computed from the record's own rows, never stored by hand: `gemmlab report` prints them, and
-`gemmlab sweep --random` adds them to the record it writes.
-"""
+"""What a sweep record says about each implementation across its shapes, in the figures the issues'
+targets are stated in: the geometric mean, minimum and 10th percentile of its ratio to cuBLAS, the
+worst shape by size, the accuracy count against cuBLAS's, and `default` against the best other
+rung. Computed from the record's own rows, never stored by hand."""
 
 from __future__ import annotations
 
@@ -133,10 +130,9 @@ BEHIND_LIMIT = 0.03
 
 def _against_best(record: dict, name: str, other_kernels: bool = False) -> dict:
     """How far `name` runs behind the fastest other strict-FP32 rung of each point: the worst
-    point's slowdown (time / best other's time − 1), where the best other is faster, and how many
-    points are past BEHIND_LIMIT. With `other_kernels`, only rungs that ran another kernel than
-    `name` there count: two rungs running one kernel differ by the timing's noise, not by dispatch
-    (a few tenths of a µs at the smallest shapes, which is 5–10 % there)."""
+    slowdown (time / best other's time − 1) and how many points are past BEHIND_LIMIT. With
+    `other_kernels`, only rungs that ran another kernel count: two rungs running one kernel differ
+    by the timing's noise, not by dispatch."""
     worst = {"slowdown": 0.0, "label": None, "best": None, "past_limit": 0}
     for p in record["points"]:
         row = _row(p, name)
@@ -177,19 +173,15 @@ def lines(summary: dict[str, dict]) -> list[str]:
         hosts = any("host_us" in o for s in summary.values() for o in s.get("host_overhead_us", []))
         out += ["", "Host overhead of a Python call (µs, per-call time minus GPU time"
                 + ("; in brackets, the host's own time a call" if hosts else "") + "): " + "; ".join(overheads) + "."]
-    if summary.get("default", {}).get("vs_best_other_strict"):
-        b = summary["default"]["vs_best_other_strict"]
-        if b["label"]:
-            line = (f"`default` at its worst against the fastest other strict-FP32 rung: "
-                    f"{100 * b['slowdown']:.1f} % behind {b['best']} at {b['label']}")
-            if "past_limit" in b:
-                line += f" ({b['past_limit']} shapes more than {100 * BEHIND_LIMIT:.0f} % behind)"
-            k = summary["default"].get("vs_best_other_kernel")
-            if k and k["label"]:
-                line += (f"; against rungs that ran another kernel than `default` there: "
-                         f"{100 * k['slowdown']:.1f} % behind {k['best']} at {k['label']} "
-                         f"({k['past_limit']} shapes more than {100 * BEHIND_LIMIT:.0f} % behind)")
-            elif k:
-                line += "; no rung that ran another kernel was faster"
-            out += ["", line + "."]
+    best = summary.get("default", {}).get("vs_best_other_strict")
+    if best and best["label"]:
+        other = summary["default"]["vs_best_other_kernel"]
+        out += ["", f"`default` at its worst against the fastest other strict-FP32 rung: {_behind(best)}"
+                + (f"; against rungs that ran another kernel than `default` there: {_behind(other)}."
+                   if other["label"] else "; no rung that ran another kernel was faster.")]
     return out
+
+
+def _behind(worst: dict) -> str:
+    return (f"{100 * worst['slowdown']:.1f} % behind {worst['best']} at {worst['label']} "
+            f"({worst['past_limit']} shapes more than {100 * BEHIND_LIMIT:.0f} % behind)")

@@ -1,25 +1,19 @@
-"""The `gemmlab` command line: one module per command group, all on one Typer `app`.
+"""The `gemmlab` command line: one module per command group, each registering its commands on
+`common.app`. Every command exits 0 (passed), 1 (failed), 2 (usage error, found before anything
+runs or is written) or 3 (could not run here), with a one-line reason for 2 and 3
+(`gemmlab.exits`); with `--json`, stdout holds only the JSON document.
 
-- `ladder`: list, explain, glossary · `reading`: tour, show, diff · `book`: book · `check`: check · `inspect`: inspect · `bench`: bench, study, sweep ·
-  `report`: report · `judge`: judge, new · `tune`: tune · `export`: export · `submit`: submit;
-- `common`: the app, its root options and what several commands share; `cases`: the table of
-  judged cases that check and judge print.
-
-Every command exits 0 (passed), 1 (failed), 2 (usage error, found before anything runs or is
-written) or 3 (could not run here), with a one-line reason for 2 and 3 (`gemmlab.exits`). With
-`--json`, stdout holds only the JSON document and every message goes to stderr.
-
-Each module imports at its top only what `-h` needs (typer, rich, the registry, the ui helpers):
-torch, the judge's runner and everything a command runs are imported inside the command, so
-that `gemmlab -h`, `--version`, `list`, `explain` and `new` start at once.
+A module imports at its top only what `-h` needs: torch, the judge and what a command runs are
+imported inside the command, so that `gemmlab -h`, `--version`, `list`, `explain` and `new` start
+at once.
 """
 
 from __future__ import annotations
 
-from inspect import cleandoc  # not `import inspect`: that name is the inspect command's module
+from inspect import cleandoc
 
 # Each module registers its commands on `app` when imported.
-from . import bench, book, check, export, inspect, judge, ladder, reading, report, submit, tune  # noqa: F401
+from . import bench, check, export, ladder, reading, tune  # noqa: F401
 from .common import app
 
 #: The order `gemmlab -h` lists the commands in (whatever order their modules are imported in).

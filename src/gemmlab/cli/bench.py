@@ -1,4 +1,5 @@
-"""`gemmlab bench`, `gemmlab study` and `gemmlab sweep`: timings beside cuBLAS, written as records."""
+"""`gemmlab bench`, `gemmlab study` and `gemmlab sweep`: timings beside cuBLAS, written as records;
+`gemmlab report`: a record as Markdown and plots, into docs/ and README when asked."""
 
 from __future__ import annotations
 
@@ -8,27 +9,27 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
-from .. import registry, runtime
+from .. import committed, registry, runtime
+from ..bench.results import LATEST
 from ..problem import PERF_SHAPE
-from ..ui import machine, shapes, usage
-from ..ui.errors import CannotRun, UsageError, guarded
-from ..ui.tally import Tally
+from ..ui import machine, usage
+from ..ui.errors import CannotRun, Tally, UsageError, guarded
 from . import common
 from .common import (
-    CPU_NOTE,
     SMALL_RULE,
     AsJson,
     Names,
     Seed,
     app,
+    console,
     messages_console,
+    results_record,
     tf32_on_cpu_note,
 )
 
 
-def bench_table(record: dict) -> Table:
+def bench_table(record: dict):
     from ..bench.results import baseline_label, in_reading_order, kernel_label, step_of
 
     m, n, k = record["shape"]
@@ -36,13 +37,11 @@ def bench_table(record: dict) -> Table:
     # The TF32 yardstick's column only where it ran: tf32 rows get their ratio to it.
     tf32 = any(r.get("ratio_vs_cublas_tf32") for r in record["results"])
     joules = any(r.get("tflop_per_j") for r in record["results"])
-    table = Table(title=f"{record['device']['name']} · {m}×{n}×{k} · {record['timing']} · "
-                        f"{record['iters']} iterations after {record['warmup']} warm-ups")
     cols = ["step", "name", "precision", "kernel", "median ms", "min ms", "max ms", "TFLOP/s",
             f"vs {base}"] + (["vs cuBLAS TF32"] if tf32 else []) + ["of peak"] + (
             ["J/call", "TFLOP/J", "TFLOP/J vs cuBLAS"] if joules else []) + ["result"]
-    for col in cols:
-        table.add_column(col, overflow="fold")
+    table = common.table(f"{record['device']['name']} · {m}×{n}×{k} · {record['timing']} · "
+                         f"{record['iters']} iterations after {record['warmup']} warm-ups", cols)
     for r in in_reading_order(record["results"]):
         head = [step_of(r), r["name"], r["precision"], kernel_label(record, r)]
         if "median_ms" not in r:
@@ -108,7 +107,7 @@ def finish(record: dict, path: Path, ui: Console, as_json: bool) -> None:
         ui.print(f"[yellow]{name}: not run: {escape(why)}[/yellow]")
     ui.print(f"results: {path}")
     if record.get("platform") == "cpu":
-        ui.print(f"[yellow]{CPU_NOTE}[/yellow]")
+        ui.print(f"[yellow]{results.CPU_NOTE}[/yellow]")
     tally = record_tally(record)
     ui.print(escape(tally.line()))
     if as_json:
@@ -120,12 +119,12 @@ NO_GPU_BENCH = ("No CUDA GPU here: CPU figures, indicative only. Timing what run
                 "(torch, Triton through its interpreter) at a small shape; the baseline is CPU torch.")
 
 
-@app.command(cls=shapes.Command)
+@app.command(cls=usage.ShapeCommand)
 @guarded
 def bench(
     names: Names = None,
-    shape: Annotated[str | None, typer.Option("--shape", metavar=shapes.METAVAR,
-        help=f"the shape, {shapes.HELP} (default: {shapes.label(PERF_SHAPE)} on a GPU, 256x256x256 on a CPU)")] = None,
+    shape: Annotated[str | None, typer.Option("--shape", metavar=usage.SHAPE_METAVAR,
+        help=f"the shape, {usage.SHAPE_HELP} (default: {usage.shape_label(PERF_SHAPE)} on a GPU, 256x256x256 on a CPU)")] = None,
     warmup: Annotated[int, typer.Option(min=0, help="untimed calls of each implementation first")] = 5,
     iters: Annotated[int, typer.Option(min=1, help="timed calls of each implementation")] = 10,
     flush_l2: Annotated[bool, typer.Option("--flush-l2", help="overwrite 256 MiB before each timed call")] = False,
@@ -141,7 +140,7 @@ def bench(
     from ..bench import results
     from ..bench.run import run
 
-    size = shapes.one(shape)
+    size = usage.shape(shape)
     impls = usage.names(names)
     usage.out_folder(out)
     for given, option in ((latest, "--latest"), (csv, "--csv")):
@@ -187,11 +186,8 @@ def study(
     finish(record, path, ui, as_json)
 
 
-def sweep_table(record: dict) -> tuple[Table, Tally]:
-    table, tally = Table(title="TFLOP/s against shape"), Tally()
-    table.add_column("shape")
-    for n in record["names"]:
-        table.add_column(n)
+def sweep_table(record: dict) -> tuple:
+    table, tally = common.table("TFLOP/s against shape", ["shape", *record["names"]]), Tally()
     for p in record["points"]:
         cells = []
         for n in record["names"]:
@@ -202,12 +198,12 @@ def sweep_table(record: dict) -> tuple[Table, Tally]:
     return table, tally
 
 
-@app.command(cls=shapes.Command)
+@app.command(cls=usage.ShapeCommand)
 @guarded
 def sweep(
     names: Names = None,
-    shape: Annotated[list[str] | None, typer.Option("--shape", metavar=shapes.METAVAR,
-        help=f"time at this shape instead of the sweep's own (repeatable), {shapes.HELP}")] = None,
+    shape: Annotated[list[str] | None, typer.Option("--shape", metavar=usage.SHAPE_METAVAR,
+        help=f"time at this shape instead of the sweep's own (repeatable), {usage.SHAPE_HELP}")] = None,
     out: Annotated[Path, typer.Option(help="results folder (DEVICE/sweep-DATE.json goes under it)")] = Path("results"),
     iters: Annotated[int, typer.Option(min=1, help=f"timed calls per implementation and shape ({SMALL_RULE})")] = 10,
     random: Annotated[int | None, typer.Option(
@@ -225,7 +221,7 @@ def sweep(
     minimum and 10th percentile of its ratio to cuBLAS."""
     from ..bench import results, studies, summary
 
-    points = [(shapes.label(s), s) for s in shapes.many(shape)] or None
+    points = [(usage.shape_label(s), s) for s in usage.shapes(shape)] or None
     if random and points:
         raise UsageError("--random draws its own shapes; give --shape or --random, not both")
     default_names = studies.RANDOM_DEFAULT if random else studies.SWEEP_DEFAULT
@@ -255,3 +251,42 @@ def sweep(
     if as_json:
         machine.emit(record)
     raise typer.Exit(int(tally.exit_code()))
+
+
+@app.command()
+@guarded
+def report(
+    record_path: Annotated[Path | None, typer.Argument(
+        help=f"a results JSON (bench, study or sweep); default: the committed {LATEST}",
+        metavar="RECORD", show_default=False)] = None,
+    out: Annotated[Path | None, typer.Option(
+        help="folder for the Markdown and PNGs (default: RECORD's name + '-report', beside it)")] = None,
+    docs: Annotated[bool, typer.Option("--docs", help="write them into docs/, which README shows")] = False,
+    readme: Annotated[Path | None, typer.Option(
+        help="also rewrite this file's block for the record (e.g. README.md)")] = None,
+) -> None:
+    """Markdown table and plots from a results JSON; docs/ and README only when asked."""
+    from ..bench import report as rep
+
+    if record_path is None:
+        record_path = committed.find(LATEST)
+        if record_path is None:
+            raise UsageError(f"no committed {LATEST} here (looked in {committed.root()}): give a RECORD")
+    record, kind = results_record(record_path)
+    if docs and out:
+        raise UsageError("--docs and --out exclude each other: --docs means --out docs")
+    # beside the record, but never inside an installed package: for the copy it carries, in results/ here
+    folder = Path("results") if committed.is_shipped(record_path) else record_path.parent
+    beside = folder / f"{record_path.stem}-report"
+    target = usage.out_folder(Path("docs") if docs else out or beside)
+    if kind == "sweep" and readme and not record.get("random"):
+        raise UsageError("a fixed-shape sweep has no README block; its plot is the report")
+    tag = rep.block_tag(record)
+    text = usage.block_file(readme, tag) if readme else None
+    with console.status(f"writing the report and its plots into {target}…"):
+        block, written = (rep.write_sweep(record, target, record_path.stem) if kind == "sweep"
+                          else rep.write_report(record, target, tag))
+        if readme and text is not None:
+            readme.write_text(rep.replace_block(text, block, tag=tag))
+            written.append(readme)
+    console.print("wrote " + ", ".join(map(str, written)))

@@ -6,31 +6,27 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.table import Table
 
 from .. import __version__, runtime
 from ..exits import Exit
 from ..measure.stats import SMALL_ITERS, SMALL_WORK
-from ..ui.errors import one_line_parse_errors
+from ..ui import usage
+from ..ui.errors import UsageError, one_line_parse_errors
 
 
 def _plain_help_placeholders() -> None:
-    """Help placeholders that read as a user types them.
+    """Help placeholders that read as a user types them: no type column (`<bool>`, `<list[str]>`)
+    beside flags and arguments, an option's own metavar (`MxNxK`) where it has one, and a required
+    argument in the usage line as `NAME`, as click writes it, not `{NAME}`. Typer versions without
+    these hooks are left as they are."""
+    from typer.core import TyperArgument, TyperOption
 
-    Typer's rich help shows a type column: `<bool>` beside flags, `<list[str]>` beside arguments
-    whose name already says it, `<int,int,int>...` for a tuple that is typed as three separate
-    numbers. This makes that column show nothing for flags and arguments, and an option's own
-    metavar where it has one (`MxNxK`, `GROUP`). Typer versions without these hooks are left as
-    they are. Some also write a required argument in the usage line as `{NAME}`, which reads as a
-    template's placeholder; it becomes `NAME`, as click writes it (an optional one stays `[NAME]`).
-    """
-    try:
-        from typer.core import TyperArgument, TyperOption
-    except ImportError:  # pragma: no cover - an older typer without these classes
-        return
     if not hasattr(TyperOption, "display_type_rich"):  # pragma: no cover
         return
     plain = TyperOption.display_type_rich
@@ -96,6 +92,27 @@ def _progress_lines(con: Console):
     return update
 
 
+def table(title: str, columns, **options) -> Table:
+    """A table whose cells fold rather than cut what they hold (kernel labels carry the knobs that
+    tell launches apart)."""
+    out = Table(title=title, **options)
+    for col in columns:
+        out.add_column(col, overflow="fold")
+    return out
+
+
+def results_record(path: Path) -> tuple[dict, str]:
+    """The results record at `path` and its kind (`bench.results.kind`); a usage error where the
+    file is none."""
+    from ..bench import results
+
+    record = usage.json_file(path)
+    try:
+        return record, results.kind(record)
+    except results.SchemaError as exc:
+        raise UsageError(f"{path} is not a results record: {exc}") from None
+
+
 #: The timing rule for small shapes, in words (measure.stats.timed_calls decides it).
 SMALL_RULE = f"at least {SMALL_ITERS} below {round(SMALL_WORK ** (1 / 3))}³"
 
@@ -129,10 +146,6 @@ AsJson = Annotated[bool, typer.Option("--json", help="print the result as JSON o
 
 
 Seed = Annotated[int | None, typer.Option(help="seed of the inputs (default: fresh, and reported)")]
-
-
-CPU_NOTE = ("CPU timings are indicative only: identical CPU runs have differed fiftyfold; "
-            "compare implementations on a GPU.")
 
 
 def messages_console(as_json: bool) -> Console:

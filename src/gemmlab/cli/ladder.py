@@ -1,5 +1,6 @@
-"""`gemmlab list`, `gemmlab explain` and `gemmlab glossary`: the ladder, what each implementation
-is, and what the words mean."""
+"""`gemmlab list`, `gemmlab explain`, `gemmlab inspect` and `gemmlab glossary`: the ladder, what
+each implementation is, what the compiler made of its kernels (no GPU needed), and what the words
+mean."""
 
 from __future__ import annotations
 
@@ -7,14 +8,15 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from .. import docblocks, notes, registry, walk
 from ..policy import default as tuned_default
-from ..ui import listing, machine, shapes, usage
-from ..ui.errors import UsageError, guarded
-from .common import AsJson, app, console
+from ..ui import listing, machine, usage
+from ..ui.errors import CannotRun, UsageError, guarded
+from . import common
+from .common import AsJson, Names, app, console, messages_console, side
 
 
 @app.command("list")
@@ -41,10 +43,8 @@ def list_(
         console.print(line)
 
 
-def facts_table(impl: registry.Implementation) -> Table:
-    facts = Table(show_header=False, title=f"{impl.name}: facts")
-    facts.add_column(overflow="fold")  # kernel labels carry the knobs that tell launches apart: never cut
-    facts.add_column(overflow="fold")
+def facts_table(impl: registry.Implementation):
+    facts = common.table(f"{impl.name}: facts", ("", ""), show_header=False)
     facts.add_row("chapter / step", f"{impl.chapter.label} / {impl.step_label}")
     facts.add_row("family / precision", f"{impl.family} / {impl.precision}")
     if impl.variant_of:
@@ -67,7 +67,7 @@ def facts_table(impl: registry.Implementation) -> Table:
     return facts
 
 
-@app.command(cls=shapes.Command)
+@app.command(cls=usage.ShapeCommand)
 @guarded
 def explain(
     name: Annotated[str, typer.Argument(help="an implementation name, a step (3.2: chapter 3, "
@@ -75,8 +75,8 @@ def explain(
                                               "implementations that had it",
                                          metavar="NAME|STEP")],
     as_json: AsJson = False,
-    shape: Annotated[str | None, typer.Option("--shape", metavar=shapes.METAVAR,
-        help=f"instead, the launch a call of this shape runs and the rule that chose it, {shapes.HELP}")] = None,
+    shape: Annotated[str | None, typer.Option("--shape", metavar=usage.SHAPE_METAVAR,
+        help=f"instead, the launch a call of this shape runs and the rule that chose it, {usage.SHAPE_HELP}")] = None,
     lab_notes: Annotated[bool, typer.Option("--notes", help="also the lab notes: the predictions, the "
                                             "measurements and what was tried")] = False,
 ) -> None:
@@ -86,7 +86,7 @@ def explain(
 
     impls = usage.names([name])
     if shape is not None:
-        picked = [at_shape(i, shapes.parse(shape)) for i in impls]
+        picked = [at_shape(i, usage.parse_shape(shape)) for i in impls]
         if as_json:
             machine.emit(picked)
             return
@@ -177,3 +177,78 @@ def at_shape_text(p: dict) -> str:
               if skipped else "the first in its chain")
     return (f"{p['name']} at {where} on {on}: runs {p['launch']}, {p['kernel']}\n"
             f"  because: {p['rule']}\n  {passed}")
+
+
+def nvrtc_archs() -> list[int] | None:
+    """The sm_XY numbers this NVRTC can target, or None where NVRTC cannot be asked."""
+    try:
+        from cuda.bindings import nvrtc
+
+        err, archs = nvrtc.nvrtcGetSupportedArchs()
+        return [int(a) for a in archs] if int(err) == 0 else None
+    except Exception:  # no cuda-bindings, or no NVRTC library: inspect says so when it compiles
+        return None
+
+
+def _inspect_rows(impls: list[registry.Implementation], arch: str | None, ui: Console) -> list[dict]:
+    from ..bench.inspect import inspect_launches
+    from ..cuda.tools import ToolMissing
+
+    rows: list[dict] = []
+    bar, update = common.progress_bar(ui)
+    with bar:
+        for i, impl in enumerate(impls):
+            update(f"compiling and disassembling {impl.name}", i, len(impls))
+            try:
+                rows += inspect_launches([impl], arch)
+            except ToolMissing as exc:
+                raise CannotRun(str(exc)) from None
+            except ImportError as exc:
+                raise CannotRun(f"cannot compile CUDA here: {exc} (install gemmlab's "
+                                "dependencies: cuda-core, nvidia-cuda-nvrtc)") from None
+    return rows
+
+
+@app.command()
+@guarded
+def inspect(
+    names: Names = None,
+    arch: Annotated[str | None, typer.Option("--arch",
+        metavar="sm_XY", help="target, e.g. sm_90a (default: the GPU's, or sm_90a without one)")] = None,
+    as_json: AsJson = False,
+) -> None:
+    """Registers, shared memory, stack, spills, SASS instruction mix and (on a GPU) occupancy."""
+    from ..bench.inspect import TABLES, default_arch
+
+    impls = [i for i in usage.names(names) if i.launches]
+    arch = usage.arch(arch, nvrtc_archs())
+    if not impls:
+        raise UsageError(f"{', '.join(names or [])} has no CUDA kernel to inspect; "
+                         "CUDA rungs: gemmlab list")
+    target = arch or default_arch()
+    left_out = [i for i in impls if not i.needs.builds_for(target)]
+    why = ", ".join(f"{i.name} (needs {i.needs.short})" for i in left_out)
+    if len(left_out) == len(impls):
+        raise UsageError(f"{target} cannot build {why}")
+    ui = messages_console(as_json)
+    if left_out:
+        side.print(f"not built for {target}: {why}", highlight=False)
+    rows = _inspect_rows([i for i in impls if i not in left_out], target, ui)
+    if as_json:
+        machine.emit([machine.inspect_row(r) for r in rows])
+        return
+    for title, cols in TABLES.items():
+        table = common.table(f"{title} ({rows[0]['arch']})", cols)
+        for r in rows:
+            table.add_row(*[_inspect_cell(r.get(c)) for c in cols])
+        console.print(table)
+
+
+def _inspect_cell(value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, dict):  # setmaxnreg: what the producers keep (↓) and consumers claim (↑)
+        return f"↓{value['producer']} ↑{value['consumer']}"
+    if isinstance(value, list):  # a cluster shape
+        return "×".join(map(str, value))
+    return str(value)

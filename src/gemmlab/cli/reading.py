@@ -1,14 +1,16 @@
-"""`gemmlab tour`, `gemmlab show` and `gemmlab diff`: reading the ladder in a terminal."""
+"""Reading the ladder: `gemmlab tour`, `gemmlab show` and `gemmlab diff` in a terminal, `gemmlab book`
+as a static site (no server: open its index.html)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from ..registry import Implementation
 from ..ui import usage
-from ..ui.errors import UsageError, guarded
+from ..ui.errors import CannotRun, UsageError, guarded
+from . import common
 from .common import app, console
 
 One = Annotated[str, typer.Argument(help="an implementation name or alias (gemmlab list shows them)",
@@ -18,14 +20,6 @@ One = Annotated[str, typer.Argument(help="an implementation name or alias (gemml
 def _say(text: str, **style) -> None:
     """A line as it is: no rich markup, no highlighting of numbers and paths."""
     console.print(text, highlight=False, markup=False, **style)
-
-
-def _one(name: str) -> Implementation:
-    impls = usage.names([name])
-    if len(impls) > 1:
-        raise UsageError(f"{name} stands for {len(impls)} implementations ({', '.join(i.name for i in impls)}); "
-                         "give one of them")
-    return impls[0]
 
 
 @app.command()
@@ -38,7 +32,7 @@ def tour(
     from ..book import chapters
     from ..book.site import next_steps
 
-    here = _one(at) if at else None
+    here = usage.one(at) if at else None
     for chapter in chapters.chapters():
         head = f"{chapter.number}. {chapter.title}" if chapter.number is not None else chapter.title
         console.print(f"[bold]{head}[/bold]", highlight=False)
@@ -105,11 +99,10 @@ def diff(
 ) -> None:
     """Two implementations' sources as a diff, then their facts side by side."""
     from rich.syntax import Syntax
-    from rich.table import Table
 
     from ..book import facts, sources
 
-    first, second = _one(a), _one(b)
+    first, second = usage.one(a), usage.one(b)
     text = sources.unified(first, second)
     changes = sources.launch_changes(first, second)
     if text:
@@ -128,10 +121,8 @@ def diff(
     inspected, why = facts.inspect_all([first, second]) if inspect else ({}, "")
     rows = [dict(facts.fact_rows(i, records, inspected.get(i.name))) for i in (first, second)]
     measured = records.ladder or records.sweep or records.random
-    table = Table(title="facts" + (f" (figures measured on the {measured['device']['name']}, "
-                                   f"{measured['date'][:10]})" if measured else ""))
-    for col in ("", first.name, second.name):
-        table.add_column(col, overflow="fold")
+    table = common.table("facts" + (f" (figures measured on the {measured['device']['name']}, "
+                                    f"{measured['date'][:10]})" if measured else ""), ("", first.name, second.name))
     for key in dict.fromkeys([*rows[0], *rows[1]]):
         left, right = rows[0].get(key, "-"), rows[1].get(key, "-")
         style = None if left == right else "bold"
@@ -139,3 +130,67 @@ def diff(
     console.print(table)
     if why:
         _say(f"no compiler facts: {why}", style="yellow")
+
+
+#: Where the book goes by default: under results/, which git ignores.
+BOOK_OUT = Path("results/book")
+
+
+def _existing(paths: list[Path] | None, option: str) -> list[Path]:
+    for path in paths or []:
+        if not path.is_file():
+            raise UsageError(f"{option} {path}: no such file")
+    return paths or []
+
+
+@app.command()
+@guarded
+def book(
+    out: Annotated[Path, typer.Option("--out", "-o", metavar="DIR",
+                                      help="folder to write the site into (made if missing)")] = BOOK_OUT,
+    record: Annotated[list[Path] | None, typer.Option(
+        "--record", metavar="RECORD", help="a results record to show (repeatable; default: the committed "
+                                           "results/h200-*.json)")] = None,
+    judged: Annotated[list[Path] | None, typer.Option(
+        "--judged", metavar="FILE", help="a gemmlab judge --json record to show beside the ladder (repeatable)")] = None,
+    inspect: Annotated[bool, typer.Option(help="compile and disassemble every CUDA rung for its facts "
+                                                "(no GPU needed; about a minute)")] = True,
+    open_: Annotated[bool, typer.Option("--open", help="open index.html in a browser when done")] = False,
+) -> None:
+    """Write the ladder as a static site: a page per rung (notes, source, diff from the rung before, figures,
+    SASS facts, a diagram), pages per precision class, the sweep, your judged solutions."""
+    try:
+        import jinja2  # noqa: F401
+        import markdown_it  # noqa: F401
+        import pygments  # noqa: F401
+
+        from ..book import site
+    except ImportError as exc:
+        raise CannotRun(f"the book needs Jinja2, Pygments and markdown-it-py ({exc}): pip install -e .") from None
+    from ..book import facts
+
+    usage.out_folder(out)
+    if out.exists() and any(out.iterdir()) and not (out / "index.html").is_file():
+        raise UsageError(f"{out} holds files that are not a book; give an empty or new folder")
+    records = facts.load_records(_existing(record, "--record") or facts.default_record_paths())
+    judged = _existing(judged, "--judged")
+    if not records.kinds():
+        console.print(f"[yellow]{facts.no_records_line()}[/yellow]", highlight=False)
+    shown = [(path, site.judged_record(path)) for path in judged]
+    the_book = site.Book(records, shown)
+    bar, update = common.progress_bar(console, lines_when_piped=True)
+    with bar:
+        if inspect:
+            the_book.inspected, the_book.inspect_note = facts.inspect_all(
+                site.chapters.reading_order(), update)
+        else:
+            the_book.inspect_note = "not gathered for this build (gemmlab book --no-inspect)"
+        pages = site.build(the_book, out, update)
+    if the_book.inspect_note and inspect:
+        console.print(f"[yellow]no inspect facts:[/yellow] {the_book.inspect_note}")
+    index = (out / "index.html").resolve()
+    console.print(f"wrote {len(pages)} pages into {out}; open {index}")
+    if open_:
+        import webbrowser
+
+        webbrowser.open(index.as_uri())

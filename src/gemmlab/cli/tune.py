@@ -8,7 +8,6 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from .. import runtime
 from ..exits import Exit
@@ -17,26 +16,30 @@ from ..policy import default as tuned_default
 from ..policy.classes import CLASSES, ShapeClass, classify, representatives
 from ..policy.spaces import SPACES
 from ..tune.search import MIN_ITERS
-from ..ui import machine, shapes, usage
-from ..ui import names as resolver
+from ..ui import machine, usage
 from ..ui.errors import CannotRun, UsageError, guarded
 from . import common
 from .common import SMALL_RULE, AsJson, Seed, app, messages_console, side
 
 
-def searchable(names: list[str], preludes_too: bool = False) -> list[str]:
-    """The rungs named, each known and with a search space (or, where `preludes_too`, for
-    calibration, a prelude: policy/preludes.py); in the order given, once each."""
+def searchable(tokens: list[str], preludes_too: bool = False) -> list[str]:
+    """The rungs the tokens name, each with a search space (or, where `preludes_too`, for
+    calibration, a prelude: policy/preludes.py), in the order given, once each. A rung number
+    stands for those of its implementations that have a search space (all, to be refused, when
+    none has)."""
     from ..policy.preludes import PRELUDES
 
     out = []
-    for name in names:
-        impl = usage.names([name])[0]
-        if impl.name not in SPACES and not (preludes_too and impl.name in PRELUDES):
-            raise UsageError(f"{impl.name} has no search space to tune; rungs with one: "
-                             f"{', '.join(SPACES)} (gemmlab.policy.spaces)")
-        if impl.name not in out:
-            out.append(impl.name)
+    for token in tokens:
+        impls = usage.resolve(token)
+        if usage.is_rung(token):
+            impls = [i for i in impls if i.name in SPACES] or impls
+        for impl in impls:
+            if impl.name not in SPACES and not (preludes_too and impl.name in PRELUDES):
+                raise UsageError(f"{impl.name} has no search space to tune; rungs with one: "
+                                 f"{', '.join(SPACES)} (gemmlab.policy.spaces)")
+            if impl.name not in out:
+                out.append(impl.name)
     return out
 
 
@@ -48,18 +51,16 @@ def by_class(given: list[tuple[int, int, int]], sms: int) -> dict[ShapeClass, tu
     for shape in given:
         cls = classify(*shape, sms)
         if cls in out:
-            raise UsageError(f"--shape {'x'.join(map(str, shape))} and {'x'.join(map(str, out[cls]))} are "
+            raise UsageError(f"--shape {usage.shape_label(shape)} and {usage.shape_label(out[cls])} are "
                              f"both in shape class {cls.key} on {sms} SMs; give one shape per class")
         out[cls] = shape
     return {c: out[c] for c in CLASSES if c in out}
 
 
-def record_table(record: dict) -> Table:
-    t = Table(title=f"gemmlab tune {' '.join(record['rungs'])} on {record['gpu']['name']} "
-                    f"({record['gpu']['sm_count']} SMs)")
-    for col in ("class", "M×N×K", "timed calls", "cuBLAS ms", "winner", "ms", "vs cuBLAS",
-                "timed / failed / rejected"):
-        t.add_column(col, overflow="fold")
+def record_table(record: dict):
+    t = common.table(f"gemmlab tune {' '.join(record['rungs'])} on {record['gpu']['name']} "
+                     f"({record['gpu']['sm_count']} SMs)", ("class", "M×N×K", "timed calls", "cuBLAS ms",
+                                                            "winner", "ms", "vs cuBLAS", "timed / failed / rejected"))
     for key, entry in record["classes"].items():
         verdicts = [c["verdict"] for c in entry["candidates"]]
         counts = " / ".join(str(verdicts.count(v)) for v in ("timed", "failed", "rejected"))
@@ -73,19 +74,7 @@ def record_table(record: dict) -> Table:
     return t
 
 
-def _tunable(tokens: list[str]) -> list[str]:
-    """The names tune's tokens stand for; a rung number stands for its implementations that
-    have a search space (all of them, for tune to refuse, when none has)."""
-    out: list[str] = []
-    for token in tokens:
-        impls = resolver.resolve(token)
-        if resolver.is_rung(token):
-            impls = [i for i in impls if i.name in SPACES] or impls
-        out += [i.name for i in impls]
-    return out
-
-
-@app.command("tune", cls=shapes.Command)
+@app.command("tune", cls=usage.ShapeCommand)
 @guarded
 def tune_cmd(
     names: Annotated[list[str] | None, typer.Argument(help="rungs to search, each with a search space: "
@@ -93,8 +82,8 @@ def tune_cmd(
                                                     "number stands for those on it. None: everything "
                                                     "default needs here (search, sweeps, calibration)",
                                                metavar="NAME|STEP", show_default=False)] = None,
-    shape: Annotated[list[str] | None, typer.Option("--shape", metavar=shapes.METAVAR,
-        help=f"tune at this shape, {shapes.HELP}, for its shape class (repeatable, one per class; "
+    shape: Annotated[list[str] | None, typer.Option("--shape", metavar=usage.SHAPE_METAVAR,
+        help=f"tune at this shape, {usage.SHAPE_HELP}, for its shape class (repeatable, one per class; "
              f"default: one representative shape for each of the {len(CLASSES)} classes)")] = None,
     warmup: Annotated[int, typer.Option(min=0, help="untimed calls of each candidate first")] = 5,
     iters: Annotated[int, typer.Option(min=MIN_ITERS, help=f"timed calls per candidate ({SMALL_RULE})")] = MIN_ITERS,
@@ -128,12 +117,12 @@ def tune_cmd(
     """
     from ..tune import pipeline
 
-    given = shapes.many(shape)
+    given = usage.shapes(shape)
     everything = not names
     if everything:
         rungs = list(pipeline.CALIBRATED if calibrate else pipeline.SEARCHED)
     else:
-        rungs = searchable(_tunable(names), preludes_too=bool(calibrate))
+        rungs = searchable(names, preludes_too=bool(calibrate))
     if searched is not None and not everything:
         raise UsageError("--searched goes on from a search with no names; with names, tune searches them")
     if everything and not calibrate and given:
@@ -335,12 +324,8 @@ def _calibrate(rungs: list[str], sweeps: list[Path], output: Path | None, out: P
         raise UsageError(f"no installed tune record to calibrate: {why}")
     loaded = []
     for path in sweeps:
-        data = usage.json_file(path)
-        try:
-            a_sweep = results.kind(data) == "sweep"
-        except results.SchemaError as exc:
-            raise UsageError(f"{path} is not a results record: {exc}") from None
-        if not a_sweep:
+        data, kind = common.results_record(path)
+        if kind != "sweep":
             raise UsageError(f"{path} is not a sweep (gemmlab sweep --random, or --shape for preludes)")
         if results.slug(data["device"]["name"]) != current["gpu"]["slug"]:
             raise UsageError(f"{path} was measured on {data['device']['name']}, the record is "

@@ -1,10 +1,8 @@
 """The nvcc builds an exported file is written for: the flags graders and local judges pass.
 
-One list, read by the file's header (which launches each build holds), by the CPU tests
-(each build compiles; its SASS holds real code exactly where the header says) and by the
-GPU test (each build that loads on the GPU computes the product). A build holds the device
-code of one target; a launch is in it when that target has every feature the launch needs
-(`Needs.builds_for`).
+One list, read by the file's header (which launches each build holds) and by the tests that
+compile each build and read its SASS. A build holds one target's device code; a launch is in it
+when that target has every feature the launch needs (`Needs.builds_for`).
 """
 
 from __future__ import annotations
@@ -16,7 +14,6 @@ from pathlib import Path
 
 from ..cuda import tools
 from ..cuda.dispatch import Launch
-from ..cuda.needs import Needs
 
 
 @dataclass(frozen=True)
@@ -63,10 +60,6 @@ def ranges(indexes: list[int]) -> str:
         else:
             out.append(str(i))
     return ", ".join(out) or "none"
-
-
-def strongest(launches: tuple[Launch, ...]) -> Needs:
-    return Needs.of(*(launch.all_needs for launch in launches))
 
 
 def _demangle(symbol: str) -> tuple[str, ...]:

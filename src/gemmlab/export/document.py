@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
@@ -15,19 +16,19 @@ from ..cuda.splitgrid import SplitGrid
 from ..cuda.transposed import TransposedA
 from ..policy import default as tuned_default
 from ..provenance import gemmlab_commit
-from . import host, pad, splitgrid, tma, transposed
-from .builds import BEST, BUILDS, held, ranges, strongest
+from . import host, tma, transposed
+from .builds import BEST, BUILDS, held, ranges
 from .source import SourceError, Variants, macros_of
 
 #: The host kinds the exporter can write in C++, by type: the function that writes a launch's body.
-HOST_PLANS = {hopper.TmaOperands: tma.body, hopper.SwappedOperands: tma.swapped_body, PaddedOperands: pad.body,
-              TransposedA: transposed.body, SplitGrid: splitgrid.body}
+HOST_PLANS = {hopper.TmaOperands: tma.body, hopper.SwappedOperands: tma.swapped_body, PaddedOperands: host.padded_body,
+              TransposedA: transposed.body, SplitGrid: host.split_grid_body}
 
 
 #: Families whose rung source already is one file in a format LeetGPU accepts, and its suffix:
 #: exporting one writes that file as it is.
 SOURCE_FORMATS = {registry.Family.CUTE: ".py", registry.Family.MOJO: ".mojo"}
-#: Families whose rung is written out as one LeetGPU .py (export/python.py).
+#: Families whose rung is written out as one LeetGPU .py (`python_text`).
 PYTHON_FORMATS = (registry.Family.TRITON, registry.Family.TORCH)
 
 
@@ -37,12 +38,7 @@ def filename(impl: registry.Implementation) -> str:
     would shadow the very package the solution imports."""
     if impl.family in PYTHON_FORMATS:
         return f"{impl.name}-solution.py"
-    return f"{impl.name}{suffix(impl)}"
-
-
-def suffix(impl: registry.Implementation) -> str:
-    """The exported file's suffix: .cu, or the rung's own format's."""
-    return ".py" if impl.family in PYTHON_FORMATS else SOURCE_FORMATS.get(impl.family, ".cu")
+    return f"{impl.name}{SOURCE_FORMATS.get(impl.family, '.cu')}"
 
 
 class ExportError(ValueError):
@@ -56,19 +52,14 @@ def supported_kinds() -> str:
 
 def exportable(impl: registry.Implementation) -> None:
     """Raise ExportError unless every launch of `impl` is of a kind the exporter can write."""
-    if impl.family in SOURCE_FORMATS or impl.family in PYTHON_FORMATS:
-        return
-    if impl.family is not registry.Family.CUDA:
-        names = ", ".join(i.name for i in registry.IMPLEMENTATIONS
-                          if i.family is registry.Family.CUDA or i.family in SOURCE_FORMATS
-                          or i.family in PYTHON_FORMATS)
-        from ..langs import TOOLCHAINS
+    written = (registry.Family.CUDA, *SOURCE_FORMATS, *PYTHON_FORMATS)
+    if impl.family not in written:
+        from .leetgpu import LANGUAGES
 
-        title = TOOLCHAINS[impl.family].title if impl.family in TOOLCHAINS else str(impl.family)
-        raise ExportError(f"{impl.name} is a {title} rung; only CUDA, Triton, PyTorch, CuTe DSL and Mojo rungs "
-                          f"export ({names}): "
-                          f"they are LeetGPU's formats gemmlab writes")
-    for launch in impl.launches:
+        names = ", ".join(i.name for i in registry.IMPLEMENTATIONS if i.family in written)
+        raise ExportError(f"{impl.name} is a {LANGUAGES.get(impl.family, impl.family)} rung; only CUDA, Triton, "
+                          f"PyTorch, CuTe DSL and Mojo rungs export ({names}): they are LeetGPU's formats gemmlab writes")
+    for launch in impl.launches if impl.family is registry.Family.CUDA else ():
         if launch.host is not None and type(launch.host) not in HOST_PLANS:
             raise ExportError(f"{impl.name}: launch {launch.kernel.label} has a host of kind "
                               f"{type(launch.host).__name__}, which the exporter cannot write; "
@@ -179,6 +170,51 @@ def header(impl: registry.Implementation, filename: str, p: ExportPlan) -> str:
     return "\n".join(lines) + "\n"
 
 
+_FUTURE = "from __future__ import annotations\n"
+_RELATIVE = re.compile(r"^from \.\S* import .*\n", re.M)
+
+_TORCH = '''{header}
+import torch
+
+
+def solve(A: torch.Tensor, B: torch.Tensor, C: torch.Tensor, M: int, N: int, K: int):
+    # {why}
+    before = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = {tf32}
+    try:
+        torch.matmul(A, B, out=C)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = before
+'''
+
+
+def _triton(impl: registry.Implementation, header: str) -> str:
+    factory = impl.factory
+    # The rung's own module last: each inlined module comes after those it imports.
+    parts = []
+    for source in reversed(impl.sources):
+        text = (registry.PACKAGE_DIR / source).read_text()
+        parts.append(_RELATIVE.sub("", text.replace(_FUTURE, "")).strip() + "\n")
+    config = ", ".join(f"{k}={v!r}" for k, v in factory.config.items())
+    return (f"{header}\n{_FUTURE}\n" + "\n\n".join(parts)
+            + f"\n\n_SOLVER = {factory.cls}({config})\n\n\n"
+            "def solve(A, B, C, M: int, N: int, K: int):\n"
+            "    _SOLVER(A, B, C, M, N, K)\n")
+
+
+def python_text(impl: registry.Implementation, header: str) -> str:
+    """A Triton or PyTorch rung as one LeetGPU .py: `solve(A, B, C, M, N, K)` on the GPU's tensors,
+    nothing imported from gemmlab. A Triton rung's modules are inlined in the order they import
+    each other, its configuration written out; a PyTorch rung is the call it makes, TF32 set for
+    the call as the rung sets it. `header` is the file's opening comment."""
+    if impl.family is registry.Family.TRITON:
+        return _triton(impl, header)
+    tf32 = str(impl.precision) == "tf32"
+    why = ("TF32 on: cuBLAS on the tensor cores, about 1e-3 relative error (fails LeetGPU's 1e-4 check)"
+           if tf32 else "TF32 off for the call: cuBLAS's strict FP32 SGEMM, whatever the caller set")
+    return _TORCH.format(header=header, why=why, tf32=tf32)
+
+
 def _includes(impl: registry.Implementation, variants: Variants) -> str:
     base = ["#include <cuda_runtime.h>", "#include <algorithm>", "#include <cstdint>",
             "#include <cstdio>", "#include <cstring>"]
@@ -194,7 +230,7 @@ def _helpers(impl: registry.Implementation, p: ExportPlan) -> str:
     if any(getattr(launch.host, "tail", False) for launch in p.launches):  # bigtile's SPLIT 2
         text += "\n" + (here / "host_tail.cuh").read_text()
     advice = f"the fastest build on an H100/H200 is nvcc {BEST.flags}; the file header lists every build"
-    own = strongest(p.launches[:p.own])
+    own = Needs.of(*(launch.all_needs for launch in p.launches[:p.own]))
     return ("namespace gemmlab_host {\n"
             f'static const char* const RUNG = "{impl.name}";\n'
             f'[[maybe_unused]] static const char* const OWN_NEEDS = "{own.short} ({own.features})";\n'
@@ -215,9 +251,7 @@ def export_text(impl: registry.Implementation, filename: str | None = None) -> s
     if impl.family in SOURCE_FORMATS:
         return (registry.PACKAGE_DIR / impl.sources[0]).read_text()
     if impl.family in PYTHON_FORMATS:
-        from . import python
-
-        return python.export(impl, python_header(impl, filename or f"{impl.name}.py"))
+        return python_text(impl, python_header(impl, filename or f"{impl.name}.py"))
     p = plan(impl)
     try:
         variants = collect_variants(p.launches)

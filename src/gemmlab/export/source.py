@@ -1,28 +1,16 @@
 """The device half of an exported file: every kernel a rung may run, as one translation unit.
 
-gemmlab compiles each (source, macros) pair on its own through NVRTC; an
-exported file holds them all at once. So:
+gemmlab compiles each (source, macros) pair on its own through NVRTC; an exported file holds
+them all at once. The headers are inlined once, at the top, in include order; each pair becomes a
+*variant* in ``namespace vN``, its macros ``#define``d before and ``#undef``ed after, its
+``extern "C"`` dropped (two variants of one source would define the same C symbol); all of it
+inside ``namespace gemmlab``, apart from the host's ``<cstdint>``.
 
-* the headers a source includes are inlined once, at the top, in include
-  order (``#pragma once`` kept by inlining each only once); nothing in them
-  depends on a kernel's macros;
-* each (source, macros) pair becomes a *variant*: the source's text inside
-  ``namespace vN``, its macros ``#define``d before and every macro it reads or
-  defines ``#undef``ed after, so the next variant starts clean; its
-  ``extern "C" __global__`` kernels lose their ``extern "C"`` (two variants of
-  one source would otherwise define the same C symbol);
-* all of it sits inside ``namespace gemmlab``, so a header's own typedefs
-  (hopper.cuh's ``uint64_t``) cannot clash with the host's ``<cstdint>``.
-
-A variant holds only the kernels the rung may run (a pre-pass file's other
-kernels are left out), and it needs what the strongest of them needs
-(`cuda.needs.Needs`): cp.async is sm_80's, TMA sm_90's, wgmma sm_90a's. The
-file must build under any flags a grader passes (none at all, ``-arch=sm_80``,
-``sm_90``, ``sm_90a``, ``sm_100a``), so each variant that needs more than plain
-CUDA is real only in the device passes whose target has its features; in the
-others its kernels keep their signatures and a body that traps, and the host
-never launches them: it reads back which features the loaded image holds
-(`FEATURES`, read by ``image_has``) and dispatches past what is missing.
+The file must build under any flags a grader passes (none, ``-arch=sm_80``, ``sm_90a``, …), so a
+variant that needs more than plain CUDA (`cuda.needs.Needs`) is real only in the device passes
+whose target has its features; elsewhere its kernels keep their signatures and a body that traps,
+and the host, which reads which features the loaded image holds (``image_has``), never launches
+them.
 """
 
 from __future__ import annotations

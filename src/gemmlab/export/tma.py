@@ -1,20 +1,9 @@
-"""`hopper.TmaOperands` in C++: the wgmma rungs' workspace, pre-passes and TMA descriptors.
-
-Written from the host object's own fields and hopper's constants (the pre-pass
-kernels, the transpose tile, the reduction step, the swizzle, the workspace
-alignment), step for step as `TmaOperands.steps` plans a call:
-
-1. the workspace, laid out as `TmaOperands._layout`;
-2. Bᵀ rounded to TF32, or cleared flag then split into the 3xTF32 planes;
-3. A in place, or a rounded / padded copy in rows of ``pitch(N)`` floats;
-4. the descriptors of A and of each B plane (box: the tile's rows of A, the
-   cluster's share of the B tile), then the main kernel;
-5. for the split, the strict-FP32 kernel that runs only if the flag was raised (A or B
-   held ±Inf or NaN, or A a value that rounds past FLT_MAX).
-
-With split-K (``split``), the parts are worked out first (`TmaOperands.parts`), the scratch for
-their sums follows the rest of the workspace, and the main kernel's grid is persistent over the
-units, as `TmaOperands.steps` launches it.
+"""`hopper.TmaOperands` and `hopper.SwappedOperands` in C++: the wgmma rungs' workspace,
+pre-passes and TMA descriptors, written from the host object's fields and hopper's constants
+step for step as its `steps` plans a call: the workspace as `TmaOperands._layout` lays it out, B
+and A prepared (rounded, split into 3xTF32 planes, or padded), the descriptors, the main kernel
+(persistent over the split-K units where it splits), and for 3xTF32 the strict-FP32 kernel that
+runs only where the inputs held specials.
 """
 
 from __future__ import annotations

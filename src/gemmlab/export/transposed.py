@@ -7,14 +7,8 @@ from __future__ import annotations
 
 from ..cuda import handoff, pad, transposed
 from ..cuda.dispatch import Launch
-from .host import kernel_launch, main_launch
+from .host import kernel_launch, main_launch, split_lines
 from .source import Variants
-
-
-def split_lines(step: int, slots: str, chain: int = handoff.LONGEST_CHAIN) -> list[str]:
-    """C++ that sets ``parts`` from ``tiles``, ``steps``, N and K as `handoff.parts` does, from
-    `handoff.fewest` with `chain`."""
-    return [f"const int parts = {handoff.split_call('tiles', 'steps', slots, step, chain)};"]
 
 
 def body(launch: Launch, variants: Variants) -> list[str]:

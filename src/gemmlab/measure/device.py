@@ -106,18 +106,15 @@ def peaks(info: dict) -> dict[str, float | None]:
 
 
 def peak_for(precision: Precision, ceilings: dict[str, float | None]) -> float | None:
-    """The ceiling a precision class is measured against, in useful TFLOP/s (2·M·N·K per product).
-
-    3xTF32 issues three TF32 products for each useful one, so its ceiling is a third of TF32's.
-    """
+    """The ceiling a precision class is measured against, in useful TFLOP/s (2·M·N·K per product),
+    None where the record has none: 3xTF32 issues three TF32 products for each useful one, so its
+    ceiling is a third of TF32's."""
     from ..precision import Precision
 
     if precision == Precision.FP32:
-        return ceilings["fp32"]
-    tf32 = ceilings["tf32"]
-    if tf32 is None:
-        return None
-    return tf32 / 3 if precision == Precision.FP32X3 else tf32
+        return ceilings.get("fp32")
+    tf32 = ceilings.get("tf32")
+    return tf32 / 3 if tf32 and precision == Precision.FP32X3 else tf32
 
 
 class ClockSampler:

@@ -1,18 +1,12 @@
 """Joules per call, from NVML's total-energy counter (millijoules since the driver loaded).
 
-Why energy: under sustained tensor-core load the H200 sits at its 700 W cap, and the SM clock
-falls with it (LADDER.md §6). Two TF32 kernels that keep the tensor pipe equally busy then
-differ in speed by how much power their data movement costs, so TFLOP per joule, not the
-instruction mix, is what ranks them there.
-
-How: the counter steps every 100 ms on the H200 (`experiments/energy/probe.json`), too
-coarse for one call. So each implementation runs a block of back-to-back calls lasting at
-least `BLOCK_S`; a thread notes every step of the counter while it runs, and the board's
-power is the energy between the first and the last step inside the block over the time
-between them (the block's first `SETTLE_S` left out, where a lagging counter may still count
-the work before it). Joules per call = that power × the block's wall time / its calls: what a
-loop of calls costs the board, host gaps included, as the timed calls' loop is.
-Blocks alternate between implementations, in turn, so drift in temperature falls on all alike.
+Why: under sustained tensor-core load the GPU sits at its power cap and its clock falls with it
+(LADDER.md §6), so TFLOP per joule, not the instruction mix, ranks kernels there. How: the counter
+steps too coarsely for one call (experiments/energy/probe.json), so each implementation runs a
+block of back-to-back calls of at least `BLOCK_S` while a thread notes every step of the counter;
+power is the energy between the first and last step inside the block (after `SETTLE_S`) over the
+time between them, and joules per call that power × the block's wall time / its calls, host gaps
+included. Blocks alternate between implementations, so drift falls on all alike.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""The operands a measurement draws: seeded uniform values, never zeros.
-
-Zeros hide unwritten outputs and wrong indexing, so every input is drawn from a
-seed (reported, so that a run can be replayed) as zero-mean uniform values.
-LeetGPU's timed case draws from [-10, 10): so do the timings of bench, tune and
-the judge.
+"""The operands a measurement draws: zero-mean uniform values from a reported seed, never zeros,
+which hide unwritten outputs and wrong indexing. Timings draw from LeetGPU's range, [-10, 10).
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""The one timing loop: implementations interleaved call by call, each call timed on its own.
-
-On a GPU every call sits between its own pair of CUDA events, and the calls of
-every implementation alternate within each round, so clock and thermal drift fall
-on all of them alike. Without a GPU the host clock times each call instead.
-bench, the judge's in-process baseline and the tuner all time through here.
+"""The one timing loop: implementations interleaved call by call, each call timed on its own,
+between its own pair of CUDA events (without a GPU, the host clock), so that clock and thermal
+drift fall on all of them alike. bench, the judge's in-process baseline and the tuner time here.
 """
 
 from __future__ import annotations
@@ -15,23 +12,17 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import torch
 
-#: At small shapes a call's host side (Python, argument checks, the launch itself) can take
-#: longer than its kernels: the GPU would then idle between the start event and the kernel,
-#: and the host's time be counted as the GPU's. So there, each timed call is queued behind a
-#: spin of about a millisecond on the GPU (`torch.cuda._sleep`), long enough for the host to
-#: enqueue the start event, the call and the end event before the GPU reaches them.
+#: At small shapes a call's host side can take longer than its kernels, and be counted as the
+#: GPU's time: there each timed call is queued behind a spin on the GPU (`torch.cuda._sleep`),
+#: long enough for the host to enqueue the events and the call before the GPU reaches them.
 QUEUE_AHEAD_CYCLES = 2_000_000
 
 
 def round_orders(count: int) -> list[list[int]]:
     """The orders of a cycle of timed rounds over `count` implementations: a balanced Latin square
-    (Williams's design), in which each implementation takes each place equally often and follows
-    each other one equally often, over `count` rounds (twice `count` where it is odd).
-
-    Which call comes just before matters, not only the place: the call right after cuBLAS's read
-    slower than the same kernel further on (experiments/README.md#small-shaped). Starting each round
-    one place further along gives every implementation every place but keeps the cycle, so the
-    name listed after cuBLAS would follow it in almost every round."""
+    (Williams's design), in which each takes each place and follows each other one equally often,
+    over `count` rounds (twice `count` where it is odd). Which call comes just before matters, not
+    only the place (experiments/README.md#small-shaped): a plain rotation would keep the cycle."""
     first, low, high = [0], 1, count - 1
     while len(first) < count:
         first.append(low)
@@ -53,12 +44,9 @@ def time_interleaved(
     progress: Callable[[str], None] | None = None,
     queue_ahead: bool = False,
 ) -> tuple[dict[str, list[float]], dict[str, str]]:
-    """(milliseconds per call, error per call that failed its warm-up).
-
-    A call whose warm-up raises is dropped, with its error. The outputs of the others are
-    poisoned, so what is judged afterwards was written by the timed calls. `queue_ahead`: for
-    small shapes (`stats.is_small`), see QUEUE_AHEAD_CYCLES.
-    """
+    """(milliseconds per call, error per call whose warm-up raised; that call is dropped). The
+    others' outputs are poisoned, so that what is judged afterwards was written by the timed calls.
+    `queue_ahead`: for small shapes (`stats.is_small`), see QUEUE_AHEAD_CYCLES."""
     import torch
 
     from ..reference import poison_

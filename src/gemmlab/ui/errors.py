@@ -1,16 +1,19 @@
-"""One-line failures with the exit code a script can trust (see `gemmlab.exits`).
+"""How a command ends: one line and an exit code a script can trust (see `gemmlab.exits`).
 
-A command raises `UsageError` (exit 2) for what the user typed wrong, before
-anything runs or is written, and `CannotRun` (exit 3) when this machine lacks
-what the command needs. `guarded` turns either into one line on stderr and the
-exit code, never a traceback.
+A command raises `UsageError` (exit 2) for what the user typed wrong, before anything runs or is
+written, and `CannotRun` (exit 3) when this machine lacks what the command needs; `guarded` turns
+either into one line on stderr, never a traceback. check, bench, sweep and study end on a `Tally`:
+`4 passed, 0 failed, 14 not run (CUDA kernels need a CUDA GPU)`, any failure exit 1, nothing run
+at all exit 3.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import typer
@@ -138,3 +141,40 @@ def guarded(command: Callable) -> Callable:
         return result
 
     return wrapper
+
+
+@dataclass
+class Tally:
+    passed: int = 0
+    failed: int = 0
+    not_run: Counter = field(default_factory=Counter)  # reason → how many
+
+    def add(self, passed: bool) -> None:
+        if passed:
+            self.passed += 1
+        else:
+            self.failed += 1
+
+    def skip(self, reason: str) -> None:
+        self.not_run[reason] += 1
+
+    def line(self) -> str:
+        skipped = sum(self.not_run.values())
+        text = f"{self.passed} passed, {self.failed} failed, {skipped} not run"
+        if len(self.not_run) == 1:
+            text += f" ({next(iter(self.not_run))})"
+        elif self.not_run:
+            text += " (" + "; ".join(f"{n}: {why}" for why, n in self.not_run.most_common()) + ")"
+        return text
+
+    def exit_code(self) -> Exit:
+        if self.failed:
+            return Exit.FAILED
+        if not self.passed:
+            return Exit.CANNOT_RUN
+        return Exit.PASSED
+
+    def to_dict(self) -> dict:
+        return {"passed": self.passed, "failed": self.failed,
+                "not_run": sum(self.not_run.values()), "not_run_reasons": dict(self.not_run),
+                "line": self.line()}

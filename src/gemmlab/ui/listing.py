@@ -1,10 +1,6 @@
-"""`gemmlab list`: the ladder chapter by chapter, one row per implementation that reads at
-80 columns, and a footer.
-
-Each chapter's columns are as wide as every other chapter's, so that they line up. What would
-widen a row is said once below the tables instead: which tune record `default` dispatches by,
-and which implementation each alias stands for here.
-"""
+"""`gemmlab list`: the ladder chapter by chapter, one row per implementation that reads at 80
+columns, every chapter's columns as wide as the others'; what would widen a row (the tune record,
+the aliases) is said once in a footer."""
 
 from __future__ import annotations
 
@@ -21,31 +17,26 @@ from ..policy import default as tuned_default
 HEADER = ("step", "name", "family", "precision", "idea")
 
 
-def table(chapter: registry.Chapter, impls: list[registry.Implementation], widths: list[int],
-          header: bool) -> Table:
-    """One chapter's rows under its title. No vertical rules and two spaces between cells; the
-    first four columns `widths` wide (the same in every chapter), the idea takes what is left."""
-    t = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True,
-              show_header=header, title=chapter.label, title_justify="left", title_style="bold")
-    for label, width in zip(HEADER, widths, strict=False):
-        t.add_column(label, no_wrap=True, min_width=width)
-    t.add_column(HEADER[-1], ratio=1, overflow="fold")  # folds only a word longer than the column
-    for impl in impls:
-        t.add_row(impl.ref or "", impl.name, str(impl.family), str(impl.precision), Text(impl.summary))
-    return t
-
-
 def tables(impls: Iterable[registry.Implementation]) -> list[Table]:
-    """A table per chapter that holds any of `impls`, in reading order."""
+    """A table per chapter that holds any of `impls`, in reading order: no vertical rules, two
+    spaces between cells, the first four columns as wide in every chapter, the idea what is left."""
     chosen = {impl.name for impl in impls}
-    shown = [impl for impl in registry.reading_order() if impl.name in chosen]
-    cells = [(impl.ref or "", impl.name, str(impl.family), str(impl.precision)) for impl in shown]
-    widths = [max(len(h), *(len(row[i]) for row in cells)) for i, h in enumerate(HEADER[:4])]
+    cells = {impl.name: (impl.ref or "", impl.name, str(impl.family), str(impl.precision))
+             for impl in registry.reading_order() if impl.name in chosen}
+    widths = [max(len(h), *(len(row[i]) for row in cells.values())) for i, h in enumerate(HEADER[:4])]
     out = []
     for chapter in registry.CHAPTERS:
-        rows = [impl for impl in shown if impl.chapter is chapter]
-        if rows:
-            out.append(table(chapter, rows, widths, header=not out))
+        rows = [impl for impl in registry.in_chapter(chapter) if impl.name in cells]
+        if not rows:
+            continue
+        t = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True,
+                  show_header=not out, title=chapter.label, title_justify="left", title_style="bold")
+        for label, width in zip(HEADER, widths, strict=False):
+            t.add_column(label, no_wrap=True, min_width=width)
+        t.add_column(HEADER[-1], ratio=1, overflow="fold")  # folds only a word longer than the column
+        for impl in rows:
+            t.add_row(*cells[impl.name], Text(impl.summary))
+        out.append(t)
     return out
 
 

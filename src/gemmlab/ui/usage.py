@@ -1,24 +1,180 @@
-"""Checks on what the user typed, made before anything runs or is written.
+"""What the user typed, read and checked before anything runs or is written: implementation
+names, shapes, files and flags. Each check raises `UsageError` with one line that says what is
+wrong and what is allowed instead.
 
-Each raises `UsageError` with one line that says what is wrong and what is
-allowed instead.
+An implementation is named by its name (`float4`), an alias (`accurate`: the implementation it
+stands for on this machine), a step (`3.2`: chapter 3, step 2) or an old rung number, which
+stands for every implementation that had it and says on stderr, once the command has run, what
+it is now (`rung 7 is now 2.1, 2.2, 2.3`). A shape is `MxNxK` (`×` and `,` also separate) or,
+joined by `ShapeCommand` before parsing, three numbers after `--shape`.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
+import re
 from pathlib import Path
 
-from .. import registry
+from typer.core import TyperCommand
+
+from .. import problem, registry
 from ..cuda.needs import ARCH_NAME
-from . import names as resolver
-from .errors import UsageError
+from .errors import UsageError, note
+
+# ---- implementations ----------------------------------------------------------------------
+
+#: Where every message sends the user for the whole list.
+SEE_LIST = "gemmlab list shows every name and step"
 
 
-def names(given: list[str] | None) -> list[registry.Implementation]:
-    """The implementations that names, aliases, steps and old rung numbers stand for (all by default);
-    anything else is a usage error (`gemmlab.ui.names`)."""
-    return resolver.resolve_all(given)
+def is_rung(token: str) -> bool:
+    return token.isdecimal() and token.isascii()
+
+
+def rungs() -> list[int]:
+    return sorted({i.old_number for i in registry.IMPLEMENTATIONS})
+
+
+def known() -> list[str]:
+    """Every name a command accepts besides rung numbers: implementations, then aliases."""
+    return [*registry.REGISTRY, *registry.ALIASES]
+
+
+def suggestions(token: str, limit: int = 3) -> list[str]:
+    """The known names closest to `token` (difflib's ratio), best first."""
+    exact_case = [n for n in known() if n.lower() == token.lower()]
+    close = difflib.get_close_matches(token.lower(), known(), n=limit, cutoff=0.6)
+    return list(dict.fromkeys(exact_case + close))[:limit]
+
+
+def _or(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
+
+
+def rung_note(rung: int) -> str:
+    """The one line that says what an old rung number is now."""
+    return (f"note: rung {rung} is now {', '.join(registry.old_number_refs(rung))} "
+            "(gemmlab list numbers the ladder by chapter and step)")
+
+
+def unknown(token: str) -> str:
+    """The one line for a token that names nothing."""
+    if is_rung(token):
+        first, *_, last = rungs()
+        return f"no rung {int(token)}; rungs are {first}–{last} ({SEE_LIST})"
+    if registry.is_ref(token):
+        try:
+            registry.by_ref(token)
+        except registry.UnknownStep as exc:
+            return f"{exc} ({SEE_LIST})"
+    close = suggestions(token)
+    hint = f"; did you mean {_or(close)}?" if close else ""
+    return f"unknown implementation {token!r}{hint} ({SEE_LIST})"
+
+
+def resolve(token: str) -> list[registry.Implementation]:
+    """The implementations one token stands for: one for a name, an alias or a step reference,
+    every one that had an old rung number (with a note on stderr saying what it is now)."""
+    if is_rung(token):
+        found = [i for i in registry.reading_order() if i.old_number == int(token)]
+        if found:
+            note(rung_note(int(token)))
+    elif registry.is_ref(token):
+        try:
+            found = [registry.by_ref(token)]
+        except registry.UnknownStep:
+            found = []
+    elif token in registry.REGISTRY or token in registry.ALIASES:
+        found = [registry.get(token)]
+    else:
+        found = []
+    if not found:
+        raise UsageError(unknown(token))
+    return found
+
+
+def names(tokens: list[str] | None) -> list[registry.Implementation]:
+    """Every implementation the tokens stand for, in the order given and once each; all when none."""
+    if not tokens:
+        return list(registry.IMPLEMENTATIONS)
+    out: dict[str, registry.Implementation] = {}
+    for token in tokens:
+        for impl in resolve(token):
+            out.setdefault(impl.name, impl)
+    return list(out.values())
+
+
+def one(token: str) -> registry.Implementation:
+    """The one implementation `token` stands for; a usage error where it stands for several."""
+    impls = names([token])
+    if len(impls) > 1:
+        raise UsageError(f"{token} stands for {len(impls)} implementations "
+                         f"({', '.join(i.name for i in impls)}); give one of them")
+    return impls[0]
+
+
+# ---- shapes -------------------------------------------------------------------------------
+
+#: The placeholder help shows, and what errors say is expected.
+SHAPE_METAVAR = "MxNxK"
+SHAPE_HELP = "written 8192x6144x4096 or 8192 6144 4096"
+
+_NUMBER = re.compile(r"-?\d+")
+_FORM = re.compile(r"\s*(-?\d+)\s*[x×X,\s]\s*(-?\d+)\s*[x×X,\s]\s*(-?\d+)\s*")
+
+
+def join_triples(args: list[str]) -> list[str]:
+    """`--shape M N K` (three whole numbers after it) as `--shape MxNxK`; everything else as it is."""
+    out, i = [], 0
+    while i < len(args):
+        token = args[i]
+        out.append(token)
+        i += 1
+        if token == "--":
+            out += args[i:]
+            break
+        triple = args[i:i + 3]
+        if token == "--shape" and len(triple) == 3 and all(_NUMBER.fullmatch(t) for t in triple):
+            out.append("x".join(triple))
+            i += 3
+    return out
+
+
+class ShapeCommand(TyperCommand):
+    """A typer command whose `--shape` also takes three separate numbers."""
+
+    def parse_args(self, ctx, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, join_triples(list(args)))
+
+
+def parse_shape(text: str) -> tuple[int, int, int]:
+    """`MxNxK` as (M, N, K), each within the challenge's constraints (1 ≤ each ≤ 8192)."""
+    m = _FORM.fullmatch(text)
+    if not m:
+        raise UsageError(f"--shape {text!r}: expected {SHAPE_METAVAR}, e.g. 8192x6144x4096 "
+                         "(or M N K: 8192 6144 4096)")
+    shape = tuple(int(g) for g in m.groups())
+    for name, value in zip("MNK", shape, strict=True):
+        if not problem.MIN_DIM <= value <= problem.MAX_DIM:
+            raise UsageError(f"--shape {shape_label(shape)}: {name}={value} is outside the "
+                             f"challenge's constraints {problem.MIN_DIM} ≤ M, N, K ≤ {problem.MAX_DIM}")
+    return shape  # type: ignore[return-value]
+
+
+def shape(text: str | None) -> tuple[int, int, int] | None:
+    return None if text is None else parse_shape(text)
+
+
+def shapes(texts: list[str] | None) -> list[tuple[int, int, int]]:
+    return [parse_shape(t) for t in texts or []]
+
+
+def shape_label(shape: tuple[int, ...]) -> str:
+    return "x".join(map(str, shape))
+
+
+# ---- files and flags ----------------------------------------------------------------------
 
 
 def groups(given: list[str] | None, known: list[str]) -> list[str] | None:
