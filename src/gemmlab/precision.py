@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from .exits import UsageError
+
 
 class Precision(StrEnum):
     """What arithmetic an implementation promises."""
@@ -19,3 +21,10 @@ class Precision(StrEnum):
 
 #: The normalised-max-error gate of each precision class (`reference.verdict` applies it).
 GATES = {Precision.FP32: 2e-5, Precision.FP32X3: 2e-5, Precision.TF32: 5e-3}
+
+
+def given(value: str) -> Precision:
+    """A precision a user typed (`judge --precision`, `submit --precision`); a usage error for any other."""
+    if value not in {p.value for p in Precision}:
+        raise UsageError(f"unknown precision {value!r}; known: {', '.join(p.value for p in Precision)}")
+    return Precision(value)

@@ -168,16 +168,16 @@ def submit_cmd(
 
 def _file_of(target: str, output: Path | None, force: bool, precision: str) -> tuple[Path, str | None, str]:
     """The file to check: the one named, or the rung's export written now (with the rung's precision)."""
-    from ..precision import Precision
+    from ..judge.userfile import SOLUTION_SUFFIXES
+    from ..precision import given as given_precision
 
-    if precision not in {p.value for p in Precision}:
-        raise UsageError(f"unknown precision {precision!r}; known: {', '.join(p.value for p in Precision)}")
+    given_precision(precision)
     given = Path(target)
-    if given.suffix in (".cu", ".py", ".mojo") and given.exists():
+    if given.suffix in SOLUTION_SUFFIXES and given.exists():
         if output is not None:
             raise UsageError("-o names where a rung is written; a FILE is checked where it lies")
         return given, None, precision
-    if given.suffix in (".cu", ".py", ".mojo"):
+    if given.suffix in SOLUTION_SUFFIXES:
         raise UsageError(f"{target}: no such file")
     impl = usage.one(target)
     [path] = planned_paths([impl], output, force)

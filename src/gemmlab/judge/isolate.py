@@ -28,6 +28,7 @@ import torch
 
 from .. import problem, runtime
 from ..exits import Exit, UsageError
+from ..precision import given as given_precision
 from ..reference import Precision
 from . import procs
 from .arena import capacity
@@ -40,6 +41,7 @@ from .timing import TimedRun, add_baseline, baseline_name, in_process_baseline, 
 from .tracebacks import last_line
 from .userfile import (
     FRAMEWORKS,
+    SOLUTION_SUFFIXES,
     SUFFIXES,
     SolutionError,
     build_cuda,
@@ -118,7 +120,7 @@ def check_usage(path: Path, framework: str | None, precision: str, groups: list[
         raise UsageError(f"{path} is not a file (give a .cu, .mojo or .py solution)")
     if framework is not None and framework not in FRAMEWORKS:
         raise UsageError(f"unknown framework {framework!r}; known: {', '.join(FRAMEWORKS)}")
-    if framework is None and path.suffix not in (".cu", ".py", ".mojo"):
+    if framework is None and path.suffix not in SOLUTION_SUFFIXES:
         raise UsageError(f"cannot tell the format of {path.name}: name it .cu, .mojo or .py, or pass --framework")
     label = framework or detected_framework(path) or "unknown"
     framework = framework or detect_framework(path)
@@ -127,8 +129,7 @@ def check_usage(path: Path, framework: str | None, precision: str, groups: list[
             title = {"cuda": "CUDA", "mojo": "Mojo"}[own]
             raise UsageError(f"--framework {framework} does not fit {path.name}: {title} solutions are "
                              f"{suffix} files")
-    if precision not in {p.value for p in Precision}:
-        raise UsageError(f"unknown precision {precision!r}; known: {', '.join(p.value for p in Precision)}")
+    given_precision(precision)
     unknown = [g for g in groups or [] if g not in GROUPS]
     if unknown:
         raise UsageError(f"unknown group {unknown[0]!r}; known: {', '.join(GROUPS)}")

@@ -31,6 +31,8 @@ from ..langs.solution import SolutionError, import_solve, load_library
 FRAMEWORKS = ("cuda", "torch", "triton", "jax", "cute", "mojo", "tilelang")
 #: The file name each framework's solutions must have (the others are .py).
 SUFFIXES = {"cuda": ".cu", "mojo": ".mojo"}
+#: Every name a solution file may have.
+SOLUTION_SUFFIXES = (".cu", ".py", ".mojo")
 #: What a module imports → the framework it is written for, first match wins: JAX's solve
 #: differs; CuTe DSL and TileLang files import torch too, and Triton files torch.
 IMPORT_ORDER = (("jax", "jax"), ("cutlass", "cute"), ("tilelang", "tilelang"), ("triton", "triton"),
