@@ -22,7 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .registry import PACKAGE_DIR
+from . import notes
+from .registry import PACKAGE_DIR, Implementation
 
 HEAD = "**What to notice in the code.**"
 #: An item of the walk: "- [`snippet`](file)" and what it says.
@@ -128,3 +129,10 @@ def rendered(doc: str, text: str, link: Callable[[Stop], str | None] = lambda st
         end = "\n" if lines[i].endswith("\n") else ""
         lines[i] = f"- {place} `{stop.snippet}` — {_words(match['rest'])}{end}"
     return "".join(lines)
+
+
+def lesson_and_lab(impl: Implementation, link: Callable[[Stop], str | None] = lambda stop: None) -> tuple[str, str]:
+    """`impl`'s note as the reader meets it (`explain`, the book): the lesson with its walk's stops
+    shown at their lines (`rendered`), and the lab notes apart (`notes.split`)."""
+    lesson, lab = notes.split(impl.explanation())
+    return rendered(impl.doc, lesson, link), lab

@@ -13,7 +13,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import committed, notes, registry, walk
+from .. import committed, registry, walk
 from ..precision import Precision
 from ..registry import Implementation
 from ..ui.machine import JUDGE_SCHEMA
@@ -221,8 +221,7 @@ def rung_page(book: Book, env, impl: Implementation, out: Path) -> str:
     original = chapters.variant_of(impl)
     member["variant_of_link"] = f'<a href="{page_of(original)}">{original.name}</a>' if original else ""
     note = book.inspect_note or f"{impl.name} has no CUDA kernel of ours to inspect."
-    lesson, lab = notes.split(impl.explanation())
-    lesson = walk.rendered(impl.doc, lesson, lambda stop: _line_link(impl, stop))
+    lesson, lab = walk.lesson_and_lab(impl, lambda stop: _line_link(impl, stop))
     return env.get_template("rung.html").render(
         title=impl.name, impl=member, prev=prev, next=nxt,
         prev_of=_member(book, before) if before else None,

@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from .. import docblocks, notes, registry, walk
+from .. import docblocks, registry, walk
 from ..policy import default as tuned_default
 from ..ui import listing, machine, usage
 from ..ui.errors import CannotRun, UsageError, guarded
@@ -101,8 +101,7 @@ def explain(
     shown: set[str] = set()
     for impl in impls:
         if impl.doc not in shown:  # the variants of one source may share their notes
-            lesson, lab = notes.split(impl.explanation())
-            lesson = walk.rendered(impl.doc, lesson)  # the walk's stops with their lines
+            lesson, lab = walk.lesson_and_lab(impl)
             text = lesson + lab if lab_notes else lesson
             console.print(Markdown(text))
             if lab and not lab_notes:
