@@ -52,8 +52,31 @@ def run(names: list[str] | None, *args, **kwargs) -> dict:
     return measure(registry.select(names), *args, **kwargs)
 
 
+@dataclass(frozen=True)
+class Lineup:
+    """What one measurement times: the implementations that run on its device, cuBLAS among them
+    (every ratio is against it, timed in the same rounds), and why each other one does not. Asked
+    once a command: the command line stops on it before anything runs, `measure` then times it."""
+
+    runnable: list[registry.Implementation]
+    skipped: dict[str, str]
+
+
+def lineup(impls: list[registry.Implementation], device) -> Lineup:
+    if all(i.name != registry.BASELINE for i in impls):
+        impls = [registry.get(registry.BASELINE), *impls]
+    runnable, skipped = [], {}
+    for impl in impls:
+        ok, why = impl.can_run_on(device)
+        if ok:
+            runnable.append(impl)
+        else:
+            skipped[impl.name] = why
+    return Lineup(runnable, skipped)
+
+
 def measure(
-    impls: list[registry.Implementation],
+    impls: list[registry.Implementation] | Lineup,
     shape: tuple[int, int, int] | None = None,
     warmup: int = 5,
     iters: int = 10,
@@ -63,14 +86,16 @@ def measure(
     energy: Collection[str] | None = None,
     energy_rounds: int = 2,
 ) -> dict:
-    """Measure and check `impls` beside the baseline; the results record (`results.py`). On a GPU
+    """Measure and check `impls` (or a `lineup` already asked) beside the baseline; the results
+    record (`results.py`). On a GPU
     the joules per call of the names in `energy` (None: every one; empty: none; the baselines
     always) are read after the timing, in `energy_rounds` blocks each (`measure.energy`)."""
     gpu = torch.cuda.is_available()
     device = torch.device("cuda" if gpu else "cpu")
     m, n, k = shape or (problem.PERF_SHAPE if gpu else CPU_SHAPE)
     seed = fresh_seed() if seed is None else seed
-    runnable, skipped = _runnable(impls, device)
+    chosen = impls if isinstance(impls, Lineup) else lineup(impls, device)
+    runnable, skipped = chosen.runnable, chosen.skipped
     a, b = timing_operands((m, n, k), seed, device)
     entries = [_Entry(i, torch.empty((m, k), dtype=torch.float32, device=device)) for i in runnable]
     say = counter(progress, len(entries) + iters + 1)
@@ -108,21 +133,6 @@ def measure(
            if gpu and any(e.impl.name == tuned_default.NAME for e in entries) else {}),
         "results": rows,
     }
-
-
-def _runnable(impls, device) -> tuple[list[registry.Implementation], dict[str, str]]:
-    """Those of `impls` and cuBLAS (in every run: every ratio is against it, timed in the same
-    rounds) that run on `device`, and why each other one does not."""
-    if all(i.name != registry.BASELINE for i in impls):
-        impls = [registry.get(registry.BASELINE), *impls]
-    runnable, skipped = [], {}
-    for impl in impls:
-        ok, why = impl.can_run_on(device)
-        if ok:
-            runnable.append(impl)
-        else:
-            skipped[impl.name] = why
-    return runnable, skipped
 
 
 def counter(progress, total: int) -> Callable[[str], None]:

@@ -81,13 +81,16 @@ def record_tally(record: dict) -> Tally:
     return tally
 
 
-def runnable_or_stop(impls: list[registry.Implementation], what: str) -> None:
-    """Raise CannotRun, before anything runs or is written, when none of `impls` can run here."""
-    device = runtime.default_device()
-    verdicts = [impl.can_run_on(device) for impl in impls]
-    if not any(ok for ok, _ in verdicts):
-        reasons = sorted({why for _, why in verdicts})
+def runnable_or_stop(impls: list[registry.Implementation], what: str):
+    """What a measurement of `impls` times here (`bench.run.Lineup`); CannotRun, before anything
+    runs or is written, when none of `impls` runs here."""
+    from ..bench.run import lineup
+
+    chosen = lineup(impls, runtime.default_device())
+    if not any(i in chosen.runnable for i in impls):
+        reasons = sorted({chosen.skipped[i.name] for i in impls})
         raise CannotRun(f"{what}: {'; '.join(reasons)}")
+    return chosen
 
 
 def finish(record: dict, path: Path, ui: Console, as_json: bool) -> None:
@@ -138,7 +141,7 @@ def bench(
 ) -> None:
     """Time implementations side by side with the baseline (cuBLAS on a GPU); write JSON; exit 1 if any result is wrong."""
     from ..bench import results
-    from ..bench.run import run
+    from ..bench.run import measure
 
     size = usage.shape(shape)
     impls = usage.names(names)
@@ -146,15 +149,15 @@ def bench(
     for given, option in ((latest, "--latest"), (csv, "--csv")):
         if given:
             usage.out_file(given, option)
-    runnable_or_stop(impls, "none of these implementations runs here")
+    chosen = runnable_or_stop(impls, "none of these implementations runs here")
     ui = messages_console(as_json)
     if not runtime.has_gpu():
         ui.print(f"[yellow]{NO_GPU_BENCH}[/yellow]")
     common.record_notice([i.name for i in impls] if names else None, ui)
     bar, update = common.progress_bar(ui)
     with bar:
-        record = run([i.name for i in impls] if names else None, size, warmup, iters, flush_l2,
-                     seed, progress=update, energy=None if energy else ())
+        record = measure(chosen, size, warmup, iters, flush_l2, seed, progress=update,
+                         energy=None if energy else ())
     path = results.save(record, out)
     if latest:
         latest.parent.mkdir(parents=True, exist_ok=True)
