@@ -23,8 +23,7 @@ import torch
 from gemmlab import problem, registry, runtime
 from gemmlab.cuda.dispatch import CudaSolver
 from gemmlab.measure.inputs import uniform
-from gemmlab.measure.stats import is_small, timed_calls
-from gemmlab.measure.timing import time_interleaved
+from gemmlab.measure.timing import is_small, time_interleaved, timed_calls
 from gemmlab.reference import error_figures, reference64, strict_fp32
 
 

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from gemmlab.bench import report, results
 from gemmlab.cli import app
-from gemmlab.measure.stats import summarize, tflops
+from gemmlab.measure.timing import summarize, tflops
 
 FIXTURE = Path(__file__).parent / "fixtures" / "bench_record.json"
 

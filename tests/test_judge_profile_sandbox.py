@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 import gemmlab
-from gemmlab.childenv import PACKAGE_ROOT
 from gemmlab.judge import profile, sandbox
+from gemmlab.provenance import PACKAGE_ROOT
 
 SOL = Path(__file__).parent / "fixtures" / "solutions"
 LAYERS = sandbox.layers_here()

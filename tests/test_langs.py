@@ -187,7 +187,7 @@ def _run(script: str, env: dict | None = None) -> subprocess.CompletedProcess:
     import os
     import tempfile
 
-    from gemmlab.childenv import python_env
+    from gemmlab.provenance import python_env
 
     with tempfile.TemporaryDirectory(prefix="gemmlab-langs-") as folder:
         path = Path(folder) / "script.py"

@@ -20,7 +20,7 @@ import sys
 from gemmlab import registry, runtime
 from gemmlab.bench import randomshapes
 from gemmlab.bench.run import measure
-from gemmlab.measure.stats import timed_calls
+from gemmlab.measure.timing import timed_calls
 from gemmlab.policy.classes import MICRO_WORK_PER_SM
 
 #: Shapes whose work M·N·K is at most this many SMs' worth of micro work: micro, tiny and a little more.

@@ -21,7 +21,7 @@ from gemmlab import runtime
 from gemmlab.cuda.dispatch import CudaSolver
 from gemmlab.measure.device import ClockSampler
 from gemmlab.measure.inputs import uniform
-from gemmlab.measure.stats import is_small, timed_calls
+from gemmlab.measure.timing import is_small, timed_calls
 from gemmlab.measure.timing import time_interleaved
 from gemmlab.reference import Precision, error_figures, references, verdict
 

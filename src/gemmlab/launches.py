@@ -10,9 +10,9 @@ import dataclasses
 
 from .cuda import hopper
 from .cuda.dispatch import Launch
+from .cuda.handoff import SplitGrid
 from .cuda.needs import VEC4, Needs, Requires, all_of, whole_tiles
 from .cuda.pad import PaddedOperands
-from .cuda.splitgrid import SplitGrid
 from .cuda.transposed import TransposedA
 
 # The scalar, bounds-checked 2D-tiled kernel: every later rung's fallback.

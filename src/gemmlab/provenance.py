@@ -1,10 +1,15 @@
-"""Which tree a record or an exported file came from: the one place that asks git."""
+"""This copy of gemmlab: the folder it was found in, the tree it came from (the one place that asks
+git), and the environment a Python child needs to import this same copy (NVRTC's compiling child,
+the judge's solution and baseline children)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 from pathlib import Path
+
+#: The folder holding the gemmlab package.
+PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
 
 
 def gemmlab_commit() -> str:
@@ -18,3 +23,10 @@ def gemmlab_commit() -> str:
     except (OSError, subprocess.SubprocessError):
         return ""
     return out.stdout.strip() if out.returncode == 0 else ""
+
+
+def python_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """This process's environment (and `extra`), with PACKAGE_ROOT first on PYTHONPATH."""
+    out = {**os.environ, **(extra or {})}
+    out["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_ROOT, out.get("PYTHONPATH", "")) if p)
+    return out

@@ -17,8 +17,7 @@ from .. import problem, registry
 from ..measure import device as device_info
 from ..measure import energy as energy_meter
 from ..measure.inputs import TIMING_HIGH, TIMING_LOW, fresh_seed, timing_operands
-from ..measure.stats import is_small, summarize, tflops
-from ..measure.timing import QUEUE_AHEAD_CYCLES, time_interleaved
+from ..measure.timing import QUEUE_AHEAD_CYCLES, is_small, summarize, tflops, time_interleaved
 from ..policy import default as tuned_default
 from ..reference import GATES, error_figures, references, verdict
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Collection
 
 from .. import launches, problem, registry
 from ..cuda.needs import Needs
-from ..measure.stats import timed_calls
+from ..measure.timing import timed_calls
 from ..reference import Precision
 from .run import measure, run
 

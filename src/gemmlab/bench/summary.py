@@ -9,7 +9,7 @@ import math
 
 from .. import registry
 from ..cuda.dispatch import same_build
-from ..measure.stats import geomean
+from ..measure.timing import geomean
 
 #: Outputs (M·K) from which a shape counts as "outputs ≥ 256×256".
 LARGE_OUTPUTS = 256 * 256

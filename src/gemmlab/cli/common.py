@@ -15,7 +15,7 @@ from rich.table import Table
 
 from .. import __version__, runtime
 from ..exits import Exit
-from ..measure.stats import SMALL_ITERS, SMALL_WORK
+from ..measure.timing import SMALL_ITERS, SMALL_WORK
 from ..ui import usage
 from ..ui.errors import UsageError, one_line_parse_errors
 
@@ -113,7 +113,7 @@ def results_record(path: Path) -> tuple[dict, str]:
         raise UsageError(f"{path} is not a results record: {exc}") from None
 
 
-#: The timing rule for small shapes, in words (measure.stats.timed_calls decides it).
+#: The timing rule for small shapes, in words (measure.timing.timed_calls decides it).
 SMALL_RULE = f"at least {SMALL_ITERS} below {round(SMALL_WORK ** (1 / 3))}³"
 
 

@@ -7,5 +7,5 @@
   kernel's `needs` is a `Needs`, what the GPU and the build must be; `precondition` is both in words;
 - `driver`: loading cubins and launching on torch's current stream;
 - the host plans a launch may have: `transposed` (an Aᵀ pre-pass), `pad` (operands padded),
-  `splitgrid` and `handoff` (split-K), `tma` (TMA descriptors), `hopper` (the wgmma rungs').
+  `handoff` (split-K: its policy and the split grid), `tma` (TMA descriptors), `hopper` (the wgmma rungs').
 """

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from ..childenv import python_env
+from ..provenance import python_env
 
 KERNEL_DIR = Path(__file__).resolve().parent.parent / "kernels" / "cuda"
 

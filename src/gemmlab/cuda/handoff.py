@@ -13,6 +13,10 @@ their tiles fill the GPU (kernels/cuda/bigtile_splitk.md, experiments/README.md#
 `parts` models a call's time in waves of blocks, each a part's steps plus a fixed cost, plus a
 tree level per halving. The exported file's `split_parts` and `split_least` are the same rules
 in C++ (tests run both).
+
+`SplitGrid` is the host of a launch that splits so with its operands in place (the `small`, `thin`
+and `mma-split` kernels): the tile grid with a third dimension, the parts, and two more arguments
+than ``(A, B, C, M, N, K)``, the scratch for the parts' sums and the counters.
 """
 
 from __future__ import annotations
@@ -23,6 +27,9 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import torch
+
+from . import driver as cl
+from .dispatch import Call, Kernel, Launch, Step
 
 #: The shortest reduction a part keeps, in elements of N (16 steps of BK 8).
 SPLIT_MIN_N = 128
@@ -300,3 +307,52 @@ class SplitPays:
         rows, cols = self.tile
         return split_call(f"ceil_div(K, {cols}) * ceil_div(M, {rows})", f"ceil_div(N, {self.step})",
                           str(self.sms * self.blocks), self.step, self.chain) + " > 1"
+
+
+#: Accumulators per thread of the `small` kernel (4×4): what a split part saves.
+ACCUMULATORS = 16
+
+
+def policy(launch: Launch, m: int, n: int, k: int, chain: int = LONGEST_CHAIN) -> tuple[int, ...]:
+    """What the split policy is given: tiles, reduction steps, resident slots (MIN_BLOCKS blocks
+    per SM), the step, and the least parts (`fewest`)."""
+    slots = cl.sms() * int(launch.defines["MIN_BLOCKS"])
+    across, down = launch.tiles(m, k)
+    return across * down, -(-n // launch.step), slots, launch.step, fewest(n, k, chain)
+
+
+@dataclass(frozen=True)
+class SplitGrid:
+    """Host of a launch whose kernel splits the reduction over grid z and reads A and B in place;
+    each part saves `accumulators` floats a thread (`small` 16, `mma-split` 32)."""
+
+    accumulators: int = ACCUMULATORS
+    #: The threads whose sums a part saves, the block's first (`thin`'s sums sit in a few); 0: all.
+    savers: int = 0
+    #: The longest chain a part sums where N or K is odd (`fewest`); 0: unbounded (TF32).
+    chain: int = LONGEST_CHAIN
+    label = "split-K where the tiles leave SMs idle"
+
+    def slot_floats(self, launch: Launch) -> int:
+        """Floats of one part's saved sums (its slot in the scratch)."""
+        return slot_floats(self.savers or launch.threads, self.accumulators)
+
+    def parts(self, launch: Launch, m: int, n: int, k: int) -> int:
+        return parts(*policy(launch, m, n, k, self.chain))
+
+    def kernels(self, launch: Launch) -> tuple[Kernel, ...]:
+        return ()
+
+    def workspace_bytes(self, launch: Launch, m: int, n: int, k: int) -> int:
+        across, down = launch.tiles(m, k)
+        parts = self.parts(launch, m, n, k)
+        saved = across * down * parts if parts > 1 else 0
+        return saved * self.slot_floats(launch) * 4
+
+    def steps(self, launch: Launch, call: Call, workspace: torch.Tensor | None) -> list[Step]:
+        m, n, k = call.m, call.n, call.k
+        across, down, _ = launch.grid(m, k)
+        parts = self.parts(launch, m, n, k)
+        work = workspace.data_ptr() if workspace is not None else 0
+        flags = counters(call.a.device, across * down * parts if parts > 1 else 0).data_ptr()
+        return [Step(launch.kernel, (across, down, parts), (*call.gemm_args(), work, flags))]

@@ -41,7 +41,6 @@ from . import handoff
 from .dispatch import Call, Kernel, Launch, Step
 from .hopper import TRANSPOSE_TILE as TILE  # the pre-pass file's square tile
 from .pad import PAD_BLOCK_COLS, PAD_COPY, pitch, up
-from .splitgrid import policy
 from .tma import matrix_map
 
 TRANSPOSE_FP32 = Kernel("prepass.cu", "transpose_fp32", (256, 1))
@@ -68,12 +67,12 @@ class TransposedA:
     @staticmethod
     def parts(launch: Launch, m: int, n: int, k: int) -> int:
         """Split-K parts per tile (SPLIT 1): the policy, `handoff.parts`."""
-        return handoff.parts(*policy(launch, m, n, k))
+        return handoff.parts(*handoff.policy(launch, m, n, k))
 
     @staticmethod
     def plan(launch: Launch, m: int, n: int, k: int) -> handoff.TailPlan:
         """Split-K parts of the line of blocks (SPLIT 2): the policy, `handoff.tail_plan`."""
-        return handoff.tail_plan(*policy(launch, m, n, k))
+        return handoff.tail_plan(*handoff.policy(launch, m, n, k))
 
     def kernels(self, launch: Launch) -> tuple[Kernel, ...]:
         return (TRANSPOSE_FP32, PAD_COPY) if self.pad_b else (TRANSPOSE_FP32,)

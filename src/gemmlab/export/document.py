@@ -10,9 +10,9 @@ from pathlib import Path
 from .. import __version__, registry
 from ..cuda import hopper
 from ..cuda.dispatch import Launch
+from ..cuda.handoff import SplitGrid
 from ..cuda.needs import Needs
 from ..cuda.pad import PaddedOperands
-from ..cuda.splitgrid import SplitGrid
 from ..cuda.transposed import TransposedA
 from ..policy import default as tuned_default
 from ..provenance import gemmlab_commit

@@ -455,6 +455,6 @@ def _baseline(timing: dict, yard: Yardstick | None, device: torch.device, wrappe
     if isinstance(times, str):
         verdict.notes.append(f"no baseline: the yardstick's torch.matmul failed ({times})")
         return
-    from ..measure.stats import summarize
+    from ..measure.timing import summarize
 
     add_baseline(timing, baseline_name(False), summarize(times)["median_ms"])

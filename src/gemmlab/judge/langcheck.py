@@ -32,7 +32,7 @@ IMPORTED_ONLY = 4
 
 def check_file(path: Path, framework: str) -> tuple[bool, str]:
     """(whether the file passed, what passed or the error the user needs)."""
-    from ..childenv import python_env
+    from ..provenance import python_env
     from .protocol import printable
 
     cmd = [sys.executable, "-m", "gemmlab.judge.langcheck", "--file", str(Path(path).resolve()), "--framework", framework]

@@ -209,7 +209,7 @@ def plan(scratch: Path, files: list[Path], tool: bool = False) -> SandboxPlan:
     """The sandbox for one solution: `scratch` its only writable folder, `files` (the solution, its
     built library) readable beside the import roots, the toolchains and the system's folders.
     `tool`: a profiler or sanitizer runs the solution, and needs IP sockets and /dev/shm."""
-    from ..childenv import PACKAGE_ROOT
+    from ..provenance import PACKAGE_ROOT
 
     cuda_home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
     reads = _unique([*SYSTEM_READS, *import_roots(), PACKAGE_ROOT, cuda_home, *files])

@@ -40,8 +40,7 @@ from functools import partial
 import torch
 
 from .. import problem
-from ..measure.stats import summarize, tflops
-from ..measure.timing import time_interleaved
+from ..measure.timing import summarize, tflops, time_interleaved
 from ..reference import Precision, strict_fp32
 from .cases import WIDE_HIGH, WIDE_LOW, timed_case, uniform
 from .remote import Outcome, RemoteSolve

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import torch
 
-from ..childenv import python_env
+from ..provenance import python_env
 from ..reference import Precision
 from .arena import capacity
 from .limits import Limits

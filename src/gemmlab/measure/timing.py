@@ -1,16 +1,56 @@
 """The one timing loop: implementations interleaved call by call, each call timed on its own,
 between its own pair of CUDA events (without a GPU, the host clock), so that clock and thermal
 drift fall on all of them alike. bench, the judge's in-process baseline and the tuner time here.
+Beside it: how many calls a shape needs to be timed well, and the summaries of what it timed.
 """
 
 from __future__ import annotations
 
+import math
+import statistics
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import torch
+
+
+def summarize(times_ms: list[float]) -> dict[str, float]:
+    if not times_ms:
+        raise ValueError("no timings")
+    return {
+        "median_ms": statistics.median(times_ms),
+        "mean_ms": statistics.fmean(times_ms),
+        "min_ms": min(times_ms),
+        "max_ms": max(times_ms),
+    }
+
+
+def geomean(values) -> float:
+    """The geometric mean of positive figures (ratios to a yardstick)."""
+    return math.exp(statistics.fmean(math.log(v) for v in values))
+
+
+def tflops(flop: int, ms: float) -> float:
+    return flop / (ms * 1e-3) / 1e12
+
+
+#: Shapes below this many multiply-adds run in tens of microseconds, where a few calls are
+#: noise: their timings take at least SMALL_ITERS calls (the sweep, the tuner).
+SMALL_WORK = 2048 ** 3
+SMALL_ITERS = 50
+
+
+def is_small(shape: tuple[int, int, int]) -> bool:
+    m, n, k = shape
+    return m * n * k < SMALL_WORK
+
+
+def timed_calls(shape: tuple[int, int, int], iters: int) -> int:
+    """How many calls to time at this shape when `iters` are asked for."""
+    return max(iters, SMALL_ITERS) if is_small(shape) else iters
+
 
 #: At small shapes a call's host side can take longer than its kernels, and be counted as the
 #: GPU's time: there each timed call is queued behind a spin on the GPU (`torch.cuda._sleep`),

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from .. import launches as builders
 from ..cuda.dispatch import Launch, same_build
 from ..cuda.needs import Requires
-from ..measure.stats import geomean
+from ..measure.timing import geomean
 
 #: The rungs whose first launch can be a prelude, by name: how to build that launch.
 PRELUDES: dict[str, Callable[[], Launch]] = {"short": builders.short_launch, "gemv": builders.gemv_launch}

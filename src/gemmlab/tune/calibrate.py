@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from ..measure.stats import geomean
+from ..measure.timing import geomean
 from ..policy import preludes
 from ..policy.classes import BY_KEY, CLASSES, classify, representatives
 from ..policy.spaces import SPACES

@@ -14,7 +14,7 @@ For each shape class (one representative shape each), in order:
    cuBLAS FP32 at atol = rtol = 1e-4 (0 elements outside); else *failed*;
 4. **time** (GPU): the verified candidates interleaved call by call with
    cuBLAS FP32 (`measure.timing.time_interleaved`, CUDA events, inputs
-   U[-10, 10)), median of at least MIN_ITERS calls (more below 2048³: measure.stats.timed_calls); SM clock and
+   U[-10, 10)), median of at least MIN_ITERS calls (more below 2048³: measure.timing.timed_calls); SM clock and
    power sampled meanwhile; what the timed calls wrote is judged again;
 5. **decide** (`decide`): the lowest median wins; equal medians go to the
    candidate tried first.
@@ -38,12 +38,12 @@ from typing import Protocol
 from .. import launches as builders
 from ..cuda.compiler import CompileError
 from ..cuda.dispatch import Launch
-from ..measure.stats import timed_calls
+from ..measure.timing import timed_calls
 from ..policy.classes import CLASSES, ShapeClass
 from ..policy.record import KIND, SCHEMA, TIE_BREAK, cubin_digest, slug
 from ..policy.spaces import SPACES
 
-MIN_ITERS = 20  # timed calls per candidate at least (more below 2048³: measure.stats.timed_calls)
+MIN_ITERS = 20  # timed calls per candidate at least (more below 2048³: measure.timing.timed_calls)
 
 
 class Pointer:
@@ -287,8 +287,7 @@ class GpuMeasure:
 
         from ..measure import device as device_info
         from ..measure.inputs import timing_operands
-        from ..measure.stats import is_small
-        from ..measure.timing import time_interleaved
+        from ..measure.timing import is_small, time_interleaved
         from ..reference import (
             Precision,
             error_figures,

@@ -21,7 +21,7 @@
 // float64 product than cuBLAS's one chain (a plain chain a lane left one such element where cuBLAS
 // left none, at 8045x7676x1 and 7086x638x1 on the H200). The rounding intrinsics (__fadd_rn,
 // __fmul_rn) are never contracted into FMAs, under any flags. The lanes' pairs meet in a butterfly
-// of fixed order, and where the reduction is split across blocks (grid z, cuda/splitgrid.py) the
+// of fixed order, and where the reduction is split across blocks (grid z, cuda/handoff.py) the
 // parts' rounded sums meet in splitk.cuh's tree: the same bits every call. Plain loads and the
 // tree's acquire-release atomics: any GPU.
 #include "common.cuh"
