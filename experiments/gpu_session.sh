@@ -73,7 +73,7 @@ for step in "$@"; do
                 || { echo "=== 3x-split's tests failed: its timing is not run"; continue; }
               run 3x-split 400 python3 experiments/3x-split/three_split.py "$OUT/3x-split.jsonl" ;;
     # default beside default with its split bigtile launches on a line of blocks whose last wave's tiles
-    # split into more parts (bigtile's SPLIT 2, launches.tail_twin; experiments/tail-split); first its
+    # split into more parts (bigtile's SPLIT 2, policy.twins.tail_twin; experiments/tail-split); first its
     # GPU tests (a kernel that hangs stops here).
     tail-split) run tail-split-test 300 python3 -m pytest -q -p no:cacheprovider -x tests/test_gpu.py tests/test_export.py -k "tail_split" \
                   || { echo "=== tail-split's tests failed: its timing is not run"; continue; }

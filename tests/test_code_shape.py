@@ -86,13 +86,13 @@ def _comments(path: Path) -> list[tuple[int, str]]:
 
 
 def test_code_comments_carry_no_dates_hashes_or_measured_times():
-    """Issue 53: comments say why, with a link; a measured time, a date or a commit hash belongs in
-    the notes or the experiment index, where tests check it (a parameter such as "every 100 ms"
-    has no decimals and stays)."""
+    """Issue 53: comments say why, with a link; a measured time or share, a date or a commit hash
+    belongs in the notes or the experiment index, where tests check it (a parameter such as "every
+    100 ms" has no decimals and stays)."""
     import re
 
     found = re.compile(r"\b20\d\d-\d\d-\d\d\b|\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b"
-                       r"|(?<![\d.])\d+\.\d+\s?(µs|ms)\b")
+                       r"|(?<![\d.])\d+\.\d+\s?(µs|ms)\b|(?<![\w.])\d+(\.\d+)?(\s?–\s?\d+(\.\d+)?)?\s?%")
     sources = [p for p in sorted(SRC.rglob("*")) if p.suffix in (".py", ".cu", ".cuh")]
     assert len(sources) > 100
     hits = [f"{p.relative_to(SRC)}:{line}: {m.group(0)}" for p in sources for line, text in _comments(p)

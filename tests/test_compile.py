@@ -10,6 +10,7 @@ from gemmlab import launches, registry
 from gemmlab.cuda import compiler, hopper, pad, transposed
 from gemmlab.cuda.compiler import HOPPER_ARCH, CompileError, compile_source, parse_ptxas_log
 from gemmlab.cuda.cubin import max_threads
+from gemmlab.policy import twins
 
 #: Shared memory one block may have on sm_90 (227 KB, opt-in).
 MAX_SMEM = 232448
@@ -190,13 +191,13 @@ def test_rung_numbers_live_in_the_registry_only():
 
 
 def _tail_twins() -> list:
-    """Each bigtile build of `default`'s record, on a line of blocks (launches.tail_twin: experiments/tail-split)."""
+    """Each bigtile build of `default`'s record, on a line of blocks (twins.tail_twin: experiments/tail-split)."""
     from gemmlab.policy import default
 
     found = {}
     for launch in default.launches_from(default.plan()[0], launches.RUNGS[default.BUILTIN]):
         if launch.source == "bigtile.cu" and launch.host is not None:
-            twin = launches.tail_twin(launch)
+            twin = twins.tail_twin(launch)
             found.setdefault(twin.kernel.key, (twin, launch))
     return list(found.values())
 

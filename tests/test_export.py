@@ -23,6 +23,7 @@ from gemmlab.export.builds import BUILDS, Build, build_library, held, ranges, re
 from gemmlab.export.document import collect_variants, plan
 from gemmlab.export.source import real_pass
 from gemmlab.export.tma import layout_lines
+from gemmlab.policy import twins
 from tests.clitools import assert_one_line, files_under, invoke
 
 CUDA_RUNGS = [i for i in registry.IMPLEMENTATIONS if i.family is registry.Family.CUDA]
@@ -254,13 +255,12 @@ def test_the_exported_tail_plan_is_the_python_one(tmp_path):
 
 
 def test_the_tail_split_twins_export_and_build_for_hopper(tmp_path):
-    """launches.tail_twin (experiments/tail-split) in an exported file: the plan in C++ and the line
+    """twins.tail_twin (experiments/tail-split) in an exported file: the plan in C++ and the line
     of blocks with its three numbers after the counters, in both of tma-warp's launches, and the file
     built by nvcc for sm_90a; the plan's helper only in a file that needs it."""
-    from gemmlab import launches
 
     impl = registry.get("tma-warp")
-    text = export_text(replace(impl, launches=tuple(launches.tail_twin(x) for x in impl.launches)))
+    text = export_text(replace(impl, launches=tuple(twins.tail_twin(x) for x in impl.launches)))
     assert text.count("maps[0], maps[1], C, M, N, K, work, counters, lead, lead_parts, tail_parts") == 2
     assert text.count("dim3(blocks)") == 2 and text.count("split_tail_plan(tiles, steps,") == 2
     assert "split_tail_plan" not in export_text(impl)
@@ -678,14 +678,13 @@ def test_the_exported_tail_split_twins_compute_the_product_on_the_gpu(tmp_path):
     built for sm_90a and run through ctypes where the last wave's tiles split (1348×248×6274:
     b-padded; 2112×256×2112: B in place), where every tile splits alike (829×4858×193) and where
     none does (64³), A misaligned too: every element written, within the strict gate."""
-    from gemmlab import launches
 
     impl = registry.get("tma-warp")
     ok, why = impl.can_run_on(torch.device("cuda"))
     if not ok:
         pytest.skip(why)
     source = tmp_path / "tma-warp-tail.cu"
-    source.write_text(export_text(replace(impl, launches=tuple(launches.tail_twin(x) for x in impl.launches))))
+    source.write_text(export_text(replace(impl, launches=tuple(twins.tail_twin(x) for x in impl.launches))))
     lib = tmp_path / "tma-warp-tail.so"
     proc = build_library(source, "-arch=sm_90a", lib)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -15,6 +15,7 @@ from gemmlab.cuda import driver as cl
 from gemmlab.cuda.compiler import compile_source
 from gemmlab.judge.cases import Case, standard_cases, uniform
 from gemmlab.judge.runner import judge
+from gemmlab.policy import twins
 from gemmlab.reference import Precision, poison_, unwritten
 
 pytestmark = pytest.mark.gpu
@@ -388,7 +389,7 @@ def test_two_calls_in_one_callers_capture_leave_other_tensors_alone():
     ((300, 3001, 2001), 0, "tail-one-wave-odd"), ((1500, 2047, 2048), 1, "tail-few-waves-odd-n")])
 def test_defaults_padded_twins_run_right(shape, offset, twin):
     """Before an odd class's b-padded winner `default` runs its 4-byte twin where C has few rows
-    (tests/test_tune.py checks the choice on a CPU), each as its tail twin (`launches.tailed`):
+    (tests/test_tune.py checks the choice on a CPU), each as its tail twin (`twins.tailed`):
     the twin, the winner, and their products, here."""
     impl = registry.get("default")
     m, n, k = shape
@@ -525,7 +526,7 @@ def _assert_same_bits(impls, precision, shape):
     assert all(torch.equal(out[0], x) for x in out[1:]), shape
 
 
-#: Shapes of the tail split (launches.tail_twin, experiments/tail-split), by the rung whose bigtile launch
+#: Shapes of the tail split (twins.tail_twin, experiments/tail-split), by the rung whose bigtile launch
 #: it turns: where its plan on an H200 splits the last wave's tiles (1348×248×6274: 2112 tiles of 64×64
 #: whole, 66 in 4 parts; 1400×250×6300: 528 of 550 tiles of 128×128 whole, 22 in 4 parts), where it
 #: splits every tile as SPLIT 1 does (829×4858×193, 472×6284×974, 1024³, 3×700×5), and where it splits
@@ -547,7 +548,7 @@ def _tail_solver(name: str, shape):
     probe = torch.empty(1, device=GPU)
     launch = impl.dispatch(probe, probe, probe, m, n, k)
     assert launch.source == "bigtile.cu" and launch.host is not None
-    twin = launches.tail_twin(launch)
+    twin = twins.tail_twin(launch)
     return twin, CudaSolver((dataclasses.replace(twin, when=None),))
 
 
@@ -573,7 +574,7 @@ def _right_twice(solve, shape, seeds=(51, 52)):
 
 @pytest.mark.parametrize("name,shape", _TAIL_CASES, ids=[f"{n}-{s}" for n, s in _TAIL_CASES])
 def test_a_tail_split_is_right_repeatable_and_leaves_the_counters_at_zero(name, shape):
-    """bigtile.cu's SPLIT 2 (launches.tail_twin, experiments/tail-split): a line of blocks whose
+    """bigtile.cu's SPLIT 2 (twins.tail_twin, experiments/tail-split): a line of blocks whose
     tiles need not all have as many parts. Within the strict gate, every element written, bit for bit
     the same on a second call, every counter back at zero; on an H200, the plans the shapes were
     chosen for, and where every tile has one part, the bits of the unsplit kernel."""

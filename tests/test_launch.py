@@ -13,7 +13,7 @@ from gemmlab import launches, registry
 from gemmlab.cuda import hopper
 from gemmlab.cuda.dispatch import Call
 from gemmlab.cuda.driver import TensorMap, pack
-from gemmlab.policy import tensor
+from gemmlab.policy import tensor, twins
 
 
 def test_pack_gives_each_argument_its_declared_width():
@@ -361,7 +361,7 @@ def test_default_runs_every_split_bigtile_launch_on_a_line_of_blocks():
 
 
 def test_a_tail_twin_is_its_launch_on_a_line_of_blocks(monkeypatch):
-    """launches.tail_twin (bigtile's SPLIT 2, experiments/tail-split): the launch's kernel, tile,
+    """twins.tail_twin (bigtile's SPLIT 2, experiments/tail-split): the launch's kernel, tile,
     step, precondition and pre-passes, on the Aᵀ host's line of blocks; scratch for one slot a
     block where some tile splits; refused for a launch without the Aᵀ host."""
     from gemmlab.cuda import driver as cl
@@ -374,13 +374,13 @@ def test_a_tail_twin_is_its_launch_on_a_line_of_blocks(monkeypatch):
     bigtiles = [x for x in record if x.source == "bigtile.cu" and x.host is not None]
     assert bigtiles
     for plain in bigtiles:
-        twin = launches.tail_twin(plain)
+        twin = twins.tail_twin(plain)
         assert twin.defines == dict(plain.defines) | {"SPLIT": 2} and twin.name == f"tail-{plain.name}"
         assert (twin.when, twin.tile, twin.step, twin.block) == (plain.when, plain.tile, plain.step, plain.block)
         assert twin.host == transposed.TransposedA(pad_b=plain.host.pad_b, split=True, tail=True)
         assert twin.kernels()[1:] == plain.kernels()[1:]  # the same pre-passes
     tma_warp = next(x for x in bigtiles if x.tile == (64, 64) and x.host.pad_b)
-    twin = launches.tail_twin(tma_warp)
+    twin = twins.tail_twin(tma_warp)
     assert twin.host.plan(twin, 1348, 248, 6274) == handoff.TailPlan(2178, 2112, 1, 4)
     operands = twin.host.operand_bytes(1348, 248, 6274)
     slot = handoff.slot_floats(twin.threads, transposed.ACCUMULATORS) * 4
@@ -391,10 +391,10 @@ def test_a_tail_twin_is_its_launch_on_a_line_of_blocks(monkeypatch):
     assert twin.workspace_bytes(8, 8, 8) == transposed.up(twin.host.operand_bytes(8, 8, 8))
     assert "the last wave's tiles in more parts" in twin.host.label
     with pytest.raises(ValueError, match="not a bigtile launch"):
-        launches.tail_twin(launches.TILING2D)
+        twins.tail_twin(launches.TILING2D)
     # Not rebuilt from its knobs: that builds SPLIT 0 or 1.
     with pytest.raises(ValueError, match="tail_twin"):
-        launches.split_twin(twin)
+        twins.split_twin(twin)
     with pytest.raises(ValueError, match="SPLIT is 0, 1"):
         tma_warp.with_defines({"SPLIT": 3})
 
@@ -687,7 +687,7 @@ def test_default_lists_a_thin_launch_in_every_class_a_thin_shape_can_fall_in(sms
 
     rng = random.Random(sms)
     most = problem.MAX_DIM
-    for launch in launches.default_thin_launches():
+    for launch in twins.default_thin_launches():
         rows, cols = launch.when.rows, launch.when.cols
         for _ in range(300):
             big = [most, rng.randint(1, most), most - rng.randint(0, 64)]

@@ -23,7 +23,7 @@ from gemmlab.cuda.compiler import HOPPER_ARCH, CompileError
 from gemmlab.cuda.handoff import SplitPays
 from gemmlab.cuda.needs import Needs
 from gemmlab.export import export_text
-from gemmlab.policy import classes, default, record
+from gemmlab.policy import classes, default, record, twins
 from gemmlab.policy.classes import CLASSES, InClass, ShapeClass, classify
 from gemmlab.policy.spaces import SPACES
 from gemmlab.tune import search
@@ -596,7 +596,7 @@ def test_the_installed_records_padded_winners_run_their_4_byte_twin_where_c_has_
         assert winner.defines["PAD_B"] == 1 and chosen.host.pad_b == (twin is None), (shape, cls)
         assert chosen.name == (f"{cls} {twin}" if twin else cls), shape
         if twin == "scalar":
-            assert shape[0] <= launches.SCALAR_B_ROWS and chosen.defines["VEC"] == 1, shape
+            assert shape[0] <= twins.SCALAR_B_ROWS and chosen.defines["VEC"] == 1, shape
             assert "TMA_COPY" not in chosen.defines and chosen.defines["SPLIT"] == 1
     # B one float off its 16 bytes: the twin too (it reads B by 4-byte copies)
     off = types.SimpleNamespace(data_ptr=lambda: (1 << 20) + 4)
@@ -725,7 +725,6 @@ def test_the_exported_default_is_accepted_by_the_judge(tmp_path):
 def test_tma_warp_space_keeps_eight_one_warp_blocks_in_an_sm():
     # tma-warp is tma's kernel in blocks of one warp, eight an SM (bigtile_warp.md): every
     # candidate keeps the 64×64 tile and fits eight blocks' stages in an sm_90 SM's shared memory.
-    from gemmlab import launches
 
     space = SPACES["tma-warp"]
     for name in space.launches:

@@ -1,9 +1,9 @@
 """Where B's padded copy costs more than 4-byte copies of B (GPU; about a minute).
 
 A b-padded winner of an odd class first copies B into rows of pitch(K) floats (one streaming pass
-over B, 8 bytes an element), then runs 16-byte copies. Its twin (`launches.scalar_twin`) reads B as
+over B, 8 bytes an element), then runs 16-byte copies. Its twin (`twins.scalar_twin`) reads B as
 it lies by 4-byte cp.async: no pass, four times the copy instructions. The pass's share falls as
-1/M; the copies' cost does not. Prediction (launches.SCALAR_B_ROWS): the twin wins below M ≈ 800,
+1/M; the copies' cost does not. Prediction (twins.SCALAR_B_ROWS): the twin wins below M ≈ 800,
 by about 35 % at M = 116 (the pass moves 400 MB at 116×6278×7990, about 110 µs of 444).
 
 For each shape: cuBLAS FP32, the class's b-padded winner, its scalar twin, and `default` (which
@@ -20,6 +20,7 @@ from statistics import median
 
 import torch
 
+from gemmlab.policy import twins
 from gemmlab import launches as builders
 from gemmlab import registry, runtime
 from gemmlab.cuda.dispatch import CudaSolver
@@ -47,7 +48,7 @@ for m, n, k in SHAPES:
     outs = {x: torch.empty(m, k, device=dev) for x in ("torch", "padded", "scalar", "default")}
     win = winner_at(a, b, outs["padded"], m, n, k)
     solvers = {"padded": CudaSolver((dataclasses.replace(win, when=None),)),
-               "scalar": CudaSolver((dataclasses.replace(builders.scalar_twin(win), when=None),))}
+               "scalar": CudaSolver((dataclasses.replace(twins.scalar_twin(win), when=None),))}
     calls = {"torch": partial(torch.matmul, a, b, out=outs["torch"]),
              **{x: partial(s, a, b, outs[x], m, n, k) for x, s in solvers.items()},
              "default": partial(registry.get("default").solve, a, b, outs["default"], m, n, k)}

@@ -18,7 +18,7 @@ SPLIT 1's block order. Over the 1152 shapes of the 64-shape random records (seed
 a bigtile launch with the Aᵀ host in `default` and 13 get a tail split (the listing below).
 
 Arms: `default` as it ships, and `default-tail`: every split bigtile launch of `default` (SPLIT 1,
-the Aᵀ host) replaced by its `launches.tail_twin` (same kernel knobs, SPLIT 2, same precondition).
+the Aᵀ host) replaced by its `twins.tail_twin` (same kernel knobs, SPLIT 2, same precondition).
 Each timed beside cuBLAS as `gemmlab sweep` times a shape (bench.run.measure: interleaved in
 balanced rounds, GPU time, every result checked against the float64 product, inputs in [-10,
 10)); then two calls of `default-tail` on fixed inputs compared bit for bit (experiments/tools/beside.py).
@@ -51,6 +51,7 @@ import dataclasses
 import sys
 from pathlib import Path
 
+from gemmlab.policy import twins
 from gemmlab import launches, registry, runtime
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
@@ -70,8 +71,8 @@ def split_bigtile(launch) -> bool:
 
 
 def tailing(impl):
-    """`impl` with each split bigtile launch on a line of blocks (launches.tail_twin)."""
-    turned = tuple(launches.tail_twin(x) if split_bigtile(x) else x for x in impl.launches)
+    """`impl` with each split bigtile launch on a line of blocks (twins.tail_twin)."""
+    turned = tuple(twins.tail_twin(x) if split_bigtile(x) else x for x in impl.launches)
     return dataclasses.replace(impl, name=f"{impl.name}-tail", launches=turned, chapter=None, step=0,
                                variant_of=impl.name)
 

@@ -1,7 +1,7 @@
 """Run the split-K twins no rung runs yet, once each at a few shapes, and check them (a GPU aid).
 
 The twins (`launches.wgmma_swap_split_launches`, `launches.wgmma_3xtf32_split_launches`, and
-bigtile's tail split, `launches.tail_twin` of `tma-warp`'s and `splitk`'s launches) are not
+bigtile's tail split, `twins.tail_twin` of `tma-warp`'s and `splitk`'s launches) are not
 registry rungs, so `gemmlab check` and the sanitizer steps of scripts/gpu_session.sh, which walk
 the rungs, never reach them. This script runs them as variants of their rungs: each shape once on
 fresh inputs in [-10, 10), judged against the float64 product at the rung's gate, every element
@@ -22,6 +22,7 @@ import sys
 
 import torch
 
+from gemmlab.policy import twins
 from gemmlab import launches, registry, runtime
 from gemmlab.cuda import handoff
 from gemmlab.judge.cases import uniform
@@ -32,7 +33,7 @@ TAIL_SHAPES = [(2112, 256, 2112), (2113, 200, 2111), (300, 1025, 301), (64, 64, 
 
 
 def _tails(rung: str):
-    return lambda: tuple(launches.tail_twin(x) for x in launches.RUNGS[rung])
+    return lambda: tuple(twins.tail_twin(x) for x in launches.RUNGS[rung])
 
 
 #: Each twin set: the rung it is a variant of, its launches, and the shapes it runs at.

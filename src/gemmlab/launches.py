@@ -175,43 +175,7 @@ def bigtile_launch(pad_b: bool, j_outer: int = 2, warps_m: int = 2, warps_n: int
                   defines=defines, name=name, **bigtile_derive(defines))
 
 
-def split_twin(launch: Launch) -> Launch:
-    """A bigtile launch's SPLIT 1 twin (`splitk`'s build of its knobs), named "split-…"; the parts
-    are the host's policy (cuda/handoff.py)."""
-    twin = bigtile_launch(bool(launch.defines["PAD_B"]), **(_bigtile_knobs(launch.defines) | {"split": True}))
-    return dataclasses.replace(twin, name=f"split-{launch.name}")
-
-
-#: The most rows of C at which a b-padded winner's `scalar_twin` runs first: B's padded copy's
-#: share of a call grows as 1/M, the 4-byte copies' cost does not (experiments/README.md#scalar-b).
-SCALAR_B_ROWS = 128
-
-
-def tail_twin(launch: Launch) -> Launch:
-    """A bigtile launch's twin on a line of blocks (SPLIT 2): the last wave's few tiles may split
-    into more parts than the rest (`handoff.tail_plan`, bigtile_splitk.md). Named "tail-…"."""
-    if launch.source != "bigtile.cu":
-        raise ValueError(f"tail_twin: {launch.name} is not a bigtile launch")
-    twin = launch.with_defines({"SPLIT": 2})
-    return dataclasses.replace(twin, name=f"tail-{launch.name}", when=launch.when)
-
-
-def tailed(chain: tuple[Launch, ...]) -> tuple[Launch, ...]:
-    """`chain` with each split bigtile launch (SPLIT 1) turned into its `tail_twin`, as
-    `default` runs them (experiments/README.md#tail-split); the rungs keep SPLIT 1, as ladder steps."""
-    def splits(x: Launch) -> bool:
-        return x.source == "bigtile.cu" and x.defines.get("SPLIT") == 1
-    return tuple(tail_twin(x) if splits(x) else x for x in chain)
-
-
-def scalar_twin(launch: Launch) -> Launch:
-    """A b-padded bigtile launch's twin reading B as it lies by 4-byte copies (VEC 1, no TMA_COPY),
-    split as `split_twin`, under M ≤ SCALAR_B_ROWS. Named "scalar-…"."""
-    twin = bigtile_launch(False, **(_bigtile_knobs(launch.defines) | {"split": True, "tma": False}), vec=1)
-    return dataclasses.replace(twin, name=f"scalar-{launch.name}", when=Requires(rows=SCALAR_B_ROWS))
-
-
-def _bigtile_knobs(d) -> dict:
+def bigtile_knobs(d) -> dict:
     """The arguments of `bigtile_launch` that rebuild a launch of defines `d`, but `pad_b` and `vec`."""
     if d.get("SPLIT") == 2:  # bigtile_launch builds SPLIT 0 or 1: a twin of it would lose the line
         raise ValueError("bigtile: a tail twin (SPLIT 2) is made by tail_twin, not rebuilt from its knobs")
@@ -355,20 +319,6 @@ def thin_launch(which: str, width: int | None = None, blocks: int | None = None)
 
 #: The `thin` kernels: what the rung runs first.
 THIN_LAUNCHES = tuple(thin_launch(which, width) for which in ("cols", "rows") for width, _ in THIN_WIDTHS[which])
-
-#: Where `default` runs thin_rows (four columns a lane) before `small`'s winners: hoisted `small`
-#: leads it elsewhere (thin.md's preconditions, experiments/README.md#thin-floor).
-DEFAULT_THIN_ROWS = 4
-DEFAULT_THIN_B = 1 << 24
-
-
-def default_thin_launches() -> tuple[Launch, ...]:
-    """The `thin` kernels `default` runs before `small`'s winners: the rung's thin_cols, and thin_rows
-    under DEFAULT_THIN_ROWS and DEFAULT_THIN_B."""
-    cols = tuple(x for x in THIN_LAUNCHES if x.entry == "thin_cols")
-    rows = thin_launch("rows", 4)
-    return (*cols, dataclasses.replace(rows, when=Requires(rows=DEFAULT_THIN_ROWS, b_elements=DEFAULT_THIN_B)))
-
 
 #: The longest reduction the `short` kernel takes (short.cu's SHORT_N): A's rows and B's columns
 #: of a 64×128 tile of C at once in shared memory (25 KB at 32).

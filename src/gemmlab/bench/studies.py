@@ -111,7 +111,7 @@ def sweep(names: list[str], warmup: int = 2, iters: int = 10,
 
 
 #: What `gemmlab sweep --random` times when no names are given: every strict-FP32 CUDA rung that
-#: can be the fastest somewhere (the ladder's first rungs, 5–30× slower, cannot), and cuBLAS.
+#: can be the fastest somewhere (the ladder's first rungs, many times slower, cannot), and cuBLAS.
 RANDOM_DEFAULT = ["float4", "float4-bk16", "double-buffer-64", "cp-async", "warptile", "bigtile", "splitk",
                   "tma", "tma-warp", "small", "default", "torch"]
 #: Whose host overhead the random sweep measures, and where: shapes of 1024² outputs and more, fixed

@@ -6,7 +6,7 @@ N rows of pitch(M) floats (zeros in the padding), into the workspace, and the
 kernel runs with ``(Aᵀ, B, C, M, N, K)``. Aᵀ is the workspace's, hence always
 aligned and in rows of a multiple of 4: the kernel's A side needs nothing of
 the caller's shape or pointer. At the performance shape the pass moves 2 × 201
-MB (A is 8192×6144), about 1 % of the product's time.
+MB (A is 8192×6144), a small share of the product's time (bigtile.md).
 
 With ``pad_b`` the plan also copies B into rows of pitch(K) floats (pad.cu's
 pad_copy; zeros in the padding, which only ever lands in columns of C that are

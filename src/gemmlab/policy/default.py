@@ -27,7 +27,7 @@ from pathlib import Path
 from .. import launches as builders
 from ..cuda.dispatch import Launch
 from ..cuda.needs import all_of
-from . import preludes
+from . import preludes, twins
 from . import record as rec
 from .classes import CLASSES, InClass
 from .spaces import SPACES
@@ -138,8 +138,8 @@ def provenance() -> dict:
 
 def launches() -> tuple[Launch, ...]:
     """`default`'s launches on this machine: the record's winners, then `BUILTIN`'s, each split
-    bigtile launch on a line of blocks (`builders.tailed`)."""
-    return builders.tailed(launches_from(plan()[0], builders.RUNGS[BUILTIN]))
+    bigtile launch on a line of blocks (`twins.tailed`)."""
+    return twins.tailed(launches_from(plan()[0], builders.RUNGS[BUILTIN]))
 
 
 def rungs() -> list[str]:

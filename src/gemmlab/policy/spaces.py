@@ -17,6 +17,7 @@ from .. import problem
 from ..cuda.dispatch import Launch
 from ..cuda.handoff import SplitPays
 from ..cuda.needs import all_of
+from . import twins
 from .classes import SIZES, ShapeClass, fewest_rows, size_of
 
 Knobs = dict[str, int]
@@ -127,7 +128,7 @@ def _small_refine(launch: Launch, cls: ShapeClass, sms: int) -> tuple[Launch, ..
     such shapes can fall, the winner's narrow twin, and its wider-copy twins where the layout allows."""
     if cls.layout == "tiled":
         return ()
-    return (*(x for x in builders.default_thin_launches() if _thin_reaches(x, cls, sms)), builders.narrow(launch),
+    return (*(x for x in twins.default_thin_launches() if _thin_reaches(x, cls, sms)), builders.narrow(launch),
             *(x for x in builders.width_twins(launch) if _widths_fit(x, cls)))
 
 
@@ -153,7 +154,7 @@ def _bigtile_refine(launch: Launch, cls: ShapeClass, sms: int) -> tuple[Launch, 
     (policy/default.md, "The split-K twin")."""
     if launch.defines.get("SPLIT"):
         return _padded_refine(launch, cls, sms)
-    twin = builders.split_twin(launch)
+    twin = twins.split_twin(launch)
     pays = SplitPays(twin.tile, twin.step, int(twin.defines["MIN_BLOCKS"]), sms)
     return (*_padded_refine(launch, cls, sms), dataclasses.replace(twin, when=all_of(twin.when, pays)))
 
@@ -162,9 +163,9 @@ def _padded_refine(launch: Launch, cls: ShapeClass, sms: int) -> tuple[Launch, .
     """Before a b-padded winner, its 4-byte-copy twin where C has few rows: B's padded copy costs the
     same whatever M, so there it is most of the call (experiments/README.md#scalar-b). Not a twin reading
     B in place by 16 bytes: without PAD_B ptxas builds a slower loop (experiments/README.md#random-shapes)."""
-    if not launch.defines.get("PAD_B") or fewest_rows(cls, sms) > builders.SCALAR_B_ROWS:
+    if not launch.defines.get("PAD_B") or fewest_rows(cls, sms) > twins.SCALAR_B_ROWS:
         return ()
-    return (builders.scalar_twin(launch),)
+    return (twins.scalar_twin(launch),)
 
 
 #: Shared memory of an sm_90 SM, and what the system keeps per block (CUDA programming guide, cc 9.0).

@@ -21,6 +21,7 @@ from .. import launches as builders
 from ..cuda import hopper
 from ..cuda.dispatch import Launch
 from ..cuda.needs import Requires, all_of
+from . import twins
 
 #: Outputs (M·K) from which the Hopper kernels' persistent 128×256 tiles run (tensor_dispatch.md):
 #: where wgmma-swap passes mma-split, and wgmma-3xtf32 passes cuBLAS FP32 and `small`.
@@ -38,7 +39,7 @@ SPLIT_LEAST = {"wgmma-swap": 256, "wgmma-3xtf32": 200}
 #: The width floor of the Hopper launches, as a fraction of their blocks side by side (`wide`).
 WIDTH_FLOOR = (3, 4)
 #: Where C is thin, `default`'s strict kernels: gemv first at K = 1, then thin's.
-STRICT_THIN = (builders.gemv_launch(), *builders.default_thin_launches())
+STRICT_THIN = (builders.gemv_launch(), *twins.default_thin_launches())
 
 
 def from_outputs(launches: tuple[Launch, ...], outputs: int, min_reduction: int = 0,

@@ -17,7 +17,7 @@
 //  * One barrier per step: the stage refilled at step t was last read at t − 1.
 //
 // VEC 1 (4-byte copies of B as it lies) runs in `default` only, where C has
-// at most 128 rows (launches.scalar_twin). A as it lies (A_T 0), which lost, is
+// at most 128 rows (policy.twins.scalar_twin). A as it lies (A_T 0), which lost, is
 // experiments/bigtile-arms/arms.patch. Two pieces of code no launch runs stay,
 // marked "unrun": without them ptxas names registers otherwise in 6 of the
 // shipped builds, and the tune record's cubin digests would no longer match.
@@ -199,7 +199,7 @@ __device__ __forceinline__ void store_scalar(const float (&acc)[8][16], float* C
 // 1: split-K, part blockIdx.z of gridDim.z (the host's policy: cuda/handoff.py). 2: split-K on a
 // line of blocks whose tiles need not all have as many parts (a tail split, handoff.TailPlan): the
 // first `lead` tiles in `lead_parts` parts each, the rest in `tail_parts`: what `default` runs
-// (launches.tailed); the rungs run 1.
+// (policy.twins.tailed); the rungs run 1.
 #define SPLIT 0
 #endif
 

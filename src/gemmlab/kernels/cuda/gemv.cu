@@ -13,13 +13,13 @@
 // first element, and one float4 of B serves the warp's ROWS rows (`shared_b`); elsewhere each row
 // reads B 4 bytes at a time beside its own body (`own_b`). The test is uniform across the grid.
 //
-// More exact than FP32: the kernel is bound by A's bytes, so arithmetic is cheap here (the extra
-// cost 3–15 % on the H200, experiments/gemv-floor), and each row's sum is compensated (Ogita, Rump and Oishi's Dot2): every product's rounding error is recovered
+// More exact than FP32: the kernel is bound by A's bytes, so arithmetic is cheap here (its cost:
+// experiments/gemv-floor), and each row's sum is compensated (Ogita, Rump and Oishi's Dot2): every product's rounding error is recovered
 // by an FMA, every addition's by TwoSum, and the errors are added into a second float beside the
 // sum. A lane's pair, the butterfly's pairs and the row's final s + c are then as exact as a sum in
 // twice FP32's precision rounded once: fewer elements outside LeetGPU's tolerance against the
-// float64 product than cuBLAS's one chain (a plain chain a lane left one such element where cuBLAS
-// left none, at 8045x7676x1 and 7086x638x1 on the H200). The rounding intrinsics (__fadd_rn,
+// float64 product than cuBLAS's one chain (a plain chain a lane did worse than cuBLAS there: gemv.md).
+// The rounding intrinsics (__fadd_rn,
 // __fmul_rn) are never contracted into FMAs, under any flags. The lanes' pairs meet in a butterfly
 // of fixed order, and where the reduction is split across blocks (grid z, cuda/handoff.py) the
 // parts' rounded sums meet in splitk.cuh's tree: the same bits every call. Plain loads and the
