@@ -55,7 +55,7 @@ from gemmlab import launches, registry, runtime
 from gemmlab.bench.run import measure
 from gemmlab.measure.inputs import result_bits
 
-# Seed 2039's shapes where `default` ran `small` (experiments/random-shapes/19-random-64-seed2039.json.gz),
+# Seed 2039's shapes where `default` ran `small` (experiments/random-shapes/summary.json.gz#19-random-64-seed2039),
 # its worst first, then two with 16-byte copies and two short reductions.
 SHAPES = ["460x8027x70", "41x1399x3647", "1072x3978x37", "181x3387x446", "820x4870x46", "14x333x1542",
           "220x98x460", "358x2665x237", "198x2083x73", "44x4458x707", "262x3764x1868", "217x118x502",

@@ -1,6 +1,6 @@
 """Why `small` trails cuBLAS FP32 where the output is small and the reduction long (GPU).
 
-The seed-2033 random sweep (experiments/random-shapes/13-random-64-seed2033.json.gz) found `default`
+The seed-2033 random sweep (experiments/random-shapes/summary.json.gz#13-random-64-seed2033) found `default`
 (which runs `small` there) 10-40 % behind cuBLAS at shapes such as 233×5156×242 and 165×3061×570:
 a few dozen 32×64 tiles, each reduction split across grid z by `cuda/handoff.parts`. Is the
 policy's part count wrong, or is a part itself slow? Here each shape is timed with the parts

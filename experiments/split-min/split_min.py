@@ -1,6 +1,6 @@
 """Does a shorter least part (`cuda/handoff.SPLIT_MIN_N`) pay at tiny outputs over reductions of a few hundred? (GPU)
 
-In seed 2038's draw (experiments/random-shapes/18-random-64-seed2038.json.gz) `small` took 10–14 µs
+In seed 2038's draw (experiments/random-shapes/summary.json.gz#18-random-64-seed2038) `small` took 10–14 µs
 at tiny outputs over reductions of 171–946 (15×226×292: 14.2 µs, cuBLAS 9.4), where reductions
 under 100 took 4–5 µs: the split-K policy keeps at least SPLIT_MIN_N = 128 elements of N a part,
 so a reduction of 226 (15 steps of BK 16) runs whole, one step after another, on a few blocks.
