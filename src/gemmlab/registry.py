@@ -2,8 +2,10 @@
 
 The judge, the benchmark, the reports and the CLI all read `REGISTRY`. Adding
 a rung is adding one `Implementation` here and its source files (a ``.cu``
-kernel with a ``.md`` explanation beside it, or a Python module); a CUDA rung's
-launches are declared in `gemmlab.launches` (`RUNGS`), beside their builders.
+kernel with a ``.md`` explanation beside it, or a Python module). A CUDA rung's
+launches are declared in `gemmlab.launches` (`RUNGS`), beside their builders; the other
+families' factories sit beside their kernels (`kernels.triton`, `kernels.torch`,
+`langs.LanguageRung`).
 
 **Chapters.** The ladder is read in chapters (`CHAPTERS`, in reading order), each a
 run of steps with one idea each: `impl.chapter` is its `Chapter`, `impl.step` its
@@ -53,6 +55,9 @@ from .chapters import (  # noqa: F401  (re-exported: the registry's public inter
 from .cuda.compiler import NoGPUError
 from .cuda.dispatch import FALLBACK_MARK, CudaSolver, Launch
 from .cuda.needs import Needs
+from .kernels.torch import torch_fp32, torch_tf32
+from .kernels.triton import triton_matmul, triton_presplit
+from .langs import LanguageRung
 from .launches import RUNGS
 from .policy import default as tuned_default
 from .policy import tensor as tensor_policy
@@ -210,59 +215,6 @@ class Implementation:
 _RUNS_ON: dict[tuple[str, str, int | None], tuple[bool, str]] = {}
 
 
-@dataclass(frozen=True, eq=False)
-class TritonConfig:
-    """Factory of a Triton solver: its class and configuration (which scripts/tune.py varies)."""
-
-    module: str  # under gemmlab.kernels.triton
-    cls: str
-    config: dict
-
-    @property
-    def tile(self) -> tuple[int, int, int]:
-        return self.config["rows"], self.config["cols"], self.config["red"]
-
-    def __call__(self) -> Solve:
-        import importlib
-
-        module = importlib.import_module(f"{__package__}.kernels.triton.{self.module}")
-        return getattr(module, self.cls)(**self.config)
-
-
-def _triton(**config) -> TritonConfig:
-    return TritonConfig("matmul", "TritonMatmul", config)
-
-
-def _triton_presplit(**config) -> TritonConfig:
-    return TritonConfig("presplit", "PreSplit", config)
-
-
-@dataclass(frozen=True, eq=False)
-class LanguageRung:
-    """Factory of a rung written in CuTe DSL, Mojo or TileLang: its source in LeetGPU's format
-    (the file `gemmlab export` writes), turned into a solve on torch tensors by `gemmlab.langs`."""
-
-    family: Family
-    source: str  # relative to the package
-
-    def __call__(self) -> Solve:
-        from . import langs
-
-        return langs.rung_solve(self.family.value, PACKAGE_DIR / self.source)
-
-
-def _torch() -> Solve:
-    from .kernels.torch.matmul import solve
-
-    return solve
-
-
-def _torch_tf32() -> Solve:
-    from .kernels.torch.matmul import solve_tf32
-
-    return solve_tf32
-
-
 class Lazy(Sequence):
     """A tuple computed on first use (`Implementation.launches` and `.sources` of `default`)."""
 
@@ -379,22 +331,22 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         name="triton", family=TRITON, old_number=11, precision=FP32, needs=_ALWAYS,
         summary="one program per 64×64 tile, grouped order, IEEE FP32 dot, masks",
         doc="kernels/triton/matmul.md", sources=("kernels/triton/matmul.py",),
-        factory=_triton(rows=64, cols=64, red=32, group=8, warps=4, stages=3, precision="ieee"),
+        factory=triton_matmul(rows=64, cols=64, red=32, group=8, warps=4, stages=3, precision="ieee"),
         chapter=MEMORY, step=7,
     ),
     Implementation(
         name="torch", family=TORCH, old_number=12, precision=FP32, needs=_ALWAYS,
         summary="torch.matmul(A, B, out=C): cuBLAS SGEMM, TF32 off",
         doc="kernels/torch/matmul.md", sources=("kernels/torch/matmul.py",),
-        factory=_torch,
+        factory=torch_fp32,
         chapter=BASELINES, step=1,
     ),
     Implementation(
         name="triton-tf32x3", family=TRITON, old_number=13, precision=FP32X3, needs=_SM80,
         summary="Triton on tensor cores, three TF32 products per FP32 product",
         doc="kernels/triton/matmul.md", sources=("kernels/triton/matmul.py",),
-        factory=_triton(rows=128, cols=128, red=32, group=8, warps=8, stages=3, precision="split3",
-                promote=True),
+        factory=triton_matmul(rows=128, cols=128, red=32, group=8, warps=8, stages=3, precision="split3",
+                              promote=True),
         chapter=FP32_CORES, step=1, variant_of="triton",
     ),
     _cuda(
@@ -406,15 +358,15 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         name="triton-presplit", family=TRITON, old_number=15, precision=FP32X3, needs=_SM80,
         summary="3xTF32 with each operand split once into TF32 planes before the product",
         doc="kernels/triton/presplit.md", sources=("kernels/triton/presplit.py", "kernels/triton/matmul.py"),
-        factory=_triton_presplit(rows=128, cols=128, red=32, group=8, warps=8, stages=3, transpose_b=True,
-                         steps=1, promote=True),
+        factory=triton_presplit(rows=128, cols=128, red=32, group=8, warps=8, stages=3, transpose_b=True,
+                                steps=1, promote=True),
         chapter=FP32_CORES, step=2,
     ),
     Implementation(
         name="torch-tf32", family=TORCH, old_number=12, precision=TF32, needs=_ALWAYS,
         summary="torch.matmul with TF32 on: cuBLAS on the tensor cores, the tf32 yardstick",
         doc="kernels/torch/matmul.md", sources=("kernels/torch/matmul.py",),
-        factory=_torch_tf32,
+        factory=torch_tf32,
         chapter=BASELINES, step=2, variant_of="torch",
     ),
     _cuda(
