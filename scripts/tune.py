@@ -5,7 +5,7 @@
 
 A developer's tool for choosing a rung's knobs. A CUDA variant overrides the
 macros of one launch; a Triton variant overrides the solver's configuration
-(the registry's `TritonConfig`). Each variant is compiled,
+(`gemmlab.kernels.triton.TritonConfig`). Each variant is compiled,
 checked against the float64 reference, and timed with CUDA events (median of
 10 after 5 warm-ups, interleaved with cuBLAS). Prints a table; writes nothing.
 """

@@ -58,6 +58,24 @@ def test_the_reading_order_is_by_chapter_then_step():
     assert sorted(order, key=lambda i: i.name) == sorted(registry.IMPLEMENTATIONS, key=lambda i: i.name)
     place = [(registry.CHAPTERS.index(i.chapter), i.step) for i in order]
     assert place == sorted(place)
+
+
+def test_the_table_itself_is_in_reading_order():
+    """Issue 53: `IMPLEMENTATIONS` is written as the book reads it, chapter by chapter and step by
+    step, the baselines last: a command that walks the table (bench, check) walks it in that order."""
+    table = list(registry.IMPLEMENTATIONS)
+    assert [i.name for i in table] == [i.name for i in registry.reading_order()]
+    assert table == registry.reading_order() == list(registry.REGISTRY.values())
+
+
+def test_each_factory_sits_beside_its_kernels():
+    """Issue 53: the registry holds the table, not the factories: Triton's and torch's sit in their
+    kernels' packages, the languages' in gemmlab.langs."""
+    home = {"triton": "gemmlab.kernels.triton", "torch": "gemmlab.kernels.torch",
+            **{str(f): "gemmlab.langs" for f in registry.LANGUAGE_FAMILIES}}
+    factories = {i.name: (i.family, i.factory.__module__) for i in registry.IMPLEMENTATIONS if i.factory}
+    assert {f for f, _ in factories.values()} == home.keys()
+    assert {name: m for name, (f, m) in factories.items() if m != home[f]} == {}
     assert [i.name for i in registry.in_chapter("fp32")][-1] == "default"  # the chapter's destination
 
 

@@ -1,9 +1,11 @@
 """The one registry of implementations: every rung of the ladder, and the chapters it is read in.
 
 The judge, the benchmark, the reports and the CLI all read `REGISTRY`. Adding
-a rung is adding one `Implementation` here and its source files (a ``.cu``
-kernel with a ``.md`` explanation beside it, or a Python module); a CUDA rung's
-launches are declared in `gemmlab.launches` (`RUNGS`), beside their builders.
+a rung is adding one `Implementation` to `IMPLEMENTATIONS`, at its step of its chapter
+(the table is in reading order), and its source files (a ``.cu`` kernel with a ``.md``
+explanation beside it, or a Python module). A CUDA rung's launches are declared in
+`gemmlab.launches` (`RUNGS`), beside their builders; the other families' factories sit
+beside their kernels (`kernels.triton`, `kernels.torch`, `langs.LanguageRung`).
 
 **Chapters.** The ladder is read in chapters (`CHAPTERS`, in reading order), each a
 run of steps with one idea each: `impl.chapter` is its `Chapter`, `impl.step` its
@@ -53,6 +55,9 @@ from .chapters import (  # noqa: F401  (re-exported: the registry's public inter
 from .cuda.compiler import NoGPUError
 from .cuda.dispatch import FALLBACK_MARK, CudaSolver, Launch
 from .cuda.needs import Needs
+from .kernels.torch import torch_fp32, torch_tf32
+from .kernels.triton import triton_matmul, triton_presplit
+from .langs import LanguageRung
 from .launches import RUNGS
 from .policy import default as tuned_default
 from .policy import tensor as tensor_policy
@@ -210,61 +215,8 @@ class Implementation:
 _RUNS_ON: dict[tuple[str, str, int | None], tuple[bool, str]] = {}
 
 
-@dataclass(frozen=True, eq=False)
-class TritonConfig:
-    """Factory of a Triton solver: its class and configuration (which scripts/tune.py varies)."""
-
-    module: str  # under gemmlab.kernels.triton
-    cls: str
-    config: dict
-
-    @property
-    def tile(self) -> tuple[int, int, int]:
-        return self.config["rows"], self.config["cols"], self.config["red"]
-
-    def __call__(self) -> Solve:
-        import importlib
-
-        module = importlib.import_module(f"{__package__}.kernels.triton.{self.module}")
-        return getattr(module, self.cls)(**self.config)
-
-
-def _triton(**config) -> TritonConfig:
-    return TritonConfig("matmul", "TritonMatmul", config)
-
-
-def _triton_presplit(**config) -> TritonConfig:
-    return TritonConfig("presplit", "PreSplit", config)
-
-
-@dataclass(frozen=True, eq=False)
-class LanguageRung:
-    """Factory of a rung written in CuTe DSL, Mojo or TileLang: its source in LeetGPU's format
-    (the file `gemmlab export` writes), turned into a solve on torch tensors by `gemmlab.langs`."""
-
-    family: Family
-    source: str  # relative to the package
-
-    def __call__(self) -> Solve:
-        from . import langs
-
-        return langs.rung_solve(self.family.value, PACKAGE_DIR / self.source)
-
-
-def _torch() -> Solve:
-    from .kernels.torch.matmul import solve
-
-    return solve
-
-
-def _torch_tf32() -> Solve:
-    from .kernels.torch.matmul import solve_tf32
-
-    return solve_tf32
-
-
 class Lazy(Sequence):
-    """A tuple computed on first use (`Implementation.launches` and `.sources` of `default`)."""
+    """A tuple computed on first use: `default`'s launches and sources, a dispatcher's sources."""
 
     def __init__(self, make: Callable[[], Sequence]):
         self._make = make
@@ -309,7 +261,29 @@ CUDA, TRITON, TORCH = Family.CUDA, Family.TRITON, Family.TORCH
 CUTE, MOJO, TILELANG = Family.CUTE, Family.MOJO, Family.TILELANG
 _ALWAYS, _SM80, _SM90, _HOPPER = Needs.ANY, Needs.SM80, Needs.SM90, Needs.SM90A
 
+
+def _sources_of(*names: str) -> tuple[str, ...]:
+    """The sources of the named implementations, each once, in order: what a rung that runs their
+    launches builds."""
+    by_name = {i.name: i for i in IMPLEMENTATIONS}
+    return tuple(dict.fromkeys(s for name in names for s in by_name[name].sources))
+
+
+def _built_with(*names: str, also: tuple[str, ...] = ()) -> Lazy:
+    """A dispatcher's sources: those of the rungs it dispatches to (`_sources_of`), then `also`;
+    resolved on first use, once the table holds them all."""
+    return Lazy(lambda: _sources_of(*names) + also)
+
+
+def _default_sources() -> tuple[str, ...]:
+    """The sources of every rung whose launches `default` runs here."""
+    return _sources_of(*tuned_default.rungs())
+
+
+# The table, in reading order: chapter by chapter (`CHAPTERS`), by step within one, the unnumbered
+# baselines last (tests/test_chapters.py keeps it so). `old_number` is an alias only.
 IMPLEMENTATIONS: tuple[Implementation, ...] = (
+    # 1 · SIMT basics
     _cuda(
         name="naive", old_number=1, precision=FP32, needs=_ALWAYS,
         summary="one thread per output, dot product straight from global memory",
@@ -340,6 +314,8 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         summary="64×64 block tile, an 8×4 register micro-tile per thread",
         doc="tiling2d", chapter=SIMT, step=6,
     ),
+
+    # 2 · Memory
     _cuda(
         name="float4", old_number=7, precision=FP32, needs=_ALWAYS,
         summary="2D tiling with 16-byte loads and stores, BK=32",
@@ -370,75 +346,19 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         summary="the copy engine moves tiles global→shared (cp.async), 128×128",
         doc="cp_async", chapter=MEMORY, step=6,
     ),
-    _cuda(
-        name="wmma-tf32", old_number=10, precision=TF32, needs=_ALWAYS,
-        summary="tensor cores through WMMA, inputs rounded to TF32",
-        doc="wmma_tf32", chapter=TF32_CORES, step=1,
-    ),
     Implementation(
         name="triton", family=TRITON, old_number=11, precision=FP32, needs=_ALWAYS,
         summary="one program per 64×64 tile, grouped order, IEEE FP32 dot, masks",
         doc="kernels/triton/matmul.md", sources=("kernels/triton/matmul.py",),
-        factory=_triton(rows=64, cols=64, red=32, group=8, warps=4, stages=3, precision="ieee"),
+        factory=triton_matmul(rows=64, cols=64, red=32, group=8, warps=4, stages=3, precision="ieee"),
         chapter=MEMORY, step=7,
     ),
-    Implementation(
-        name="torch", family=TORCH, old_number=12, precision=FP32, needs=_ALWAYS,
-        summary="torch.matmul(A, B, out=C): cuBLAS SGEMM, TF32 off",
-        doc="kernels/torch/matmul.md", sources=("kernels/torch/matmul.py",),
-        factory=_torch,
-        chapter=BASELINES, step=1,
-    ),
-    Implementation(
-        name="triton-tf32x3", family=TRITON, old_number=13, precision=FP32X3, needs=_SM80,
-        summary="Triton on tensor cores, three TF32 products per FP32 product",
-        doc="kernels/triton/matmul.md", sources=("kernels/triton/matmul.py",),
-        factory=_triton(rows=128, cols=128, red=32, group=8, warps=8, stages=3, precision="split3",
-                promote=True),
-        chapter=FP32_CORES, step=1, variant_of="triton",
-    ),
+
+    # 3 · Past cuBLAS in FP32
     _cuda(
         name="warptile", old_number=14, precision=FP32, needs=_ALWAYS,
         summary="strict FP32 past the notes: A transposed in shared memory, warp tiles, 8×8 per thread",
         doc="warptile", chapter=PAST_CUBLAS, step=1,
-    ),
-    Implementation(
-        name="triton-presplit", family=TRITON, old_number=15, precision=FP32X3, needs=_SM80,
-        summary="3xTF32 with each operand split once into TF32 planes before the product",
-        doc="kernels/triton/presplit.md", sources=("kernels/triton/presplit.py", "kernels/triton/matmul.py"),
-        factory=_triton_presplit(rows=128, cols=128, red=32, group=8, warps=8, stages=3, transpose_b=True,
-                         steps=1, promote=True),
-        chapter=FP32_CORES, step=2,
-    ),
-    Implementation(
-        name="torch-tf32", family=TORCH, old_number=12, precision=TF32, needs=_ALWAYS,
-        summary="torch.matmul with TF32 on: cuBLAS on the tensor cores, the tf32 yardstick",
-        doc="kernels/torch/matmul.md", sources=("kernels/torch/matmul.py",),
-        factory=_torch_tf32,
-        chapter=BASELINES, step=2, variant_of="torch",
-    ),
-    _cuda(
-        name="mma-tf32", old_number=16, precision=TF32, needs=_SM80,
-        summary="tensor cores through mma.sync m16n8k8, fed by a 3-stage cp.async pipeline",
-        doc="mma_tf32", chapter=TF32_CORES, step=2,
-    ),
-    _cuda(
-        name="wgmma-tma", old_number=17, precision=TF32, needs=_HOPPER,
-        summary="Hopper: TMA copies tiles, an mbarrier pipeline, wgmma reads shared memory",
-        doc="wgmma_tma", sources=_cu("wgmma_tma", "hopper.cuh", "prepass"),
-        chapter=TF32_CORES, step=3,
-    ),
-    _cuda(
-        name="wgmma-ws", old_number=18, precision=TF32, needs=_HOPPER,
-        summary="Hopper: a producer warpgroup and two consumers, setmaxnreg, a persistent grid",
-        doc="wgmma_ws", sources=_cu("wgmma_ws", "hopper.cuh", "prepass"),
-        chapter=TF32_CORES, step=4,
-    ),
-    _cuda(
-        name="wgmma-3xtf32", old_number=19, precision=FP32X3, needs=_HOPPER,
-        summary="FP32-accurate on Hopper tensor cores: 3 TF32 wgmma products per step, promoted in FP32",
-        doc="wgmma_3xtf32", sources=_cu("wgmma_3xtf32", "hopper.cuh", "prepass"),
-        chapter=FP32_CORES, step=3,
     ),
     _cuda(
         name="bigtile", old_number=20, precision=FP32, needs=_SM80,
@@ -452,12 +372,6 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         chapter=PAST_CUBLAS, step=3, variant_of="bigtile",
     ),
     _cuda(
-        name="wgmma-swap", old_number=22, precision=TF32, needs=_HOPPER,
-        summary="Hopper without a pre-pass: C as Cᵀ = Bᵀ·Aᵀ, B gathered into registers, TMA rounds to TF32",
-        doc="wgmma_swap", sources=_cu("wgmma_swap", "hopper.cuh", "prepass"),
-        chapter=TF32_CORES, step=5,
-    ),
-    _cuda(
         name="tma", old_number=23, precision=FP32, needs=_SM90,
         summary="strict FP32: splitk's kernel with both tiles by TMA on per-stage mbarriers, one thread issuing",
         doc="bigtile_tma", sources=_cu("bigtile", "splitk.cuh", "hopper.cuh", "prepass", "pad"),
@@ -468,87 +382,6 @@ IMPLEMENTATIONS: tuple[Implementation, ...] = (
         summary="strict FP32 for little work: one launch, no pre-pass, 32×64 tiles, cp.async stages, split-K in a tree",
         doc="small", sources=_cu("small", "splitk.cuh"), chapter=PAST_CUBLAS, step=5,
     ),
-)
-
-
-
-def _sources_of(*names: str) -> tuple[str, ...]:
-    """The sources of the named implementations registered so far, each once, in order: what a
-    rung that runs their launches builds."""
-    by_name = {i.name: i for i in IMPLEMENTATIONS}
-    return tuple(dict.fromkeys(s for name in names for s in by_name[name].sources))
-
-
-def _default_sources() -> tuple[str, ...]:
-    """The sources of every rung whose launches `default` runs here."""
-    return _sources_of(*tuned_default.rungs())
-
-
-# `default`: per shape class, the winner of the GPU's tune record, after every rung (gemmlab.policy.default).
-# Its launches and sources are resolved on first use: which record applies depends on the GPU.
-IMPLEMENTATIONS += (Implementation(
-    name=tuned_default.NAME, family=CUDA, old_number=max(i.old_number for i in IMPLEMENTATIONS) + 1,
-    precision=FP32, needs=_ALWAYS,
-    summary="shape-aware: per shape class the fastest verified strict-FP32 configuration of the "
-            "GPU's tune record (gemmlab tune), else warptile",
-    doc="policy/default.md", sources=Lazy(_default_sources), launches=Lazy(tuned_default.launches),
-    chapter=PAST_CUBLAS, step=10,
-),)
-
-# After `default` (its old number 25 stays an alias): tensor cores at every shape.
-IMPLEMENTATIONS += (
-    _cuda(
-        name="mma-split", old_number=26, precision=TF32, needs=_SM80,
-        summary="TF32 for little work or few tiles: mma.sync on 64×64 tiles, no pre-pass, split-K in a tree",
-        doc="mma_split", sources=_cu("mma_split", "splitk.cuh"), chapter=TF32_CORES, step=6,
-    ),
-)
-# The dispatchers build what the rungs they dispatch to build.
-IMPLEMENTATIONS += (
-    Implementation(
-        name="tf32", family=CUDA, old_number=27, precision=TF32, needs=_SM80,
-        summary="TF32 at every shape: wgmma-swap where the output fills the GPU, mma-split below it, strict-FP32 "
-        "short where the reduction is and thin or gemv where C is",
-        doc=_md("tensor_dispatch"),
-        sources=_sources_of("wgmma-swap", "mma-split") + _cu("short", "thin", "gemv"),
-        launches=tensor_policy.tf32_launches(),
-        chapter=TF32_CORES, step=7, variant_of="wgmma-swap",
-    ),
-    Implementation(
-        name="3xtf32", family=CUDA, old_number=28, precision=FP32X3, needs=_SM80,
-        summary="FP32-accurate at every shape: wgmma-3xtf32 where the output fills the GPU, strict-FP32 small below it, "
-        "short where the reduction is and thin or gemv where C is",
-        doc=_md("tensor_dispatch"),
-        sources=_sources_of("wgmma-3xtf32", "small") + _cu("short", "thin", "gemv"),
-        launches=tensor_policy.x3_launches(),
-        chapter=FP32_CORES, step=4, variant_of="wgmma-3xtf32",
-    ),
-    # Other languages LeetGPU accepts (CuTe DSL, Mojo) or is asked for (TileLang): each rung's
-    # source is one file in that format. Optional: without the toolchain they say which extra.
-    Implementation(
-        name="cute-tiled", family=CUTE, old_number=29, precision=FP32, needs=_ALWAYS,
-        summary="CuTe DSL, strict FP32: 128×128 tiles staged through registers into shared memory, a tiled MMA "
-        "of the universal FMA atom",
-        doc="kernels/cute/tiled.md", sources=("kernels/cute/tiled.py",),
-        factory=LanguageRung(CUTE, "kernels/cute/tiled.py"), chapter=LANGUAGES, step=1,
-    ),
-    Implementation(
-        name="mojo-tiled", family=MOJO, old_number=30, precision=FP32, needs=_ALWAYS,
-        summary="Mojo, strict FP32: 64×64 tiles in shared memory, 4×4 per thread as SIMD vectors, 16-byte loads",
-        doc="kernels/mojo/tiled.md", sources=("kernels/mojo/tiled.mojo",),
-        factory=LanguageRung(MOJO, "kernels/mojo/tiled.mojo"), chapter=LANGUAGES, step=2,
-    ),
-    Implementation(
-        name="tilelang-gemm", family=TILELANG, old_number=31, precision=TF32, needs=_SM80,
-        summary="TileLang: T.copy, T.Pipelined and T.gemm on 128×128 tiles; on float32 that is TF32 tensor cores",
-        doc="kernels/tilelang/gemm.md", sources=("kernels/tilelang/gemm.py",),
-        factory=LanguageRung(TILELANG, "kernels/tilelang/gemm.py"), chapter=LANGUAGES, step=3,
-    ),
-)
-
-# Written after the languages (old numbers follow the order rungs were written in), read before
-# `default`, which runs it where a random sweep found it fastest.
-IMPLEMENTATIONS += (
     _cuda(
         name="tma-warp", old_number=32, precision=FP32, needs=_SM90,
         summary="strict FP32: tma's kernel in blocks of one warp, 64×64 tiles, eight blocks an SM: no warp waits at "
@@ -573,6 +406,130 @@ IMPLEMENTATIONS += (
         summary="strict FP32 where C is one column (K = 1): a matrix-vector product, A streamed 16 bytes a lane, "
         "several loads ahead, a compensated sum a lane a row, split-K in a tree; thin's and small's launches elsewhere",
         doc="gemv", sources=_cu("gemv", "thin", "small", "splitk.cuh"), chapter=PAST_CUBLAS, step=9,
+    ),
+    # Per shape class, the winner of the GPU's tune record (gemmlab.policy.default). Its launches and
+    # sources are resolved on first use: which record applies depends on the GPU.
+    Implementation(
+        name=tuned_default.NAME, family=CUDA, old_number=25, precision=FP32, needs=_ALWAYS,
+        summary="shape-aware: per shape class the fastest verified strict-FP32 configuration of the "
+                "GPU's tune record (gemmlab tune), else warptile",
+        doc="policy/default.md", sources=Lazy(_default_sources), launches=Lazy(tuned_default.launches),
+        chapter=PAST_CUBLAS, step=10,
+    ),
+
+    # 4 · TF32 tensor cores
+    _cuda(
+        name="wmma-tf32", old_number=10, precision=TF32, needs=_ALWAYS,
+        summary="tensor cores through WMMA, inputs rounded to TF32",
+        doc="wmma_tf32", chapter=TF32_CORES, step=1,
+    ),
+    _cuda(
+        name="mma-tf32", old_number=16, precision=TF32, needs=_SM80,
+        summary="tensor cores through mma.sync m16n8k8, fed by a 3-stage cp.async pipeline",
+        doc="mma_tf32", chapter=TF32_CORES, step=2,
+    ),
+    _cuda(
+        name="wgmma-tma", old_number=17, precision=TF32, needs=_HOPPER,
+        summary="Hopper: TMA copies tiles, an mbarrier pipeline, wgmma reads shared memory",
+        doc="wgmma_tma", sources=_cu("wgmma_tma", "hopper.cuh", "prepass"),
+        chapter=TF32_CORES, step=3,
+    ),
+    _cuda(
+        name="wgmma-ws", old_number=18, precision=TF32, needs=_HOPPER,
+        summary="Hopper: a producer warpgroup and two consumers, setmaxnreg, a persistent grid",
+        doc="wgmma_ws", sources=_cu("wgmma_ws", "hopper.cuh", "prepass"),
+        chapter=TF32_CORES, step=4,
+    ),
+    _cuda(
+        name="wgmma-swap", old_number=22, precision=TF32, needs=_HOPPER,
+        summary="Hopper without a pre-pass: C as Cᵀ = Bᵀ·Aᵀ, B gathered into registers, TMA rounds to TF32",
+        doc="wgmma_swap", sources=_cu("wgmma_swap", "hopper.cuh", "prepass"),
+        chapter=TF32_CORES, step=5,
+    ),
+    _cuda(
+        name="mma-split", old_number=26, precision=TF32, needs=_SM80,
+        summary="TF32 for little work or few tiles: mma.sync on 64×64 tiles, no pre-pass, split-K in a tree",
+        doc="mma_split", sources=_cu("mma_split", "splitk.cuh"), chapter=TF32_CORES, step=6,
+    ),
+    Implementation(
+        name="tf32", family=CUDA, old_number=27, precision=TF32, needs=_SM80,
+        summary="TF32 at every shape: wgmma-swap where the output fills the GPU, mma-split below it, strict-FP32 "
+        "short where the reduction is and thin or gemv where C is",
+        doc=_md("tensor_dispatch"),
+        sources=_built_with("wgmma-swap", "mma-split", also=_cu("short", "thin", "gemv")),
+        launches=tensor_policy.tf32_launches(),
+        chapter=TF32_CORES, step=7, variant_of="wgmma-swap",
+    ),
+
+    # 5 · FP32-accurate tensor cores
+    Implementation(
+        name="triton-tf32x3", family=TRITON, old_number=13, precision=FP32X3, needs=_SM80,
+        summary="Triton on tensor cores, three TF32 products per FP32 product",
+        doc="kernels/triton/matmul.md", sources=("kernels/triton/matmul.py",),
+        factory=triton_matmul(rows=128, cols=128, red=32, group=8, warps=8, stages=3, precision="split3",
+                              promote=True),
+        chapter=FP32_CORES, step=1, variant_of="triton",
+    ),
+    Implementation(
+        name="triton-presplit", family=TRITON, old_number=15, precision=FP32X3, needs=_SM80,
+        summary="3xTF32 with each operand split once into TF32 planes before the product",
+        doc="kernels/triton/presplit.md", sources=("kernels/triton/presplit.py", "kernels/triton/matmul.py"),
+        factory=triton_presplit(rows=128, cols=128, red=32, group=8, warps=8, stages=3, transpose_b=True,
+                                steps=1, promote=True),
+        chapter=FP32_CORES, step=2,
+    ),
+    _cuda(
+        name="wgmma-3xtf32", old_number=19, precision=FP32X3, needs=_HOPPER,
+        summary="FP32-accurate on Hopper tensor cores: 3 TF32 wgmma products per step, promoted in FP32",
+        doc="wgmma_3xtf32", sources=_cu("wgmma_3xtf32", "hopper.cuh", "prepass"),
+        chapter=FP32_CORES, step=3,
+    ),
+    Implementation(
+        name="3xtf32", family=CUDA, old_number=28, precision=FP32X3, needs=_SM80,
+        summary="FP32-accurate at every shape: wgmma-3xtf32 where the output fills the GPU, strict-FP32 small below it, "
+        "short where the reduction is and thin or gemv where C is",
+        doc=_md("tensor_dispatch"),
+        sources=_built_with("wgmma-3xtf32", "small", also=_cu("short", "thin", "gemv")),
+        launches=tensor_policy.x3_launches(),
+        chapter=FP32_CORES, step=4, variant_of="wgmma-3xtf32",
+    ),
+
+    # 6 · Other languages LeetGPU accepts (CuTe DSL, Mojo) or is asked for (TileLang): each rung's
+    # source is one file in that format. Optional: without the toolchain they say which extra.
+    Implementation(
+        name="cute-tiled", family=CUTE, old_number=29, precision=FP32, needs=_ALWAYS,
+        summary="CuTe DSL, strict FP32: 128×128 tiles staged through registers into shared memory, a tiled MMA "
+        "of the universal FMA atom",
+        doc="kernels/cute/tiled.md", sources=("kernels/cute/tiled.py",),
+        factory=LanguageRung(CUTE, "kernels/cute/tiled.py"), chapter=LANGUAGES, step=1,
+    ),
+    Implementation(
+        name="mojo-tiled", family=MOJO, old_number=30, precision=FP32, needs=_ALWAYS,
+        summary="Mojo, strict FP32: 64×64 tiles in shared memory, 4×4 per thread as SIMD vectors, 16-byte loads",
+        doc="kernels/mojo/tiled.md", sources=("kernels/mojo/tiled.mojo",),
+        factory=LanguageRung(MOJO, "kernels/mojo/tiled.mojo"), chapter=LANGUAGES, step=2,
+    ),
+    Implementation(
+        name="tilelang-gemm", family=TILELANG, old_number=31, precision=TF32, needs=_SM80,
+        summary="TileLang: T.copy, T.Pipelined and T.gemm on 128×128 tiles; on float32 that is TF32 tensor cores",
+        doc="kernels/tilelang/gemm.md", sources=("kernels/tilelang/gemm.py",),
+        factory=LanguageRung(TILELANG, "kernels/tilelang/gemm.py"), chapter=LANGUAGES, step=3,
+    ),
+
+    # The baselines, unnumbered: what every figure is compared with.
+    Implementation(
+        name="torch", family=TORCH, old_number=12, precision=FP32, needs=_ALWAYS,
+        summary="torch.matmul(A, B, out=C): cuBLAS SGEMM, TF32 off",
+        doc="kernels/torch/matmul.md", sources=("kernels/torch/matmul.py",),
+        factory=torch_fp32,
+        chapter=BASELINES, step=1,
+    ),
+    Implementation(
+        name="torch-tf32", family=TORCH, old_number=12, precision=TF32, needs=_ALWAYS,
+        summary="torch.matmul with TF32 on: cuBLAS on the tensor cores, the tf32 yardstick",
+        doc="kernels/torch/matmul.md", sources=("kernels/torch/matmul.py",),
+        factory=torch_tf32,
+        chapter=BASELINES, step=2, variant_of="torch",
     ),
 )
 
@@ -615,14 +572,15 @@ def aliases_of(name: str) -> list[str]:
 
 
 def by_old_number() -> list[Implementation]:
-    """Every implementation by its number before chapters, registry order within one (the
+    """Every implementation by its number before chapters, in reading order within one (the
     baselines share torch's): what old command lines number."""
     return sorted(IMPLEMENTATIONS, key=lambda impl: impl.old_number)
 
 
 def reading_order() -> list[Implementation]:
     """Every implementation in the order a reader meets it: chapter by chapter (`CHAPTERS`), by
-    step within one; the unnumbered baselines last."""
+    step within one; the unnumbered baselines last. The table is written in this order
+    (tests/test_chapters.py); sorting keeps it so for a rung added to it later (a test's)."""
     place = {c.key: i for i, c in enumerate(CHAPTERS)}
     return sorted(IMPLEMENTATIONS, key=lambda impl: (place[impl.chapter.key], impl.step))
 

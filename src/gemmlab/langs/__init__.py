@@ -4,12 +4,17 @@ CuTe DSL, Mojo and TileLang. What each needs and how to get it, read without imp
 Each toolchain is an optional extra (`gemmlab[cute]`, `gemmlab[mojo]`, `gemmlab[tilelang]`):
 `missing()` says in one line why it cannot run here, and the judge turns that into exit 3.
 `solution` is the one loader of a file in LeetGPU's format, the judge's and the rungs' alike.
+`LanguageRung` is the registry's factory of a rung written in one of these languages.
 """
 
 from __future__ import annotations
 
 import importlib.util
 from dataclasses import dataclass
+from pathlib import Path
+
+#: The gemmlab package folder: a `LanguageRung`'s source is relative to it.
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
 
 
 @dataclass(frozen=True)
@@ -40,11 +45,21 @@ TOOLCHAINS: dict[str, Toolchain] = {
 }
 
 
+@dataclass(frozen=True, eq=False)
+class LanguageRung:
+    """Factory of a rung written in CuTe DSL, Mojo or TileLang: its source in LeetGPU's format
+    (the file `gemmlab export` writes), turned into a solve on torch tensors by `rung_solve`."""
+
+    framework: str  # a key of TOOLCHAINS (the registry passes its Family, a str)
+    source: str  # relative to the package
+
+    def __call__(self):
+        return rung_solve(str(self.framework), PACKAGE_DIR / self.source)
+
+
 def rung_solve(framework: str, source):
     """A registry rung's solve on torch tensors, from its source in LeetGPU's format: a Mojo
     file built for this GPU, a CuTe DSL file compiled now, a TileLang file as it is."""
-    from pathlib import Path
-
     from .. import runtime
     from .solution import import_solve, load_library
 
