@@ -175,3 +175,21 @@ def test_each_implementation_takes_each_place_and_follows_each_other_equally_oft
     followers = Counter(r[i + 1] for r in rounds for i in range(3) if r[i] == "a")
     assert followers == {"b": 2, "c": 2, "d": 2}
     assert time_interleaved({"x": lambda: 1 / 0}, {"x": torch.zeros(1)}, 1, 3, gpu=False)[0] == {}
+
+
+def test_bench_resolves_each_name_once_and_asks_once_whether_it_runs(tmp_path, monkeypatch):
+    """Issue 53: the command line resolved the names and asked `can_run_on`, then `measure`
+    resolved them and asked again. Now it asks once (`bench.run.lineup`); the only other ask is
+    `solve`'s own guard, once a process (emptied here, so it counts)."""
+    from gemmlab import registry
+
+    asked, resolved = [], []
+    ask, resolve = registry.Implementation.can_run_on, registry.resolve
+    monkeypatch.setattr(registry.Implementation, "can_run_on", lambda impl, device: asked.append(impl.name) or ask(impl, device))
+    monkeypatch.setattr(registry, "resolve", lambda name: resolved.append(name) or resolve(name))
+    monkeypatch.setattr(registry, "_RUNS_ON", {})
+    result = CliRunner().invoke(app, ["bench", "torch", "--shape", "32", "32", "32", "--iters", "1",
+                                      "--warmup", "0", "--no-energy", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert resolved == ["torch"]
+    assert asked == ["torch", "torch"]  # the lineup, then solve's guard

@@ -86,9 +86,9 @@ def measure(
     energy_rounds: int = 2,
 ) -> dict:
     """Measure and check `impls` (or a `lineup` already asked) beside the baseline; the results
-    record (`results.py`). On a GPU
-    the joules per call of the names in `energy` (None: every one; empty: none; the baselines
-    always) are read after the timing, in `energy_rounds` blocks each (`measure.energy`)."""
+    record (`results.py`). On a GPU the joules per call of the names in `energy` (None: every one;
+    empty: none; the baselines always) are read after the timing, in `energy_rounds` blocks each
+    (`measure.energy`)."""
     gpu = torch.cuda.is_available()
     device = torch.device("cuda" if gpu else "cpu")
     m, n, k = shape or (problem.PERF_SHAPE if gpu else CPU_SHAPE)
