@@ -8,8 +8,10 @@ import os
 import subprocess
 from pathlib import Path
 
+from .committed import PACKAGE_DIR
+
 #: The folder holding the gemmlab package.
-PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
+PACKAGE_ROOT = str(PACKAGE_DIR.parent)
 
 
 def gemmlab_commit() -> str:

@@ -52,6 +52,7 @@ from .chapters import (  # noqa: F401  (re-exported: the registry's public inter
     UnknownStep,
     is_ref,
 )
+from .committed import PACKAGE_DIR
 from .cuda.compiler import NoGPUError
 from .cuda.dispatch import FALLBACK_MARK, CudaSolver, Launch
 from .cuda.needs import Needs
@@ -66,7 +67,6 @@ from .precision import Precision
 if TYPE_CHECKING:  # the registry is read without torch (list, explain): calls import it
     import torch
 
-PACKAGE_DIR = Path(__file__).resolve().parent
 #: ``solve(A, B, C, M, N, K)`` on torch tensors.
 Solve = Callable[..., None]
 
@@ -265,8 +265,7 @@ _ALWAYS, _SM80, _SM90, _HOPPER = Needs.ANY, Needs.SM80, Needs.SM90, Needs.SM90A
 def _sources_of(*names: str) -> tuple[str, ...]:
     """The sources of the named implementations, each once, in order: what a rung that runs their
     launches builds."""
-    by_name = {i.name: i for i in IMPLEMENTATIONS}
-    return tuple(dict.fromkeys(s for name in names for s in by_name[name].sources))
+    return tuple(dict.fromkeys(s for name in names for s in REGISTRY[name].sources))
 
 
 def _built_with(*names: str, also: tuple[str, ...] = ()) -> Lazy:

@@ -13,8 +13,7 @@ import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
-#: The gemmlab package folder: a `LanguageRung`'s source is relative to it.
-PACKAGE_DIR = Path(__file__).resolve().parent.parent
+from ..committed import PACKAGE_DIR  # a `LanguageRung`'s source is relative to it
 
 
 @dataclass(frozen=True)
