@@ -17,7 +17,7 @@ import torch
 
 from gemmlab import reference, registry
 from gemmlab.cuda import hopper, tools
-from gemmlab.cuda.needs import Needs, Requires
+from gemmlab.cuda.needs import Needs, When
 from gemmlab.export import ExportError, export_text
 from gemmlab.export.builds import BUILDS, Build, build_library, held, ranges, real_kernels, sass_of
 from gemmlab.export.document import collect_variants, plan
@@ -212,7 +212,7 @@ def test_the_exported_split_k_policy_is_the_python_one(tmp_path):
     from gemmlab.cuda import handoff
     from gemmlab.export.host import split_lines
 
-    # N and K set the least parts at odd shapes (handoff.fewest); steps is N's in steps of `step`.
+    # N and K set the least parts at odd shapes (handoff.fewest); steps is N's in steps of `depth`.
     cases = [(t, n, k, slots, step, chain) for t in (1, 3, 64, 100, 131, 132, 264, 300, 2048, 70000)
              for n in (1, 15, 128, 255, 1024, 4958, 7609) for k in (4, 7) for slots in (132, 264)
              for step in (8, 16, 32) for chain in (handoff.LONGEST_CHAIN, 0)]
@@ -343,7 +343,7 @@ class Pointer:
 
 def test_each_precondition_in_cpp_decides_as_requires_does(tmp_path):
     found = {launch.when for impl in registry.IMPLEMENTATIONS for launch in impl.launches if launch.when}
-    wanted = sorted(found | {Requires(), Requires(m=3, align=8, operands="BC")}, key=repr)
+    wanted = sorted(found | {When(), When(m=3, align=8, operands="BC")}, key=repr)
     sizes = (1, 3, 4, 8, 16, 32, 64, 96, 128, 256, 384)
     offsets = [(0, 0, 0), (4, 0, 0), (0, 8, 0), (0, 0, 16), (32, 32, 32), (16, 16, 16), (8, 8, 8)]
     cases = list(itertools.product(sizes, sizes, sizes, offsets))

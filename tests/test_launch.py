@@ -97,10 +97,10 @@ def test_wgmma_host_plans_prepasses_and_descriptors(fake_maps, name, which, kind
     a_map, *b_maps = fake_maps
     assert len(b_maps) == planes
     assert (a_map[0] != call.a.data_ptr()) == copies_a
-    assert a_map[1:] == (m, n, (ld if copies_a else n) * 4, launch.tile[0], hopper.STEP, 128)
+    assert a_map[1:] == (m, n, (ld if copies_a else n) * 4, launch.tile[0], hopper.DEPTH, 128)
     for b_map in b_maps:
         assert lo <= b_map[0] and b_map[0] + k * ld * 4 <= hi
-        assert b_map[1:] == (k, n, ld * 4, launch.tile[1] // launch.kernel.cluster[0], hopper.STEP, 128)
+        assert b_map[1:] == (k, n, ld * 4, launch.tile[1] // launch.kernel.cluster[0], hopper.DEPTH, 128)
     if copies_a:
         assert lo <= a_map[0] and a_map[0] + m * ld * 4 <= hi
     regions = sorted([b[0] for b in b_maps] + ([a_map[0]] if copies_a else []))
@@ -139,8 +139,8 @@ def test_swapped_host_reads_a_and_b_as_they_lie_through_rounding_descriptors(mon
     a_map, b_map = asked
     lda, ldb = hopper.pitch(n) if copy_a else n, hopper.pitch(k) if copy_b else k
     rows = launch.tile[0] // launch.kernel.cluster[0]
-    assert a_map[1:] == (m, n, lda * 4, rows, hopper.STEP, 128, True)
-    assert b_map[1:] == (n, k, ldb * 4, hopper.STEP, hopper.SWAP_BOX, 128, True)
+    assert a_map[1:] == (m, n, lda * 4, rows, hopper.DEPTH, 128, True)
+    assert b_map[1:] == (n, k, ldb * 4, hopper.DEPTH, hopper.SWAP_BOX, 128, True)
     assert (a_map[0] == call.a.data_ptr()) != copy_a and (b_map[0] == call.b.data_ptr()) != copy_b
     if which == 1:
         lo, hi = workspace.data_ptr(), workspace.data_ptr() + workspace.numel()
@@ -274,18 +274,18 @@ def test_split_k_policy_splits_where_tiles_leave_slots_idle_long_reductions_too(
     from gemmlab.cuda import handoff
 
     p = handoff.parts
-    assert p(tiles=64, steps=128, slots=264, step=8) == 4  # 1024³ on an H200
-    assert p(tiles=64, steps=64, slots=264, step=16) == 4  # the same with BK 16
-    assert 16 < p(tiles=6, steps=256, slots=264, step=8) <= 32  # capped by SPLIT_MIN_N_IDLE: 2048 / 64
-    assert p(tiles=4, steps=16, slots=264, step=16) == 4  # 256³: N = 256 holds four parts of 64
+    assert p(tiles=64, steps=128, slots=264, depth=8) == 4  # 1024³ on an H200
+    assert p(tiles=64, steps=64, slots=264, depth=16) == 4  # the same with BK 16
+    assert 16 < p(tiles=6, steps=256, slots=264, depth=8) <= 32  # capped by SPLIT_MIN_N_IDLE: 2048 / 64
+    assert p(tiles=4, steps=16, slots=264, depth=16) == 4  # 256³: N = 256 holds four parts of 64
     # 1024×200×1024 in small's 32×64 tiles: a wave and more, so parts keep 128 (13 steps: none);
     # 15×226×292: 5 tiles, so parts of 64 (15 steps: 3).
-    assert p(tiles=512, steps=13, slots=396, step=16) == 1 and p(tiles=5, steps=15, slots=396, step=16) == 3
-    assert p(tiles=16, steps=512, slots=264, step=16) == 16  # a long reduction over 16 tiles
-    assert p(tiles=300, steps=64, slots=264, step=16) > 1  # 1.14 waves: the second mostly empty
-    assert p(tiles=256, steps=128, slots=264, step=16) == 1  # 2048³: one full wave
-    assert p(tiles=2048, steps=192, slots=264, step=32) == 1  # the performance shape
-    assert p(tiles=1, steps=1, slots=264, step=8) == 1 and p(tiles=0, steps=128, slots=264, step=8) == 1
+    assert p(tiles=512, steps=13, slots=396, depth=16) == 1 and p(tiles=5, steps=15, slots=396, depth=16) == 3
+    assert p(tiles=16, steps=512, slots=264, depth=16) == 16  # a long reduction over 16 tiles
+    assert p(tiles=300, steps=64, slots=264, depth=16) > 1  # 1.14 waves: the second mostly empty
+    assert p(tiles=256, steps=128, slots=264, depth=16) == 1  # 2048³: one full wave
+    assert p(tiles=2048, steps=192, slots=264, depth=32) == 1  # the performance shape
+    assert p(tiles=1, steps=1, slots=264, depth=8) == 1 and p(tiles=0, steps=128, slots=264, depth=8) == 1
     for step in (8, 16, 32):
         for slots in (132, 264, 1056):
             for tiles in (1, 2, 7, 64, 131, 263, 264, 265, 1000, 5000):
@@ -376,7 +376,7 @@ def test_a_tail_twin_is_its_launch_on_a_line_of_blocks(monkeypatch):
     for plain in bigtiles:
         twin = twins.tail_twin(plain)
         assert twin.defines == dict(plain.defines) | {"SPLIT": 2} and twin.name == f"tail-{plain.name}"
-        assert (twin.when, twin.tile, twin.step, twin.block) == (plain.when, plain.tile, plain.step, plain.block)
+        assert (twin.when, twin.tile, twin.depth, twin.block) == (plain.when, plain.tile, plain.depth, plain.block)
         assert twin.host == transposed.TransposedA(pad_b=plain.host.pad_b, split=True, tail=True)
         assert twin.kernels()[1:] == plain.kernels()[1:]  # the same pre-passes
     tma_warp = next(x for x in bigtiles if x.tile == (64, 64) and x.host.pad_b)

@@ -317,7 +317,7 @@ def test_a_prelude_earns_a_floor_on_the_shapes_it_applies_to_and_default_runs_it
     led; a loss at the largest shape of every reduction it ran leaves no floor."""
     import dataclasses
 
-    from gemmlab.cuda.needs import Requires
+    from gemmlab.cuda.needs import When
     from gemmlab.policy import default as tuned_default
     from gemmlab.policy import preludes
     from gemmlab.tune import calibrate
@@ -335,7 +335,7 @@ def test_a_prelude_earns_a_floor_on_the_shapes_it_applies_to_and_default_runs_it
     assert out["calibration"]["preludes"]["short"] == entry
     first = tuned_default.launches_from(out, ())[0]
     assert first.name == "prelude short" and first.entry == "short_n"
-    assert first.when == dataclasses.replace(Requires(reduction=32), outputs=1024 * 1024)
+    assert first.when == dataclasses.replace(When(reduction=32), outputs=1024 * 1024)
     assert str(first.when) == "M·K ≥ 1048576, N ≤ 32" and entry["reduction"] == 32 and entry["longer"] == []
     assert tuned_default.launches_from(record, ())[0].name != "prelude short"  # none without a floor
     # A loss at its own bound, at the largest shape: the reductions up to the next N it led at.

@@ -248,9 +248,9 @@ def test_bigtile_schedule_figures_are_read_from_its_sass():
     figures = sass_mod.schedule(launch.compile(HOPPER_ARCH).cubin)[launch.entry]
     assert 0 < figures["FFMA bank conflicts"] < 1
     # the main loop: one BK step's 128 FFMA per reduction index, and its stall cycles
-    assert figures["loop instructions"] > 128 * launch.step
+    assert figures["loop instructions"] > 128 * launch.depth
     assert figures["loop stall cycles"] >= figures["loop instructions"]
-    assert 0 <= figures["loop LDS stalled 4+"] <= 6 * launch.step
+    assert 0 <= figures["loop LDS stalled 4+"] <= 6 * launch.depth
 
 
 def _opcodes(name: str, which: int = 0) -> list[str]:
@@ -287,7 +287,7 @@ def test_tile_copies_of_each_width_move_what_their_width_says(rung, widths):
     suffix = {4: ".128", 2: ".64", 1: ""}
     got = Counter(o for o in ops if o.startswith("LDGSTS"))
     want = Counter()
-    (bm, bn), bk = launch.tile, launch.step
+    (bm, bn), bk = launch.tile, launch.depth
     for width, pieces in ((widths[0], bm * bk // (launch.threads * widths[0])),
                           (widths[1], bk * bn // (launch.threads * widths[1]))):
         name = next(o for o in got if o.endswith(suffix[width]) and (width == 1) == (o == "LDGSTS.E"))

@@ -24,7 +24,7 @@ def test_four_arms_one_per_cell():
 def test_arms_share_step_micro_tile_bounds_checks_and_occupancy():
     for arm in ARMS.values():
         launch = _fast(arm)
-        assert launch.step == studies.STEP
+        assert launch.depth == studies.STEP
         assert "EXACT_TILES" not in launch.defines, "every arm is bounds-checked"
         assert launch.defines.get("BK", studies.STEP) == studies.STEP
         assert launch.defines.get("MIN_BLOCKS", 1) == 1

@@ -3,7 +3,7 @@
 Why. Issue 28 asks `tf32` for ≥ 0.85× cuBLAS TF32 and `3xtf32` for ≥ 1.0× cuBLAS FP32 at every
 shape with outputs ≥ 512². At 710310e two rules set where the Hopper kernels run:
 
-1. The width floor (`Requires.min_cols`, 953d465): neither Hopper kernel nor its split twin runs
+1. The width floor (`When.min_cols`, 953d465): neither Hopper kernel nor its split twin runs
    where C has fewer columns (K) than its blocks side by side (256 for wgmma-swap's clusters, 128
    for wgmma-3xtf32). experiments/tensor-dispatch/6-width-floor-710310e.json.gz: it paid at K = 54
    and 100 (wgmma-swap 0.23× and 0.26× cuBLAS TF32 where mma-split ran 0.91× and 0.75×) and cost

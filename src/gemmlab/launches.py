@@ -11,12 +11,12 @@ import dataclasses
 from .cuda import hopper
 from .cuda.dispatch import Launch
 from .cuda.handoff import SplitGrid
-from .cuda.needs import VEC4, Needs, Requires, all_of, whole_tiles
+from .cuda.needs import VEC4, Needs, When, all_of, whole_tiles
 from .cuda.pad import PaddedOperands
 from .cuda.transposed import TransposedA
 
 # The scalar, bounds-checked 2D-tiled kernel: every later rung's fallback.
-TILING2D = Launch("tiling2d.cu", "tiling2d", (128, 1), (64, 64), step=16, buffers=1, name="any")
+TILING2D = Launch("tiling2d.cu", "tiling2d", (128, 1), (64, 64), depth=16, buffers=1, name="any")
 
 
 def _vec4(source: str, entry: str, threads: int, size: int, bk: int, buffers: int, defines: dict,
@@ -25,8 +25,8 @@ def _vec4(source: str, entry: str, threads: int, size: int, bk: int, buffers: in
     block, tile = (threads, 1), (size, size)
     if exact:
         return Launch(source, entry, block, tile, defines | {"EXACT_TILES": 1},
-                      when=whole_tiles(size, bk, size), step=bk, buffers=buffers, name="whole-tiles")
-    return Launch(source, entry, block, tile, defines, when=VEC4, step=bk, buffers=buffers, name="vec4")
+                      when=whole_tiles(size, bk, size), depth=bk, buffers=buffers, name="whole-tiles")
+    return Launch(source, entry, block, tile, defines, when=VEC4, depth=bk, buffers=buffers, name="vec4")
 
 
 def float4_launch(bm: int, bk: int, unroll: int, min_blocks: int, exact: bool = False) -> Launch:
@@ -37,7 +37,7 @@ def float4_launch(bm: int, bk: int, unroll: int, min_blocks: int, exact: bool = 
 
 def double_buffer_launch(bm: int) -> Launch:
     return Launch("double_buffer.cu", "double_buffer", ((bm // 8) * (bm // 4), 1), (bm, bm),
-                  {"BM": bm}, when=VEC4, step=16, buffers=2, name="vec4")
+                  {"BM": bm}, when=VEC4, depth=16, buffers=2, name="vec4")
 
 
 def warptile_launch(bk: int, min_blocks: int, exact: bool) -> Launch:
@@ -59,10 +59,10 @@ def mma_tf32_launch(vec: int, stages: int = 3) -> Launch:
     defines = {"VEC": vec, "STAGES": stages}
     if vec == 4:
         return Launch("mma_tf32.cu", "mma_tf32", (256, 1), (128, 128), defines, when=VEC4,
-                      needs=Needs.SM80, smem=_mma_smem, step=32, name="vec4")
+                      needs=Needs.SM80, smem=_mma_smem, depth=32, name="vec4")
     # VEC 1 (any shape, 4-byte copies) is still mma.sync fed by cp.async: sm_80's too.
     return Launch("mma_tf32.cu", "mma_tf32", (256, 1), (128, 128), defines, needs=Needs.SM80,
-                  smem=_mma_smem, step=32, name="any")
+                  smem=_mma_smem, depth=32, name="any")
 
 
 _HOPPER_TILE = (128, 256)
@@ -70,7 +70,7 @@ _HOPPER_TILE = (128, 256)
 
 def wgmma_tma_launch(stages: int = 4) -> Launch:
     return Launch("wgmma_tma.cu", "wgmma_tma", (256, 1), _HOPPER_TILE, {"STAGES": stages},
-                  needs=Needs.SM90A, smem=hopper.dynamic_smem(_HOPPER_TILE, 2), step=hopper.STEP,
+                  needs=Needs.SM90A, smem=hopper.dynamic_smem(_HOPPER_TILE, 2), depth=hopper.DEPTH,
                   host=hopper.TmaOperands(a="round"), name="any")
 
 
@@ -78,7 +78,7 @@ def _warp_specialised(source: str, entry: str, tile: tuple[int, int], defines: d
                       a_in_place: bool) -> Launch:
     """A persistent producer/consumer wgmma kernel: A read by TMA where it lies, else from its
     pre-pass's padded copy (rounded for TF32; 3xTF32 splits A itself). ``b``: Bᵀ "round" or "split"."""
-    common = dict(needs=Needs.SM90A, persistent=True, step=hopper.STEP,
+    common = dict(needs=Needs.SM90A, persistent=True, depth=hopper.DEPTH,
                   smem=hopper.dynamic_smem(tile, 2, b_planes=2 if b == "split" else 1))
     if a_in_place:
         # TMA reads A in place: its rows must be describable (16-byte aligned, N % 4 == 0).
@@ -113,9 +113,9 @@ def wgmma_swap_launches(stages: int = 4, cluster: int = 2, pipe: int = 2) -> tup
     tile = (256, 128)
     fast = Launch("wgmma_swap.cu", "wgmma_swap", (384, 1), tile,
                   {"STAGES": stages, "CLUSTER": cluster, "PIPE": pipe},
-                  # hopper.A_IN_PLACE and B_IN_PLACE at once (a launch declares one Requires)
-                  when=Requires(n=4, k=4, align=16, operands="AB"), needs=Needs.SM90A, persistent=True,
-                  step=hopper.STEP, smem=hopper.dynamic_smem(tile, 2), host=hopper.SwappedOperands(),
+                  # hopper.A_IN_PLACE and B_IN_PLACE at once (a launch declares one When)
+                  when=When(n=4, k=4, align=16, operands="AB"), needs=Needs.SM90A, persistent=True,
+                  depth=hopper.DEPTH, smem=hopper.dynamic_smem(tile, 2), host=hopper.SwappedOperands(),
                   name="in-place")
     return fast, dataclasses.replace(fast, when=None, host=hopper.SwappedOperands(padded=True), name="padded")
 
@@ -146,9 +146,9 @@ def bigtile_derive(d) -> dict:
     if d.get("SPLIT", 0) not in (0, 1, 2):
         raise ValueError("bigtile: SPLIT is 0, 1 (every tile in as many parts) or 2 (a line of blocks)")
     host = TransposedA(pad_b=bool(d.get("PAD_B")), split=bool(d.get("SPLIT")), tail=d.get("SPLIT") == 2)
-    when = None if d.get("PAD_B") or d.get("VEC") == 1 else Requires(k=4, align=16, operands="BC")
+    when = None if d.get("PAD_B") or d.get("VEC") == 1 else When(k=4, align=16, operands="BC")
     return {"block": (32 * d["WARPS_M"] * d["WARPS_N"], 1), "tile": (64 * d["WARPS_M"], 64 * d["WARPS_N"]),
-            "step": d["BK"], "host": host, "when": when,
+            "depth": d["BK"], "host": host, "when": when,
             # TMA_COPY: cp.async.bulk.tensor and mbarriers, sm_90's; else cp.async, sm_80's
             "needs": Needs.SM90 if d.get("TMA_COPY") else Needs.SM80}
 
@@ -201,7 +201,7 @@ def tma_warp_launches() -> tuple[Launch, Launch]:
 
 #: The `small` kernel's 16-byte path: rows of A and B whole float4s, A and B aligned (C is
 #: stored 16 bytes at a time only where its rows allow it).
-SMALL_VEC4 = Requires(n=4, k=4, align=16, operands="AB")
+SMALL_VEC4 = When(n=4, k=4, align=16, operands="AB")
 
 
 #: Every (VEC_A, VEC_B) pair, the shortest hoisted main loop first: the order a launch list tries
@@ -209,21 +209,21 @@ SMALL_VEC4 = Requires(n=4, k=4, align=16, operands="AB")
 COPY_WIDTHS = ((4, 4), (2, 4), (4, 2), (2, 2), (1, 4), (4, 1), (1, 2), (2, 1), (1, 1))
 
 
-def copy_widths(vec_a: int, vec_b: int) -> Requires | None:
+def copy_widths(vec_a: int, vec_b: int) -> When | None:
     """Where copies of `vec_a` floats of A's rows and `vec_b` of B's are whole and aligned
     (tile_copy.cuh): N and K multiples of them, each such operand aligned to the wider copy;
     SMALL_VEC4 itself for 4 and 4, none for 1 and 1."""
     if (vec_a, vec_b) == (4, 4):
         return SMALL_VEC4
     wide = "".join(x for x, v in (("A", vec_a), ("B", vec_b)) if v > 1)
-    return Requires(n=vec_a, k=vec_b, align=4 * max(vec_a, vec_b), operands=wide) if wide else None
+    return When(n=vec_a, k=vec_b, align=4 * max(vec_a, vec_b), operands=wide) if wide else None
 
 
 def _small_derive(d) -> dict:
     """TM×TN outputs a thread (4×4 unless set) of a BM×BN tile, rows padded by 4 floats; the
     copy widths' precondition is `copy_widths`'. cp.async: sm_80's."""
     threads = (d["BM"] // d.get("TM", 4)) * (d["BN"] // d.get("TN", 4))
-    return {"block": (threads, 1), "tile": (d["BM"], d["BN"]), "step": d["BK"],
+    return {"block": (threads, 1), "tile": (d["BM"], d["BN"]), "depth": d["BK"],
             "when": copy_widths(d.get("VEC_A", d["VEC"]), d.get("VEC_B", d["VEC"])), "buffers": d["STAGES"],
             "pad": 4, "needs": Needs.SM80}
 
@@ -272,7 +272,7 @@ NARROW_A = 1 << 19
 def narrow(launch: Launch) -> Launch:
     """A `small` launch on a 64×32 tile, its other knobs as they are, for narrow outputs ("narrow-…")."""
     turned = launch.with_defines({"BM": 64, "BN": 32})
-    when = dataclasses.replace(turned.when or Requires(), cols=NARROW_COLS, a_elements=NARROW_A)
+    when = dataclasses.replace(turned.when or When(), cols=NARROW_COLS, a_elements=NARROW_A)
     return dataclasses.replace(turned, when=when, name=f"narrow-{launch.name}")
 
 
@@ -307,11 +307,11 @@ def thin_launch(which: str, width: int | None = None, blocks: int | None = None)
     savers, sums = thin_savers(which, width)
     defines = {"THIN": THIN, "MIN_BLOCKS": blocks or thin_blocks(which, width), ("COLS" if rows else "ROWS"): width}
     least = dict(THIN_WIDTHS[which]).get(width, 0)  # the long operand's elements this width needs
-    when = Requires(rows=THIN, b_elements=least) if rows else Requires(cols=THIN, a_elements=least)
+    when = When(rows=THIN, b_elements=least) if rows else When(cols=THIN, a_elements=least)
     return Launch("thin.cu", f"thin_{which}", (32 * THIN_WARPS, 1),
                   (THIN, 32 * width) if rows else (THIN_WARPS * width, THIN),
                   defines, when=when,
-                  host=SplitGrid(accumulators=sums, savers=savers), step=THIN_WARPS if rows else 32,
+                  host=SplitGrid(accumulators=sums, savers=savers), depth=THIN_WARPS if rows else 32,
                   # no tiles in shared memory, only the sums: every warp's (rows), a warp's rows' (cols)
                   scratch=(THIN_WARPS * sums * 32 if rows else savers * THIN) * 4,
                   name=f"thin-{which}" if width == 1 else f"thin-{which}-x{width}")
@@ -329,7 +329,7 @@ def short_launch(min_blocks: int = 3) -> Launch:
     """The `short` kernel (short.cu), where N ≤ SHORT_N: A's rows and B's columns loaded whole, one
     FMA chain an output. Plain loads and stores: any GPU."""
     defines = {"SHORT_N": SHORT_N, "MIN_BLOCKS": min_blocks}
-    return Launch("short.cu", "short_n", (256, 1), (64, 128), defines, when=Requires(reduction=SHORT_N),
+    return Launch("short.cu", "short_n", (256, 1), (64, 128), defines, when=When(reduction=SHORT_N),
                   # A's tile n-major (SHORT_N rows of 64 + 4 floats) and B's (SHORT_N rows of 128),
                   # not the step-by-step buffers `static_smem` counts
                   scratch=SHORT_N * (64 + 4 + 128) * 4, name="short")
@@ -340,8 +340,8 @@ def gemv_launch(rows: int = 2, min_blocks: int = 4) -> Launch:
     blocks. A lane's chain is at most N / 32 long, below `handoff.LONGEST_CHAIN` at every N: no
     split for accuracy (chain 0). Any GPU."""
     defines = {"ROWS": rows, "MIN_BLOCKS": min_blocks}
-    return Launch("gemv.cu", "gemv", (256, 1), (8 * rows, 1), defines, when=Requires(cols=1),
-                  host=SplitGrid(accumulators=4, savers=8 * rows // 4, chain=0), step=128,
+    return Launch("gemv.cu", "gemv", (256, 1), (8 * rows, 1), defines, when=When(cols=1),
+                  host=SplitGrid(accumulators=4, savers=8 * rows // 4, chain=0), depth=128,
                   scratch=8 * rows * 4,  # one sum a row of the block
                   name="gemv")
 
@@ -349,7 +349,7 @@ def gemv_launch(rows: int = 2, min_blocks: int = 4) -> Launch:
 def _mma_split_derive(d) -> dict:
     """Four warps on a 64×64 tile; A's rows padded by 4 floats and B's by 8 for conflict-free
     fragment reads; copy widths as `small`'s. mma.sync: sm_80's."""
-    return {"block": (128, 1), "tile": (64, 64), "step": d["BK"],
+    return {"block": (128, 1), "tile": (64, 64), "depth": d["BK"],
             "when": copy_widths(d.get("VEC_A", d["VEC"]), d.get("VEC_B", d["VEC"])),
             "buffers": d["STAGES"], "pad": (4, 8), "needs": Needs.SM80}
 
@@ -372,11 +372,11 @@ RUNGS: dict[str, tuple[Launch, ...]] = {
     "naive-fma": (_one("naive_fma.cu", "naive_fma", (16, 16), (16, 16)),),
     "smem-16": (
         Launch("smem16.cu", "smem16", (16, 16), (16, 16), {"EXACT_TILES": 1},
-               when=whole_tiles(16, 16, 16), step=16, buffers=1, name="whole-tiles"),
-        _one("smem16.cu", "smem16", (16, 16), (16, 16), step=16, buffers=1),
+               when=whole_tiles(16, 16, 16), depth=16, buffers=1, name="whole-tiles"),
+        _one("smem16.cu", "smem16", (16, 16), (16, 16), depth=16, buffers=1),
     ),
-    "row-4": (_one("row4.cu", "row4", (16, 16), (16, 64), step=16, buffers=1),),
-    "tiling-1d": (_one("tiling1d.cu", "tiling1d", (64, 4), (64, 64), step=16, buffers=1),),
+    "row-4": (_one("row4.cu", "row4", (16, 16), (16, 64), depth=16, buffers=1),),
+    "tiling-1d": (_one("tiling1d.cu", "tiling1d", (64, 4), (64, 64), depth=16, buffers=1),),
     "tiling-2d": (TILING2D,),
     "float4": (float4_launch(64, 32, 32, 2, exact=True), float4_launch(64, 32, 32, 2), TILING2D),
     "float4-bk16": (float4_launch(64, 16, 16, 5, exact=True), float4_launch(64, 16, 2, 6), TILING2D),
@@ -385,12 +385,12 @@ RUNGS: dict[str, tuple[Launch, ...]] = {
     "double-buffer-128": (double_buffer_launch(128), TILING2D),
     "cp-async": (
         Launch("cp_async.cu", "cp_async", (512, 1), (128, 128), when=VEC4, needs=Needs.SM80,
-               step=16, buffers=2, name="vec4"),
+               depth=16, buffers=2, name="vec4"),
         TILING2D,
     ),
     "wmma-tf32": (
         Launch("wmma_tf32.cu", "wmma_tf32", (512, 1), (128, 128),
-               when=Requires(m=128, n=32, k=128, align=32), needs=Needs.SM80, step=32, buffers=1, pad=4,
+               when=When(m=128, n=32, k=128, align=32), needs=Needs.SM80, depth=32, buffers=1, pad=4,
                name="whole-tiles"),
         float4_launch(64, 32, 32, 2),
         TILING2D,

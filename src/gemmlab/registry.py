@@ -138,8 +138,8 @@ class Implementation:
         wider kernels) is not."""
         main = next((x for x in self.launches
                      if not getattr(x.when, "a_elements", 0) and not getattr(x.when, "b_elements", 0)), None)
-        if main is not None and main.step:
-            return (*main.tile, main.step)
+        if main is not None and main.depth:
+            return (*main.tile, main.depth)
         return getattr(self.factory, "tile", None)
 
     @cached_property

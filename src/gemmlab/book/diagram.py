@@ -123,7 +123,7 @@ def svg(env, geometry: dict, inspected: dict | None, title: str) -> str:
     """The diagram of one launch (`geometry`: one entry of `facts.geometry`; `inspected`: its main
     kernel's inspect row, or None)."""
     rows, cols = geometry["tile"]
-    picture = tile_picture(rows, cols, geometry["step"] or 1, geometry["threads"])
+    picture = tile_picture(rows, cols, geometry["depth"] or 1, geometry["threads"])
     boxes, arrows = path_boxes(geometry, inspected)
     below, lines = max(picture["bottom"] + 40, boxes[-1].y + boxes[-1].h + 20), notes(geometry)
     return env.get_template("diagram.svg").render(

@@ -154,7 +154,7 @@ def geometry(impl: Implementation) -> list[dict]:
         kernel = launch.kernel
         out.append({"name": launch.name, "label": impl.launch_label(launch), "entry": launch.entry,
                     "threads": launch.threads, "block": list(launch.block), "tile": list(launch.tile),
-                    "step": launch.step, "buffers": launch.buffers, "pad": launch.pad,
+                    "depth": launch.depth, "buffers": launch.buffers, "pad": launch.pad,
                     "dynamic_smem": kernel.smem, "static_smem": launch.static_smem,
                     "cluster": list(kernel.cluster), "persistent": launch.persistent,
                     "when": launch.precondition if launch.when else None,
@@ -202,7 +202,7 @@ def fact_rows(impl: Implementation, records: Records, inspected: list[dict] | No
             ("needs", impl.needs.short)]
     if impl.tile:
         r, c, s = impl.tile
-        rows.append(("tile of C, reduction step", f"{r}×{c}, {s}"))
+        rows.append(("tile of C, reduction depth", f"{r}×{c}, {s}"))
         rows.append(("FLOP per global byte per tile", f"{impl.intensity:.1f}"))
     if impl.launches:
         first = impl.launches[0]

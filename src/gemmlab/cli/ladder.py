@@ -53,7 +53,7 @@ def facts_table(impl: registry.Implementation):
     facts.add_row("sources", ", ".join(impl.sources))
     if impl.tile:
         r, c, s = impl.tile
-        facts.add_row("tile of C, reduction step", f"{r}×{c}, {s}")
+        facts.add_row("tile of C, reduction depth", f"{r}×{c}, {s}")
         facts.add_row("FLOP per global byte per tile", f"{impl.intensity:.1f}")
     if impl.name == tuned_default.NAME:
         facts.add_row("tune record", tuned_default.plan()[1])

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from . import driver as cl
 from .compiler import CompiledModule, compile_source, device_arch
-from .needs import Needs, Requires
+from .needs import Needs, When
 
 if TYPE_CHECKING:  # torch is imported where a call needs it: listing the registry does not
     import torch
@@ -119,7 +119,7 @@ class Launch:
     block: tuple[int, int]
     tile: tuple[int, int]  # (rows of C, columns of C) per block, or per tile of a persistent grid
     defines: Mapping[str, int] = field(default_factory=dict)
-    when: Requires | None = None  # None: always (a fallback)
+    when: When | None = None  # None: always (a fallback)
     #: What the launch's own kernel uses of the GPU; its pre-passes declare their own (`all_needs`).
     needs: Needs = Needs.ANY
     #: Dynamic shared memory in bytes, or a function of the macros (it grows with STAGES, say).
@@ -128,8 +128,8 @@ class Launch:
     cluster: tuple[int, int, int] | None = None
     persistent: bool = False  # one block per SM walks the tiles, instead of one block per tile
     host: Host | None = None
-    #: The reduction step: how much of N one tile step of A (rows×step) and B (step×cols) covers.
-    step: int = 0
+    #: The reduction depth (BK): how much of N one step's tiles of A (rows×depth) and B (depth×cols) cover.
+    depth: int = 0
     #: Copies of those two tiles in static shared memory (0: none, or dynamic shared memory);
     #: each row padded by ``pad`` floats, or (A's, B's) where the two differ. Tests check the
     #: compiler's figure against it.
@@ -179,7 +179,7 @@ class Launch:
         and the block's scratch beside them."""
         rows, cols = self.tile
         pad_a, pad_b = self.pad if isinstance(self.pad, tuple) else (self.pad, self.pad)
-        return self.buffers * (rows * (self.step + pad_a) + self.step * (cols + pad_b)) * 4 + self.scratch
+        return self.buffers * (rows * (self.depth + pad_a) + self.depth * (cols + pad_b)) * 4 + self.scratch
 
     def kernels(self) -> tuple[Kernel, ...]:
         """The main kernel first, then whatever pre-passes the host may run."""

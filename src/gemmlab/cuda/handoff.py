@@ -51,17 +51,17 @@ COUNTERS = 1 << 17
 LONGEST_CHAIN = 640
 
 
-def min_steps(step: int, idle: bool = False) -> int:
-    """The fewest reduction steps of `step` (BK) elements a part keeps: SPLIT_MIN_N's worth, or
+def min_steps(depth: int, idle: bool = False) -> int:
+    """The fewest reduction steps of `depth` (BK) elements a part keeps: SPLIT_MIN_N's worth, or
     SPLIT_MIN_N_IDLE's where the unsplit tiles leave slots `idle`."""
-    return max(1, -(-(SPLIT_MIN_N_IDLE if idle else SPLIT_MIN_N) // step))
+    return max(1, -(-(SPLIT_MIN_N_IDLE if idle else SPLIT_MIN_N) // depth))
 
 
-def modeled_time(tiles: int, steps: int, slots: int, step: int, p: int) -> float:
+def modeled_time(tiles: int, steps: int, slots: int, depth: int, p: int) -> float:
     """A grid of `tiles` × `p` blocks on `slots` resident blocks, in reduction steps."""
     waves = -(-tiles * p // slots)
-    per_part = -(-steps // p) + FIXED_N / step
-    return waves * per_part + (LEVEL_N / step) * (p - 1).bit_length()  # levels: ceil(log2 p)
+    per_part = -(-steps // p) + FIXED_N / depth
+    return waves * per_part + (LEVEL_N / depth) * (p - 1).bit_length()  # levels: ceil(log2 p)
 
 
 def fewest(n: int, k: int, chain: int = LONGEST_CHAIN) -> int:
@@ -72,16 +72,16 @@ def fewest(n: int, k: int, chain: int = LONGEST_CHAIN) -> int:
     return -(-n // chain)
 
 
-def parts(tiles: int, steps: int, slots: int, step: int, least: int = 1) -> int:
-    """How many parts each tile's `steps` reduction steps of `step` elements are split into, for
+def parts(tiles: int, steps: int, slots: int, depth: int, least: int = 1) -> int:
+    """How many parts each tile's `steps` reduction steps of `depth` elements are split into, for
     `slots` resident blocks: from `least` (`fewest`) up, as far as SPLIT_MIN_N (SPLIT_MIN_N_IDLE
     where there are fewer tiles than slots), MAX_PARTS and the counters allow, the fewest whose
     modeled time is within MARGIN of the best."""
     if tiles < 1 or slots < 1:
         return 1
-    limit = max(1, min(MAX_PARTS, steps // min_steps(step, tiles < slots), COUNTERS // tiles))
+    limit = max(1, min(MAX_PARTS, steps // min_steps(depth, tiles < slots), COUNTERS // tiles))
     low = max(1, min(least, limit))
-    times = [modeled_time(tiles, steps, slots, step, p) for p in range(low, limit + 1)]
+    times = [modeled_time(tiles, steps, slots, depth, p) for p in range(low, limit + 1)]
     best = min(times)
     return next(p for p, t in enumerate(times, start=low) if t <= best * (1 + MARGIN))
 
@@ -123,26 +123,26 @@ class TailPlan:
         return self.slot_count > 0
 
 
-def plan_time(plan: TailPlan, steps: int, slots: int, step: int) -> float:
+def plan_time(plan: TailPlan, steps: int, slots: int, depth: int) -> float:
     """`modeled_time` of a plan: its lead tiles' waves, then its tail's (the tail's blocks start as
     the lead's leave; modeled as after them, which is exact where the lead fills whole waves)."""
-    lead = modeled_time(plan.lead, steps, slots, step, plan.lead_parts) if plan.lead else 0.0
-    tail = modeled_time(plan.tail, steps, slots, step, plan.tail_parts) if plan.tail else 0.0
+    lead = modeled_time(plan.lead, steps, slots, depth, plan.lead_parts) if plan.lead else 0.0
+    tail = modeled_time(plan.tail, steps, slots, depth, plan.tail_parts) if plan.tail else 0.0
     return lead + tail
 
 
 @lru_cache(maxsize=1024)  # pure in its numbers, and its search is slow Python (bigtile_splitk.md)
-def tail_plan(tiles: int, steps: int, slots: int, step: int, least: int = 1) -> TailPlan:
+def tail_plan(tiles: int, steps: int, slots: int, depth: int, least: int = 1) -> TailPlan:
     """The parts of a line of blocks (bigtile's SPLIT 2): every tile in `parts` parts (as SPLIT 1),
     unless a tail split models at least MARGIN faster: the whole waves' tiles in `least` parts (or
     `parts`'), the tiles left over in the parts that make their wave shortest, since otherwise they
     hold their wave's idle slots for a whole tile's time (experiments/README.md#tail-split)."""
-    uniform = parts(tiles, steps, slots, step, least)
+    uniform = parts(tiles, steps, slots, depth, least)
     best = TailPlan(tiles, tiles, uniform, uniform)
     if tiles < 1 or slots < 1:
         return best
-    bar = plan_time(best, steps, slots, step) * (1 - MARGIN)
-    limit = max(1, min(MAX_PARTS, steps // min_steps(step, True)))
+    bar = plan_time(best, steps, slots, depth) * (1 - MARGIN)
+    limit = max(1, min(MAX_PARTS, steps // min_steps(depth, True)))
     low = max(1, min(least, limit))
     found = None
     for lead_parts in sorted({low, uniform}):
@@ -154,42 +154,42 @@ def tail_plan(tiles: int, steps: int, slots: int, step: int, least: int = 1) -> 
             plan = TailPlan(tiles, lead, lead_parts, tail_parts)
             if plan.blocks > COUNTERS:
                 break
-            time = plan_time(plan, steps, slots, step)
+            time = plan_time(plan, steps, slots, depth)
             if time <= bar and (found is None or time < found[0]):
                 found = (time, plan)
     return found[1] if found else best
 
 
-def _cpp_policy(tiles: str, steps: str, slots: str, step: int, chain: int) -> str:
+def _cpp_policy(tiles: str, steps: str, slots: str, depth: int, chain: int) -> str:
     """The arguments the exported file's split_parts and split_tail_plan share, in their order."""
-    return (f"{tiles}, {steps}, {slots}, {min_steps(step)}, {min_steps(step, True)}, {MAX_PARTS}, "
-            f"{COUNTERS}, {FIXED_N / step!r}, {LEVEL_N / step!r}, {MARGIN!r}, split_least(N, K, {chain})")
+    return (f"{tiles}, {steps}, {slots}, {min_steps(depth)}, {min_steps(depth, True)}, {MAX_PARTS}, "
+            f"{COUNTERS}, {FIXED_N / depth!r}, {LEVEL_N / depth!r}, {MARGIN!r}, split_least(N, K, {chain})")
 
 
-def split_call(tiles: str, steps: str, slots: str, step: int, chain: int = LONGEST_CHAIN) -> str:
+def split_call(tiles: str, steps: str, slots: str, depth: int, chain: int = LONGEST_CHAIN) -> str:
     """`parts(..., fewest(N, K, chain))` as a C++ expression of the exported file's `split_parts`
-    and `split_least` (export/host_runtime.cuh), for `tiles` over `steps` steps of `step` elements
+    and `split_least` (export/host_runtime.cuh), for `tiles` over `steps` steps of `depth` elements
     on `slots` (C++ expressions, all three; N and K are the solve's)."""
-    return f"split_parts({_cpp_policy(tiles, steps, slots, step, chain)})"
+    return f"split_parts({_cpp_policy(tiles, steps, slots, depth, chain)})"
 
 
-def tail_call(tiles: str, steps: str, slots: str, step: int, chain: int = LONGEST_CHAIN) -> str:
+def tail_call(tiles: str, steps: str, slots: str, depth: int, chain: int = LONGEST_CHAIN) -> str:
     """`tail_plan(..., fewest(N, K, chain))` as a C++ statement of the exported file's
     `split_tail_plan`: it sets the ints `lead`, `lead_parts` and `tail_parts` (declared before it)."""
-    return f"split_tail_plan({_cpp_policy(tiles, steps, slots, step, chain)}, &lead, &lead_parts, &tail_parts);"
+    return f"split_tail_plan({_cpp_policy(tiles, steps, slots, depth, chain)}, &lead, &lead_parts, &tail_parts);"
 
 
 @dataclass(frozen=True)
 class OneWave:
     """The parts of a persistent split-K kernel (wgmma_swap.cu's and wgmma_3xtf32.cu's SPLIT):
     `parts` for the units a cluster of `cluster` blocks takes as one (tiles of `tile`, rows of C by
-    columns, `cluster` of them side by side), over reductions of `step` elements, one block an SM;
-    as a launch precondition (`Requires`' trio), that the call splits. Never more units than one
+    columns, `cluster` of them side by side), over reductions of `depth` elements, one block an SM;
+    as a launch precondition (`When`'s trio), that the call splits. Never more units than one
     wave of clusters: splits over more lost to the unsplit kernels even where `parts` modeled them
     faster (wgmma_swap.md, wgmma_3xtf32.md). The SM count is this GPU's, at the call."""
 
     tile: tuple[int, int]
-    step: int
+    depth: int
     cluster: int = 1
     #: As a precondition, also that each part is at least this many elements of the reduction
     #: (parts of fewer lost to the unsplit chain: experiments/README.md#width-parts). 0: no least part.
@@ -201,7 +201,7 @@ class OneWave:
 
     def parts(self, m: int, n: int, k: int, sms: int) -> int:
         slots, units = sms // self.cluster, self.units(m, k)
-        found = parts(units, -(-n // self.step), slots, self.step)
+        found = parts(units, -(-n // self.depth), slots, self.depth)
         # the counters are the blocks' (a cluster's tiles each have their own)
         return max(1, min(found, slots // units, COUNTERS // (units * self.cluster)))
 
@@ -227,7 +227,7 @@ class OneWave:
         C++ name already holding `cpp_units()`, else that expression."""
         units = units or f"({self.cpp_units()})"
         slots = f"(sm_count() / {self.cluster})"
-        found = split_call(units, f"ceil_div(N, {self.step})", slots, self.step, 0)
+        found = split_call(units, f"ceil_div(N, {self.depth})", slots, self.depth, 0)
         return (f"std::max(1, std::min(std::min({found}, {slots} / {units}), "
                 f"{COUNTERS} / ({units} * {self.cluster})))")
 
@@ -276,7 +276,7 @@ def counters(device: torch.device, count: int) -> torch.Tensor:
 @dataclass(frozen=True)
 class SplitPays:
     """A launch precondition: `parts` splits the shape's tiles of `tile` (rows of C, columns) over
-    reductions of `step` elements, on `sms` SMs of `blocks` resident blocks each (`Requires`'
+    reductions of `depth` elements, on `sms` SMs of `blocks` resident blocks each (`When`'
     trio: calling decides, `str()` says it, `cpp()` is the exported file's test).
 
     `default` puts a split-K twin of an unsplit winner before it under this: where the tiles
@@ -285,14 +285,14 @@ class SplitPays:
     """
 
     tile: tuple[int, int]
-    step: int
+    depth: int
     blocks: int
     sms: int
     chain: int = LONGEST_CHAIN  # the host's bound (`fewest`)
 
     def parts(self, m: int, n: int, k: int) -> int:
         rows, cols = self.tile
-        return parts(-(-m // rows) * -(-k // cols), -(-n // self.step), self.sms * self.blocks, self.step,
+        return parts(-(-m // rows) * -(-k // cols), -(-n // self.depth), self.sms * self.blocks, self.depth,
                      fewest(n, k, self.chain))
 
     def __call__(self, a, b, c, m: int, n: int, k: int) -> bool:
@@ -305,8 +305,8 @@ class SplitPays:
 
     def cpp(self) -> str:
         rows, cols = self.tile
-        return split_call(f"ceil_div(K, {cols}) * ceil_div(M, {rows})", f"ceil_div(N, {self.step})",
-                          str(self.sms * self.blocks), self.step, self.chain) + " > 1"
+        return split_call(f"ceil_div(K, {cols}) * ceil_div(M, {rows})", f"ceil_div(N, {self.depth})",
+                          str(self.sms * self.blocks), self.depth, self.chain) + " > 1"
 
 
 #: Accumulators per thread of the `small` kernel (4×4): what a split part saves.
@@ -315,10 +315,10 @@ ACCUMULATORS = 16
 
 def policy(launch: Launch, m: int, n: int, k: int, chain: int = LONGEST_CHAIN) -> tuple[int, ...]:
     """What the split policy is given: tiles, reduction steps, resident slots (MIN_BLOCKS blocks
-    per SM), the step, and the least parts (`fewest`)."""
+    per SM), the depth, and the least parts (`fewest`)."""
     slots = cl.sms() * int(launch.defines["MIN_BLOCKS"])
     across, down = launch.tiles(m, k)
-    return across * down, -(-n // launch.step), slots, launch.step, fewest(n, k, chain)
+    return across * down, -(-n // launch.depth), slots, launch.depth, fewest(n, k, chain)
 
 
 @dataclass(frozen=True)

@@ -27,12 +27,12 @@ if TYPE_CHECKING:
 from . import driver as cl
 from . import handoff
 from .dispatch import Call, Kernel, Launch, Step
-from .needs import Needs, Requires
+from .needs import Needs, When
 from .pad import ALIGN, pitch, up  # the workspace's alignment and row pitch, as the other hosts
 from .tma import matrix_map
 
-#: The reduction step of a stage: one 128-byte row of floats, the span of the 128-byte swizzle.
-STEP = 32
+#: The reduction depth of a stage: one 128-byte row of floats, the span of the 128-byte swizzle.
+DEPTH = 32
 SWIZZLE_BYTES = 128
 _PREPASS = "prepass.cu"
 # The TF32 roundings (cvt.rna.tf32) are sm_80's; the plain copies run anywhere.
@@ -61,7 +61,7 @@ def dynamic_smem(tile: tuple[int, int], barriers_per_stage: int, b_planes: int =
 
     def smem(defines) -> int:
         stages = defines["STAGES"]
-        stage = (rows + b_planes * cols) * STEP * 4
+        stage = (rows + b_planes * cols) * DEPTH * 4
         return stages * stage + SMEM_SLACK + 8 * barriers_per_stage * stages
 
     return smem
@@ -69,7 +69,7 @@ def dynamic_smem(tile: tuple[int, int], barriers_per_stage: int, b_planes: int =
 
 def one_wave(launch: Launch) -> handoff.OneWave:
     """The split-K rule of a persistent wgmma launch with SPLIT: its tiles, step and cluster."""
-    return handoff.OneWave(launch.tile, launch.step, launch.kernel.cluster[0])
+    return handoff.OneWave(launch.tile, launch.depth, launch.kernel.cluster[0])
 
 
 class _OneWaveSplit:
@@ -168,8 +168,8 @@ class TmaOperands(_OneWaveSplit):
         rows, cols = launch.tile
         # In a cluster, each block loads its share of the B stage and multicasts it.
         share = cols // launch.kernel.cluster[0]
-        maps = [matrix_map(a, m, n, a_pitch, rows, STEP, SWIZZLE_BYTES)]
-        maps += [matrix_map(base + at, k, n, ld * 4, share, STEP, SWIZZLE_BYTES) for at in b_at]
+        maps = [matrix_map(a, m, n, a_pitch, rows, DEPTH, SWIZZLE_BYTES)]
+        maps += [matrix_map(base + at, k, n, ld * 4, share, DEPTH, SWIZZLE_BYTES) for at in b_at]
         flag = (base,) if self.b == "split" else ()
         if not self.split:
             steps.append(Step(launch.kernel, launch.grid(m, k), (*maps, *call.gemm_args()[2:], *flag)))
@@ -194,8 +194,8 @@ SWAP_BOX = SWIZZLE_BYTES // 4
 #: The swapped rung's accumulators a consumer thread (a split part's sums: CONSUMERS × these).
 SWAP_ACCUMULATORS = 128
 #: When TMA can describe A's, or B's, rows where they lie: a 16-byte row pitch and address.
-A_IN_PLACE = Requires(n=4, align=16, operands="A")
-B_IN_PLACE = Requires(k=4, align=16, operands="B")
+A_IN_PLACE = When(n=4, align=16, operands="A")
+B_IN_PLACE = When(k=4, align=16, operands="B")
 
 
 @dataclass(frozen=True)
@@ -268,8 +268,8 @@ class SwappedOperands(_OneWaveSplit):
         rows, _ = launch.tile
         # In a cluster, each block loads its share of the A tile and multicasts it.
         share = rows // launch.kernel.cluster[0]
-        maps = (matrix_map(a, m, n, a_pitch, share, STEP, SWIZZLE_BYTES, tf32=True),
-                matrix_map(b, n, k, b_pitch, STEP, SWAP_BOX, SWIZZLE_BYTES, tf32=True))
+        maps = (matrix_map(a, m, n, a_pitch, share, DEPTH, SWIZZLE_BYTES, tf32=True),
+                matrix_map(b, n, k, b_pitch, DEPTH, SWAP_BOX, SWIZZLE_BYTES, tf32=True))
         if not self.split:
             steps.append(Step(launch.kernel, launch.grid(m, k), (*maps, *call.gemm_args()[2:])))
             return steps

@@ -1,5 +1,6 @@
-"""What a launch needs, in one place: of the GPU and the build (`Needs`, by feature), and of
-the call (`Requires`: M, N, K and the pointers). Each says itself in words and in C++.
+"""A launch's precondition, in one place: what it needs of the GPU and the build (`Needs`, a
+launch's `needs`), and when a call suits it (`When`, a launch's `when`: M, N, K and the pointers).
+Each says itself in words and in C++.
 
 **Of the GPU and the build.**
 
@@ -19,7 +20,7 @@ preprocessor test of a device pass that holds it (the exporter's guards, and the
 exported file reads back to learn what its loaded image holds).
 
 **Of the call.** A fast path holds for a call when M, N and K are multiples of given numbers and
-some operands start on a byte boundary. `Requires` holds those numbers: calling it decides, `str()`
+some operands start on a byte boundary. `When` holds those numbers: calling it decides, `str()`
 says them for `explain`, `inspect` and `--json`, `cpp()` is the C++ test of an exported file. Text
 and test cannot drift apart, because there is only one of them.
 """
@@ -101,7 +102,7 @@ def aligned(*tensors: torch.Tensor, to: int) -> bool:
 
 
 @dataclass(frozen=True)
-class Requires:
+class When:
     """M % m == 0, N % n == 0, K % k == 0, the named operands `align`-byte aligned, at least
     `outputs` elements of C (M·K): where a kernel's tiles only pay once the output fills the GPU;
     and, where set, at most `rows` rows of C (M) or `cols` columns (K), and at least `a_elements`
@@ -163,18 +164,18 @@ class Requires:
         return " && ".join(parts) or "true"
 
 #: The float4 paths: every row of A, B and C starts on a 16-byte boundary.
-VEC4 = Requires(n=4, k=4, align=16)
+VEC4 = When(n=4, k=4, align=16)
 
 
-def whole_tiles(rows: int, step: int, cols: int) -> Requires:
-    """The shape is a whole number of rows×step (A) and step×cols (B) tiles, and float4-aligned."""
-    return Requires(m=rows, n=math.lcm(step, 4), k=math.lcm(cols, 4), align=16)
+def whole_tiles(rows: int, depth: int, cols: int) -> When:
+    """The shape is a whole number of rows×depth (A) and depth×cols (B) tiles, and float4-aligned."""
+    return When(m=rows, n=math.lcm(depth, 4), k=math.lcm(cols, 4), align=16)
 
 
 
 @dataclass(frozen=True)
 class AllOf:
-    """Several preconditions at once (`Requires`, a shape class of `policy.classes`), with the same
+    """Several preconditions at once (`When`, a shape class of `policy.classes`), with the same
     trio: calling decides, `str()` says them all, `cpp()` joins their C++ tests."""
 
     parts: tuple

@@ -113,8 +113,8 @@ class TransposedA:
         operands = (at, b)
         if launch.defines.get("TMA_COPY"):  # the tiles by TMA: descriptors of Aᵀ and of B (or its copy)
             rows, cols = launch.tile
-            operands = (matrix_map(at, n, m, pitch(m) * 4, launch.step, rows, swizzle_bytes=0),
-                        matrix_map(b, n, k, (pitch(k) if self.pad_b else k) * 4, launch.step, cols,
+            operands = (matrix_map(at, n, m, pitch(m) * 4, launch.depth, rows, swizzle_bytes=0),
+                        matrix_map(b, n, k, (pitch(k) if self.pad_b else k) * 4, launch.depth, cols,
                                    swizzle_bytes=0))
         if not self.split:
             steps.append(Step(launch.kernel, launch.grid(m, k), (*operands, *call.gemm_args()[2:])))

@@ -1,6 +1,6 @@
 """The host half of an exported file: `CudaSolver`'s dispatch and launches, written in C++.
 
-`solve` runs the first launch whose precondition holds (`Requires.cpp()`) and whose features the
+`solve` runs the first launch whose precondition holds (`When.cpp()`) and whose features the
 loaded device code holds (``image_has``: the build may be for any target); the last launch is the
 portable fallback (`document.plan`). Each launch is one ``static void launch_i(A, B, C, M, N, K)``:
 a plain launch computes its grid (the tile grid, or a persistent one) and launches; a launch with a
@@ -101,8 +101,8 @@ def split_grid_body(launch: Launch, variants: Variants) -> list[str]:
     rows, cols = launch.tile
     slots = f"sm_count() * {int(launch.defines['MIN_BLOCKS'])}"
     lines = [f"// SplitGrid: parts per tile where the tiles leave the {slots} slots idle (handoff.parts)",
-             f"const int tiles = ceil_div(K, {cols}) * ceil_div(M, {rows}), steps = ceil_div(N, {launch.step});",
-             *split_lines(launch.step, slots, launch.host.chain),
+             f"const int tiles = ceil_div(K, {cols}) * ceil_div(M, {rows}), steps = ceil_div(N, {launch.depth});",
+             *split_lines(launch.depth, slots, launch.host.chain),
              "const int saved = parts > 1 ? tiles * parts : 0;  // a slot per part; unsplit none",
              f"float* work = saved ? (float*)workspace((size_t)saved * "
              f"{launch.host.slot_floats(launch) * 4}) : nullptr;",

@@ -59,10 +59,10 @@ def _a_steps(host: hopper.TmaOperands, variants: Variants) -> list[str]:
 def _maps(launch: Launch, planes: int) -> list[str]:
     rows, cols = launch.tile
     share = cols // launch.kernel.cluster[0]  # in a cluster, each block multicasts its share of B
-    step, swizzle = hopper.STEP, SWIZZLE[hopper.SWIZZLE_BYTES]
+    depth, swizzle = hopper.DEPTH, SWIZZLE[hopper.SWIZZLE_BYTES]
     lines = [f"gemmlab::TmaDesc maps[{1 + planes}];",
-             f"if (!matrix_map(&maps[0], a, M, N, a_pitch, {rows}, {step}, {swizzle})) return;"]
-    lines += [f"if (!matrix_map(&maps[{1 + i}], base + b_at[{i}], K, N, (size_t)ld * 4, {share}, {step}, "
+             f"if (!matrix_map(&maps[0], a, M, N, a_pitch, {rows}, {depth}, {swizzle})) return;"]
+    lines += [f"if (!matrix_map(&maps[{1 + i}], base + b_at[{i}], K, N, (size_t)ld * 4, {share}, {depth}, "
               f"{swizzle})) return;" for i in range(planes)]
     return lines
 
@@ -118,7 +118,7 @@ def swapped_body(launch: Launch, variants: Variants) -> list[str]:
     host: hopper.SwappedOperands = launch.host  # type: ignore[assignment]
     rows, _ = launch.tile
     share = rows // launch.kernel.cluster[0]  # in a cluster, each block multicasts its share of A
-    step, box, swizzle = hopper.STEP, hopper.SWAP_BOX, SWIZZLE[hopper.SWIZZLE_BYTES]
+    depth, box, swizzle = hopper.DEPTH, hopper.SWAP_BOX, SWIZZLE[hopper.SWIZZLE_BYTES]
     lines = [f"// {type(host).__name__}(padded={host.padded!r}, split={host.split!r})"]
     if host.split:  # as SwappedOperands.parts: the tiles a cluster takes as one, over the clusters resident
         cluster, wave = launch.kernel.cluster[0], hopper.one_wave(launch)
@@ -152,8 +152,8 @@ def swapped_body(launch: Launch, variants: Variants) -> list[str]:
         if host.split:
             lines += ["char* base = saved ? workspace(saved) : nullptr;", "if (saved && !base) return;"]
     lines += ["gemmlab::TmaDesc maps[2];",
-              f"if (!matrix_map(&maps[0], a, M, N, a_pitch, {share}, {step}, {swizzle}, true)) return;",
-              f"if (!matrix_map(&maps[1], b, N, K, b_pitch, {step}, {box}, {swizzle}, true)) return;"]
+              f"if (!matrix_map(&maps[0], a, M, N, a_pitch, {share}, {depth}, {swizzle}, true)) return;",
+              f"if (!matrix_map(&maps[1], b, N, K, b_pitch, {depth}, {box}, {swizzle}, true)) return;"]
     if not host.split:
         return lines + main_launch(launch, variants, "maps[0], maps[1], C, M, N, K")
     # The scratch after any padded operands.

@@ -26,19 +26,19 @@ def body(launch: Launch, variants: Variants) -> list[str]:
     if host.split:
         rows, cols = launch.tile
         slots = f"sm_count() * {int(launch.defines['MIN_BLOCKS'])}"
-        tiles = f"const int tiles = ceil_div(K, {cols}) * ceil_div(M, {rows}), steps = ceil_div(N, {launch.step});"
+        tiles = f"const int tiles = ceil_div(K, {cols}) * ceil_div(M, {rows}), steps = ceil_div(N, {launch.depth});"
         if host.tail:
             lines += [f"// split-K on a line of blocks (handoff.tail_plan): the tiles past whole waves of the {slots} "
                       "slots in more parts", tiles,
                       "int lead = 0, lead_parts = 1, tail_parts = 1;",
-                      handoff.tail_call("tiles", "steps", slots, launch.step),
+                      handoff.tail_call("tiles", "steps", slots, launch.depth),
                       "const int blocks = lead * lead_parts + (tiles - lead) * tail_parts;",
                       "// a slot per block of the tiles that split (handoff.TailPlan.slot_count)",
                       "const int saved = (lead_parts > 1 ? lead * lead_parts : 0) + "
                       "(tail_parts > 1 ? (tiles - lead) * tail_parts : 0);"]
         else:
             lines += [f"// split-K (handoff.parts): parts per tile where the tiles leave the {slots} slots idle", tiles,
-                      *split_lines(launch.step, slots),
+                      *split_lines(launch.depth, slots),
                       "const int saved = parts > 1 ? tiles * parts : 0;  // a slot per part; unsplit none"]
         lines += [f"const size_t work_at = round_up(operands, {pad.ALIGN});",
                   f"char* base = workspace(work_at + (size_t)saved * "
@@ -60,9 +60,9 @@ def body(launch: Launch, variants: Variants) -> list[str]:
         rows, cols = launch.tile
         b_pitch = "k4" if host.pad_b else "K"
         lines += ["gemmlab::TmaDesc maps[2];",
-                  f"if (!matrix_map(&maps[0], at, N, M, (size_t)m4 * 4, {launch.step}, {rows}, "
+                  f"if (!matrix_map(&maps[0], at, N, M, (size_t)m4 * 4, {launch.depth}, {rows}, "
                   "CU_TENSOR_MAP_SWIZZLE_NONE)) return;",
-                  f"if (!matrix_map(&maps[1], b, N, K, (size_t){b_pitch} * 4, {launch.step}, {cols}, "
+                  f"if (!matrix_map(&maps[1], b, N, K, (size_t){b_pitch} * 4, {launch.depth}, {cols}, "
                   "CU_TENSOR_MAP_SWIZZLE_NONE)) return;"]
         operands = "maps[0], maps[1]"
     if host.tail:

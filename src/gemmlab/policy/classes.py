@@ -19,7 +19,7 @@ Records made before the sizes had these names (issue 53) call them ``tiny``, ``s
 ``medium`` and ``large``: `FORMER_SIZES` is the one table of those, and `current_key` reads such a
 record's class keys as today's (`record.load` does, so an old record dispatches as it did).
 
-`InClass` is a launch precondition in the style of `Requires` (`str()` in words, `cpp()` in C++
+`InClass` is a launch precondition in the style of `When` (`str()` in words, `cpp()` in C++
 for `gemmlab export`); its SM count is the tune record's, so it decides from M, N and K alone.
 """
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from .. import launches as builders
 from ..cuda.dispatch import Launch, same_build
-from ..cuda.needs import Requires
+from ..cuda.needs import When
 from ..measure.timing import geomean
 
 #: The rungs whose first launch can be a prelude, by name: how to build that launch.
@@ -40,8 +40,8 @@ def applies(launch: Launch, m: int, n: int, k: int) -> bool:
     when = launch.when
     if when is None:
         return True
-    if not isinstance(when, Requires) or when.align:
-        raise ValueError(f"a prelude's precondition must be a Requires on the shape alone, not {when}")
+    if not isinstance(when, When) or when.align:
+        raise ValueError(f"a prelude's precondition must be a When on the shape alone, not {when}")
     return when(None, None, None, m, n, k)
 
 
@@ -98,7 +98,7 @@ def launches(record: dict | None) -> tuple[Launch, ...]:
     out = []
     for rung, entry in ((record or {}).get("preludes") or {}).items():
         launch = own(rung)
-        when = launch.when or Requires()
+        when = launch.when or When()
         bounds = [x for x in (when.reduction, entry.get("reduction", 0)) if x]  # 0: any N
         when = dataclasses.replace(when, outputs=int(entry["outputs"]), reduction=min(bounds, default=0))
         out.append(dataclasses.replace(launch, when=when, name=f"prelude {rung}"))

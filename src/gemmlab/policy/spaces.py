@@ -155,7 +155,7 @@ def _bigtile_refine(launch: Launch, cls: ShapeClass, sms: int) -> tuple[Launch, 
     if launch.defines.get("SPLIT"):
         return _padded_refine(launch, cls, sms)
     twin = twins.split_twin(launch)
-    pays = SplitPays(twin.tile, twin.step, int(twin.defines["MIN_BLOCKS"]), sms)
+    pays = SplitPays(twin.tile, twin.depth, int(twin.defines["MIN_BLOCKS"]), sms)
     return (*_padded_refine(launch, cls, sms), dataclasses.replace(twin, when=all_of(twin.when, pays)))
 
 

@@ -20,7 +20,7 @@ import dataclasses
 from .. import launches as builders
 from ..cuda import hopper
 from ..cuda.dispatch import Launch
-from ..cuda.needs import Requires, all_of
+from ..cuda.needs import When, all_of
 from . import twins
 
 #: Outputs (M·K) from which the Hopper kernels' persistent 128×256 tiles run (tensor_dispatch.md):
@@ -46,7 +46,7 @@ def from_outputs(launches: tuple[Launch, ...], outputs: int, min_reduction: int 
                  min_cols: int = 0) -> tuple[Launch, ...]:
     """The same launches, each also requiring M·K ≥ `outputs`, N ≥ `min_reduction` and K ≥ `min_cols`
     (none of them a fallback any more)."""
-    return tuple(dataclasses.replace(x, when=dataclasses.replace(x.when or Requires(), outputs=outputs,
+    return tuple(dataclasses.replace(x, when=dataclasses.replace(x.when or When(), outputs=outputs,
                                                                  min_reduction=min_reduction, min_cols=min_cols))
                  for x in launches)
 

@@ -10,7 +10,7 @@ import dataclasses
 
 from .. import launches as builders
 from ..cuda.dispatch import Launch
-from ..cuda.needs import Requires
+from ..cuda.needs import When
 
 
 def split_twin(launch: Launch) -> Launch:
@@ -46,7 +46,7 @@ def scalar_twin(launch: Launch) -> Launch:
     """A b-padded bigtile launch's twin reading B as it lies by 4-byte copies (VEC 1, no TMA_COPY),
     split as `split_twin`, under M ≤ SCALAR_B_ROWS. Named "scalar-…"."""
     twin = builders.bigtile_launch(False, **(builders.bigtile_knobs(launch.defines) | {"split": True, "tma": False}), vec=1)
-    return dataclasses.replace(twin, name=f"scalar-{launch.name}", when=Requires(rows=SCALAR_B_ROWS))
+    return dataclasses.replace(twin, name=f"scalar-{launch.name}", when=When(rows=SCALAR_B_ROWS))
 
 
 #: Where `default` runs thin_rows (four columns a lane) before `small`'s winners: hoisted `small`
@@ -60,4 +60,4 @@ def default_thin_launches() -> tuple[Launch, ...]:
     under DEFAULT_THIN_ROWS and DEFAULT_THIN_B."""
     cols = tuple(x for x in builders.THIN_LAUNCHES if x.entry == "thin_cols")
     rows = builders.thin_launch("rows", 4)
-    return (*cols, dataclasses.replace(rows, when=Requires(rows=DEFAULT_THIN_ROWS, b_elements=DEFAULT_THIN_B)))
+    return (*cols, dataclasses.replace(rows, when=When(rows=DEFAULT_THIN_ROWS, b_elements=DEFAULT_THIN_B)))

@@ -11,7 +11,7 @@ import torch
 
 from gemmlab import registry
 from gemmlab.cuda.handoff import OneWave, SplitPays
-from gemmlab.cuda.needs import VEC4, AllOf, Needs, Requires, whole_tiles
+from gemmlab.cuda.needs import VEC4, AllOf, Needs, When, whole_tiles
 from gemmlab.policy.classes import InClass
 
 
@@ -20,9 +20,9 @@ def _parts(when) -> tuple:
 
 
 def _own(launch):
-    """The launch under its own `Requires` alone: `default` adds a shape class (`InClass`), whose
+    """The launch under its own `When` alone: `default` adds a shape class (`InClass`), whose
     words tests/test_tune.py reads; None where the launch has no other precondition."""
-    own = [p for p in _parts(launch.when) if isinstance(p, Requires)]
+    own = [p for p in _parts(launch.when) if isinstance(p, When)]
     return dataclasses.replace(launch, when=own[0]) if len(own) == 1 else None
 
 
@@ -110,35 +110,35 @@ def test_every_precondition_is_declared_as_requires_a_shape_class_or_the_split_p
         for launch in impl.launches:
             if launch.when is not None:
                 parts = _parts(launch.when)
-                assert all(isinstance(p, Requires | InClass | SplitPays | OneWave) for p in parts), launch
-                assert sum(isinstance(p, Requires) for p in parts) <= 1, launch
+                assert all(isinstance(p, When | InClass | SplitPays | OneWave) for p in parts), launch
+                assert sum(isinstance(p, When) for p in parts) <= 1, launch
 
 
-def test_requires_renders_and_decides():
+def test_when_renders_and_decides():
     assert str(VEC4) == "N % 4 == 0, K % 4 == 0, 16-byte aligned pointers"
     assert str(whole_tiles(64, 16, 64)) == "M % 64 == 0, N % 16 == 0, K % 64 == 0, 16-byte aligned pointers"
     assert str(whole_tiles(8, 2, 6)) == "M % 8 == 0, N % 4 == 0, K % 12 == 0, 16-byte aligned pointers"
-    assert str(Requires(n=4, align=16, operands="A")) == "N % 4 == 0, A 16-byte aligned"
-    assert str(Requires()) == "always"
-    assert str(Requires(outputs=1 << 19)) == "M·K ≥ 524288"
-    assert Requires(outputs=1 << 19).cpp() == "(long long)M * K >= 524288LL"  # 8192² overflows an int
-    narrow = Requires(cols=32, a_elements=1 << 19)
+    assert str(When(n=4, align=16, operands="A")) == "N % 4 == 0, A 16-byte aligned"
+    assert str(When()) == "always"
+    assert str(When(outputs=1 << 19)) == "M·K ≥ 524288"
+    assert When(outputs=1 << 19).cpp() == "(long long)M * K >= 524288LL"  # 8192² overflows an int
+    narrow = When(cols=32, a_elements=1 << 19)
     assert str(narrow) == "K ≤ 32, M·N ≥ 524288"
     assert narrow.cpp() == "K <= 32 && (long long)M * N >= 524288LL"
     big, thin, c = torch.empty(1024, 512), torch.empty(512, 32), torch.empty(1024, 32)
     assert narrow(big, thin, c, 1024, 512, 32) and not narrow(big, torch.empty(512, 33), c, 1024, 512, 33)
     assert not narrow(big[:1023], thin, c[:1023], 1023, 512, 32)  # M·N one row short
-    wide = Requires(rows=8, b_elements=1 << 20)
+    wide = When(rows=8, b_elements=1 << 20)
     assert str(wide) == "M ≤ 8, N·K ≥ 1048576" and wide.cpp() == "M <= 8 && (long long)N * K >= 1048576LL"
     assert wide(big[:8], torch.empty(1024, 1024), c[:8], 8, 1024, 1024)
     assert not wide(big[:8], torch.empty(1024, 1023), c[:8], 8, 1024, 1023)  # N·K one column short
-    few = Requires(rows=8)
+    few = When(rows=8)
     assert str(few) == "M ≤ 8" and few.cpp() == "M <= 8"
-    short = Requires(reduction=32)
+    short = When(reduction=32)
     assert str(short) == "N ≤ 32" and short.cpp() == "N <= 32"
     assert short(big, thin[:32], c, 1024, 32, 32) and not short(big, thin[:33], c, 1024, 33, 32)
     assert few(big[:8], thin, c[:8], 8, 512, 32) and not few(big[:9], thin, c[:9], 9, 512, 32)
     a, b, c = _operands(16, 16, 16, (0, 1, 0))
-    assert Requires(n=4, align=16, operands="A")(a, b, c, 16, 16, 16)
+    assert When(n=4, align=16, operands="A")(a, b, c, 16, 16, 16)
     assert not VEC4(a, b, c, 16, 16, 16)
-    assert not Requires(m=32)(a, b, c, 16, 16, 16)
+    assert not When(m=32)(a, b, c, 16, 16, 16)
