@@ -17,6 +17,7 @@ import re
 import subprocess
 import tempfile
 from collections import Counter
+from functools import lru_cache
 from pathlib import Path
 
 from .tools import find
@@ -27,9 +28,13 @@ _INSTR = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[0-9T]\s+)?([A-Z][A-Z0-9
 
 def _dump(cubin: bytes) -> str:
     """cuobjdump's SASS listing of the cubin."""
-    cuobjdump = find("cuobjdump")
+    return _disassembled(cubin, find("cuobjdump"), find("nvdisasm"))  # the tools asked for each time
+
+
+@lru_cache(maxsize=128)  # rungs share kernels: the book and `inspect` ask for one listing many times
+def _disassembled(cubin: bytes, cuobjdump: str, nvdisasm: str) -> str:
     env = dict(os.environ)
-    env["PATH"] = f"{Path(find('nvdisasm')).parent}{os.pathsep}{env.get('PATH', '')}"
+    env["PATH"] = f"{Path(nvdisasm).parent}{os.pathsep}{env.get('PATH', '')}"
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "kernel.cubin"
         path.write_bytes(cubin)
