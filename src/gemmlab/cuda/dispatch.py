@@ -175,7 +175,7 @@ class Launch:
 
     @property
     def static_smem(self) -> int:
-        """Static shared bytes the tiles imply: buffers × (A rows×step + B step×cols), padded rows;
+        """Static shared bytes the tiles imply: buffers × (A rows×depth + B depth×cols), padded rows;
         and the block's scratch beside them."""
         rows, cols = self.tile
         pad_a, pad_b = self.pad if isinstance(self.pad, tuple) else (self.pad, self.pad)
