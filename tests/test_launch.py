@@ -286,18 +286,18 @@ def test_split_k_policy_splits_where_tiles_leave_slots_idle_long_reductions_too(
     assert p(tiles=256, steps=128, slots=264, depth=16) == 1  # 2048³: one full wave
     assert p(tiles=2048, steps=192, slots=264, depth=32) == 1  # the performance shape
     assert p(tiles=1, steps=1, slots=264, depth=8) == 1 and p(tiles=0, steps=128, slots=264, depth=8) == 1
-    for step in (8, 16, 32):
+    for depth in (8, 16, 32):
         for slots in (132, 264, 1056):
             for tiles in (1, 2, 7, 64, 131, 263, 264, 265, 1000, 5000):
                 for steps in (1, 16, 100, 1024):
-                    parts = p(tiles, steps, slots, step)
+                    parts = p(tiles, steps, slots, depth)
                     # Never a part shorter than SPLIT_MIN_N (SPLIT_MIN_N_IDLE where the tiles leave
                     # slots idle), never more counters than the buffer.
-                    assert parts == 1 or steps // parts >= handoff.min_steps(step, tiles < slots) - 1
+                    assert parts == 1 or steps // parts >= handoff.min_steps(depth, tiles < slots) - 1
                     assert 1 <= parts <= handoff.MAX_PARTS and tiles * parts <= max(tiles, handoff.COUNTERS)
                     # Never modeled slower than not splitting.
-                    assert handoff.modeled_time(tiles, steps, slots, step, parts) <= \
-                        handoff.modeled_time(tiles, steps, slots, step, 1)
+                    assert handoff.modeled_time(tiles, steps, slots, depth, parts) <= \
+                        handoff.modeled_time(tiles, steps, slots, depth, 1)
 
 
 def test_a_tail_plan_splits_only_the_last_waves_tiles_and_only_where_it_models_faster():
@@ -319,22 +319,22 @@ def test_a_tail_plan_splits_only_the_last_waves_tiles_and_only_where_it_models_f
     # Slots and counters only for the tiles that split (none for a lead of whole tiles, none for no tile).
     assert Plan(2178, 2112, 1, 4).slot_count == 264 and Plan(40, 13, 3, 5).slot_count == 39 + 27 * 5
     assert Plan(40, 17, 4, 1).slot_count == 68 and not Plan(40, 0, 3, 1).split and Plan(40, 0, 3, 2).slot_count == 80
-    for step in (8, 16, 32):
+    for depth in (8, 16, 32):
         for slots in (264, 1056):
             for tiles in (1, 7, 263, 265, 300, 550, 1100, 2178, 5000):
                 for steps in (1, 8, 16, 40, 400):
                     for least in (1, 3):
-                        got = plan(tiles, steps, slots, step, least)
-                        uniform = parts(tiles, steps, slots, step, least)
+                        got = plan(tiles, steps, slots, depth, least)
+                        uniform = parts(tiles, steps, slots, depth, least)
                         same = Plan(tiles, tiles, uniform, uniform)
-                        time = handoff.plan_time(got, steps, slots, step)
+                        time = handoff.plan_time(got, steps, slots, depth)
                         assert 0 <= got.lead <= tiles and got.tiles == tiles
                         assert got.blocks == got.lead * got.lead_parts + got.tail * got.tail_parts <= handoff.COUNTERS
-                        floor = min(least, max(1, steps // handoff.min_steps(step, True)))
+                        floor = min(least, max(1, steps // handoff.min_steps(depth, True)))
                         assert got.lead_parts >= min(floor, uniform) and (got.tail == 0 or got.tail_parts >= floor)
                         if got != same:  # a tail split: the whole waves kept, the rest under a wave
                             assert -got.lead * got.lead_parts % slots < got.lead_parts and got.tail < slots
-                            assert time <= handoff.plan_time(same, steps, slots, step) * (1 - handoff.MARGIN)
+                            assert time <= handoff.plan_time(same, steps, slots, depth) * (1 - handoff.MARGIN)
                         split = [(n, p) for n, p in ((got.lead, got.lead_parts), (got.tail, got.tail_parts)) if p > 1]
                         assert got.slot_count == sum(n * p for n, p in split) and got.split == (got.slot_count > 0)
 
