@@ -213,18 +213,18 @@ def test_the_exported_split_k_policy_is_the_python_one(tmp_path):
     from gemmlab.export.host import split_lines
 
     # N and K set the least parts at odd shapes (handoff.fewest); steps is N's in steps of `depth`.
-    cases = [(t, n, k, slots, step, chain) for t in (1, 3, 64, 100, 131, 132, 264, 300, 2048, 70000)
+    cases = [(t, n, k, slots, depth, chain) for t in (1, 3, 64, 100, 131, 132, 264, 300, 2048, 70000)
              for n in (1, 15, 128, 255, 1024, 4958, 7609) for k in (4, 7) for slots in (132, 264)
-             for step in (8, 16, 32) for chain in (handoff.LONGEST_CHAIN, 0)]
-    calls = "".join("    {\n" f"        const int tiles = {t}, N = {n}, K = {k}, steps = {-(-n // step)};\n"
-                    f"        {split_lines(step, str(slots), chain)[0]}\n"
+             for depth in (8, 16, 32) for chain in (handoff.LONGEST_CHAIN, 0)]
+    calls = "".join("    {\n" f"        const int tiles = {t}, N = {n}, K = {k}, steps = {-(-n // depth)};\n"
+                    f"        {split_lines(depth, str(slots), chain)[0]}\n"
                     '        std::printf("%d\\n", parts);\n    }\n'
-                    for t, n, k, slots, step, chain in cases)
+                    for t, n, k, slots, depth, chain in cases)
     got = _run_host_program(f"int main() {{\n{calls}    return 0;\n}}\n", tmp_path)
-    want = [handoff.parts(t, -(-n // step), slots, step, handoff.fewest(n, k, chain))
-            for t, n, k, slots, step, chain in cases]
+    want = [handoff.parts(t, -(-n // depth), slots, depth, handoff.fewest(n, k, chain))
+            for t, n, k, slots, depth, chain in cases]
     assert [int(x) for x in got] == want
-    alone = [handoff.parts(t, -(-n // step), slots, step) for t, n, k, slots, step, _ in cases]
+    alone = [handoff.parts(t, -(-n // depth), slots, depth) for t, n, k, slots, depth, _ in cases]
     assert any(w > a for w, a in zip(want, alone, strict=True)), "no case is split for accuracy"
     # With no chain to bound, time alone sets the parts.
     assert all(w == a for w, a, c in zip(want, alone, cases, strict=True) if not c[-1])
@@ -232,22 +232,22 @@ def test_the_exported_split_k_policy_is_the_python_one(tmp_path):
 
 def test_the_exported_tail_plan_is_the_python_one(tmp_path):
     """split_tail_plan (host_tail.cuh) against handoff.tail_plan over a grid of tile counts,
-    reductions, GPU sizes and steps, odd and even shapes (the accuracy floor), where a tail split
+    reductions, GPU sizes and depths, odd and even shapes (the accuracy floor), where a tail split
     is chosen and where it is not: the same lead, lead parts and tail parts."""
     from gemmlab.cuda import handoff
 
-    cases = [(t, n, k, slots, step) for t in (1, 7, 263, 265, 300, 550, 1089, 1122, 2178, 3283, 5000)
+    cases = [(t, n, k, slots, depth) for t in (1, 7, 263, 265, 300, 550, 1089, 1122, 2178, 3283, 5000)
              for n in (15, 130, 197, 248, 1025, 2074, 5248) for k in (4, 7) for slots in (264, 1056)
-             for step in (8, 16)]
-    calls = "".join("    {\n" f"        const int tiles = {t}, N = {n}, K = {k}, steps = {-(-n // step)};\n"
+             for depth in (8, 16)]
+    calls = "".join("    {\n" f"        const int tiles = {t}, N = {n}, K = {k}, steps = {-(-n // depth)};\n"
                     "        int lead = 0, lead_parts = 1, tail_parts = 1;\n"
-                    f"        {handoff.tail_call('tiles', 'steps', str(slots), step)}\n"
+                    f"        {handoff.tail_call('tiles', 'steps', str(slots), depth)}\n"
                     '        std::printf("%d,%d,%d\\n", lead, lead_parts, tail_parts);\n    }\n'
-                    for t, n, k, slots, step in cases)
+                    for t, n, k, slots, depth in cases)
     got = _run_host_program(f"int main() {{\n{calls}    return 0;\n}}\n", tmp_path)
     want = []
-    for t, n, k, slots, step in cases:
-        plan = handoff.tail_plan(t, -(-n // step), slots, step, handoff.fewest(n, k))
+    for t, n, k, slots, depth in cases:
+        plan = handoff.tail_plan(t, -(-n // depth), slots, depth, handoff.fewest(n, k))
         want.append(f"{plan.lead},{plan.lead_parts},{plan.tail_parts}")
     assert got == want
     tails = sum(1 for t, x in zip(cases, want, strict=True) if int(x.split(",")[0]) < t[0])
