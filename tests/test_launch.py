@@ -1,4 +1,4 @@
-"""The launch model on the CPU: parameter packing, plain steps, the wgmma host's plan."""
+"""The launch model on the CPU: parameter packing, plain kernel calls, the wgmma host's plan."""
 
 from __future__ import annotations
 
@@ -40,17 +40,17 @@ def _call(m, n, k):
 @pytest.mark.parametrize("impl", [i for i in registry.IMPLEMENTATIONS if i.family == "cuda" and (
     i.chapter.number in (1, 2) or i.name in ("wmma-tf32", "warptile"))],
                          ids=lambda i: i.name)
-def test_ladder_launches_are_one_plain_step(impl):
+def test_ladder_launches_are_one_plain_kernel_call(impl):
     """Every ladder launch without a host runs one kernel, (A, B, C, M, N, K), static shared
     memory, no cluster (warptile's padded fallback has its own test below)."""
     call = _call(129, 33, 257)
     for launch in (x for x in impl.launches if x.host is None):
-        (step,) = launch.steps(call, None)
-        assert step.kernel == launch.kernel and step.kernel.smem == 0 and step.kernel.cluster == (1, 1, 1)
+        (run,) = launch.kernel_calls(call, None)
+        assert run.kernel == launch.kernel and run.kernel.smem == 0 and run.kernel.cluster == (1, 1, 1)
         rows, cols = launch.tile
-        assert step.grid == (-(-257 // cols), -(-129 // rows), 1)
-        assert step.args[:3] == (call.a.data_ptr(), call.b.data_ptr(), call.c.data_ptr())
-        assert [int(x) for x in step.args[3:]] == [129, 33, 257]
+        assert run.grid == (-(-257 // cols), -(-129 // rows), 1)
+        assert run.args[:3] == (call.a.data_ptr(), call.b.data_ptr(), call.c.data_ptr())
+        assert [int(x) for x in run.args[3:]] == [129, 33, 257]
         assert launch.workspace_bytes(129, 33, 257) == 0
 
 
@@ -89,9 +89,9 @@ def test_wgmma_host_plans_prepasses_and_descriptors(fake_maps, name, which, kind
     assert workspace.numel() >= planes * k * ld * 4 + (m * ld * 4 if copies_a else 0)
     if launch.persistent:
         launch = dataclasses.replace(launch, persistent=False)  # its grid asks the GPU
-    steps = launch.steps(call, workspace)
-    assert [s.kernel.entry for s in steps] == kinds
-    for s in steps:
+    runs = launch.kernel_calls(call, workspace)
+    assert [s.kernel.entry for s in runs] == kinds
+    for s in runs:
         assert s.kernel in launch.kernels(), s.kernel.entry  # compiled and inspected too
     lo, hi = workspace.data_ptr(), workspace.data_ptr() + workspace.numel()
     a_map, *b_maps = fake_maps
@@ -105,11 +105,11 @@ def test_wgmma_host_plans_prepasses_and_descriptors(fake_maps, name, which, kind
         assert lo <= a_map[0] and a_map[0] + m * ld * 4 <= hi
     regions = sorted([b[0] for b in b_maps] + ([a_map[0]] if copies_a else []))
     assert all(b - a >= k * ld * 4 for a, b in zip(regions, regions[1:], strict=False)), "overlap"
-    main = next(s for s in steps if s.kernel.entry == launch.entry)
+    main = next(s for s in runs if s.kernel.entry == launch.entry)
     gemm = main.args[:-1] if planes == 2 else main.args
     assert gemm[-4] == call.c.data_ptr() and [int(x) for x in gemm[-3:]] == [m, n, k]
     if planes == 2:  # 3xTF32's flag, at the workspace's start: the main kernel raises it for A
-        special = next(s for s in steps if s.kernel.entry == "special_fp32")
+        special = next(s for s in runs if s.kernel.entry == "special_fp32")
         assert main.args[-1] == special.args[0] == workspace.data_ptr()
 
 
@@ -131,11 +131,11 @@ def test_swapped_host_reads_a_and_b_as_they_lie_through_rounding_descriptors(mon
     call = _call(m, n, k)
     size = launch.workspace_bytes(m, n, k)
     workspace = torch.empty(size, dtype=torch.uint8) if size else None
-    steps = launch.steps(call, workspace)
+    runs = launch.kernel_calls(call, workspace)
     copy_a, copy_b = which == 1 and n % 4 != 0, which == 1 and k % 4 != 0
-    assert [s.kernel.entry for s in steps] == ["pad_rows"] * (copy_a + copy_b) + ["wgmma_swap"]
-    assert all(s.kernel in launch.kernels() for s in steps)
-    assert [s.args[0] for s in steps[:-1]] == [t.data_ptr() for t, c in ((call.a, copy_a), (call.b, copy_b)) if c]
+    assert [s.kernel.entry for s in runs] == ["pad_rows"] * (copy_a + copy_b) + ["wgmma_swap"]
+    assert all(s.kernel in launch.kernels() for s in runs)
+    assert [s.args[0] for s in runs[:-1]] == [t.data_ptr() for t, c in ((call.a, copy_a), (call.b, copy_b)) if c]
     a_map, b_map = asked
     lda, ldb = hopper.pitch(n) if copy_a else n, hopper.pitch(k) if copy_b else k
     rows = launch.tile[0] // launch.kernel.cluster[0]
@@ -150,7 +150,7 @@ def test_swapped_host_reads_a_and_b_as_they_lie_through_rounding_descriptors(mon
             assert a_map[0] + m * lda * 4 <= b_map[0], "overlap"
     else:
         assert size == 0
-    assert steps[-1].args[2] == call.c.data_ptr() and [int(x) for x in steps[-1].args[3:]] == [m, n, k]
+    assert runs[-1].args[2] == call.c.data_ptr() and [int(x) for x in runs[-1].args[3:]] == [m, n, k]
 
 
 def test_swapped_fast_path_needs_describable_a_and_b():
@@ -185,7 +185,7 @@ def test_padded_host_copies_in_runs_padded_and_copies_back():
     call = _call(m, n, k)
     workspace = torch.empty(launch.workspace_bytes(m, n, k), dtype=torch.uint8)
     base = workspace.data_ptr()
-    copy_a, copy_b, main, back = launch.steps(call, workspace)
+    copy_a, copy_b, main, back = launch.kernel_calls(call, workspace)
     a, b, c = main.args[:3]
     assert [int(x) for x in main.args[3:]] == [m, n4, k4] and main.kernel == launch.kernel
     assert main.grid == (-(-k4 // 128), -(-m // 128), 1)
@@ -211,20 +211,20 @@ def test_transposed_host_writes_at_and_pads_b_only_when_asked():
     call = _call(m, n, k)
     for launch, kernels in ((fast, [transposed.TRANSPOSE_FP32]), (fallback, [transposed.TRANSPOSE_FP32, pad.PAD_COPY])):
         workspace = torch.empty(launch.workspace_bytes(m, n, k), dtype=torch.uint8)
-        steps = launch.steps(call, workspace)
-        assert [s.kernel for s in steps[:-1]] == kernels and steps[-1].kernel == launch.kernel
+        runs = launch.kernel_calls(call, workspace)
+        assert [s.kernel for s in runs[:-1]] == kernels and runs[-1].kernel == launch.kernel
         at = workspace.data_ptr()
-        t = steps[0]
+        t = runs[0]
         assert t.args[:2] == (call.a.data_ptr(), at) and [int(x) for x in t.args[2:]] == [m, n, m4]
         assert t.grid == (-(-n // 64), -(-m4 // 64), 1)
-        main = steps[-1]
+        main = runs[-1]
         assert main.args[0] == at and main.args[2] == call.c.data_ptr()
         assert [int(x) for x in main.args[3:]] == [m, n, k]
         assert main.grid == (-(-k // 128), -(-m // 128), 1)
         if launch is fast:
             assert main.args[1] == call.b.data_ptr() and workspace.numel() >= n * m4 * 4
         else:
-            copy = steps[1]
+            copy = runs[1]
             b = main.args[1]
             assert copy.args[:2] == (call.b.data_ptr(), b) and [int(x) for x in copy.args[2:]] == [n, k, k, n, k4]
             # Aᵀ and the padded B do not overlap, B is 16-byte aligned, both inside the workspace.

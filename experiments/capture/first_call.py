@@ -43,11 +43,11 @@ with torch.cuda.stream(side):
         status(f"select ({spec.name})")
         ws = solver.workspace(spec.workspace_bytes(m, n, k), a.device)
         status("workspace")
-        steps = spec.steps(Call(a, b, c, m, n, k), ws)
-        status("steps (counters)")
-        for step in steps:
-            kernel = solver.load(step.kernel)
-            status(f"load {step.kernel.entry}")
+        runs = spec.kernel_calls(Call(a, b, c, m, n, k), ws)
+        status("kernel calls (counters)")
+        for run in runs:
+            kernel = solver.load(run.kernel)
+            status(f"load {run.kernel.entry}")
     except Exception as e:  # noqa: BLE001 - what broke is the finding
         print("raised:", type(e).__name__, str(e)[:300])
     finally:

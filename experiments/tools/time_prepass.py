@@ -14,8 +14,8 @@ import sys
 import torch
 
 from gemmlab import problem, runtime
-from gemmlab.cuda import hopper
 from gemmlab.cuda import driver as cl
+from gemmlab.cuda import hopper
 from gemmlab.judge.cases import uniform
 
 

@@ -28,19 +28,19 @@ def main() -> None:
     solver = impl._solve
     launch = solver.select(a, b, c, m, n, k)
     workspace = solver.workspace(launch.workspace_bytes(m, n, k), dev)
-    steps = launch.steps(Call(a, b, c, m, n, k), workspace)
-    times: dict[str, list[float]] = {s.kernel.entry: [] for s in steps}
+    runs = launch.kernel_calls(Call(a, b, c, m, n, k), workspace)
+    times: dict[str, list[float]] = {s.kernel.entry: [] for s in runs}
     for it in range(25):
-        for step in steps:
-            kernel = solver.load(step.kernel)
-            grid = solver._resident_grid(kernel, step) if launch.persistent and step.kernel == launch.kernel else step.grid
+        for run in runs:
+            kernel = solver.load(run.kernel)
+            grid = solver._resident_grid(kernel, run) if launch.persistent and run.kernel == launch.kernel else run.grid
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
-            cl.launch(kernel, grid, step.kernel.block, step.kernel.smem, *step.args, cluster=step.kernel.cluster)
+            cl.launch(kernel, grid, run.kernel.block, run.kernel.smem, *run.args, cluster=run.kernel.cluster)
             end.record()
             end.synchronize()
             if it >= 5:
-                times[step.kernel.entry].append(start.elapsed_time(end))
+                times[run.kernel.entry].append(start.elapsed_time(end))
     print(f"{name} {m}x{n}x{k}: {impl.launch_label(launch)}")
     for entry, ts in times.items():
         print(f"  {entry:20s} {statistics.median(ts):.4f} ms")

@@ -22,10 +22,10 @@ import sys
 
 import torch
 
-from gemmlab.policy import twins
 from gemmlab import launches, registry, runtime
 from gemmlab.cuda import handoff
 from gemmlab.judge.cases import uniform
+from gemmlab.policy import twins
 from gemmlab.reference import error_figures, poison_, references, unwritten, verdict
 
 SHAPES = [(256, 2048, 256), (300, 1025, 301), (130, 3000, 260), (64, 64, 64)]

@@ -9,14 +9,14 @@ Each call follows one lifecycle, after CUTLASS's host adapters:
 2. **workspace** — `Launch.workspace_bytes(m, n, k)`: scratch the call needs
    (a transposed operand, a padded copy), allocated once per device and stream
    and grown on demand;
-3. **initialise** — `Launch.steps(call, workspace)`: the kernels to run in order,
+3. **initialise** — `Launch.kernel_calls(call, workspace)`: the kernels to run in order,
    each with its grid and its full argument list (pointers, sizes, TMA
    descriptors);
-4. **run** — each step is launched on torch's current stream.
+4. **run** — each kernel call is launched on torch's current stream.
 
 The plain ladder kernels need none of that: they take ``(A, B, C, M, N, K)``,
-own a ``tile`` of C per block, use static shared memory, and run as one step
-on a grid of ``ceil(K / cols) × ceil(M / rows)`` blocks. A `Launch` says only
+own a ``tile`` of C per block, use static shared memory, and run as one kernel
+call on a grid of ``ceil(K / cols) × ceil(M / rows)`` blocks. A `Launch` says only
 what differs from that: dynamic shared memory (``smem``), a cluster shape,
 a persistent grid, or a `Host` that plans pre-passes and extra parameters.
 """
@@ -80,7 +80,7 @@ class Call:
 
 
 @dataclass(frozen=True)
-class Step:
+class KernelCall:
     """One kernel launch of a call: what runs, on how many blocks, with which arguments."""
 
     kernel: Kernel
@@ -92,11 +92,11 @@ class Host(Protocol):
     """The host side of a launch that needs more than (A, B, C, M, N, K) on a tile grid."""
 
     def kernels(self, launch: Launch) -> tuple[Kernel, ...]:
-        """Every kernel the steps may run besides the launch's own (pre-passes)."""
+        """Every kernel the plan may call besides the launch's own (pre-passes)."""
 
     def workspace_bytes(self, launch: Launch, m: int, n: int, k: int) -> int: ...
 
-    def steps(self, launch: Launch, call: Call, workspace: torch.Tensor) -> list[Step]: ...
+    def kernel_calls(self, launch: Launch, call: Call, workspace: torch.Tensor) -> list[KernelCall]: ...
 
 
 #: The mark a rung's label gives its fallback launch (registry's `launch_label`): where the launch
@@ -137,7 +137,7 @@ class Launch:
     pad: int | tuple[int, int] = 0
     #: Static shared bytes beside the tiles: a block's own scratch (`thin`'s partial sums).
     scratch: int = 0
-    #: Where other fields follow from the macros (bigtile: block, tile and step from its warp
+    #: Where other fields follow from the macros (bigtile: block, tile and depth from its warp
     #: layout, its host from A_T): those fields as a function of the macros (`with_defines`).
     derive: Callable[[Mapping[str, int]], Mapping[str, object]] | None = None
     #: When it runs within its rung ("whole-tiles", "vec4", "b-padded", …), unique within the
@@ -216,10 +216,10 @@ class Launch:
     def workspace_bytes(self, m: int, n: int, k: int) -> int:
         return self.host.workspace_bytes(self, m, n, k) if self.host else 0
 
-    def steps(self, call: Call, workspace: torch.Tensor | None) -> list[Step]:
+    def kernel_calls(self, call: Call, workspace: torch.Tensor | None) -> list[KernelCall]:
         if self.host:
-            return self.host.steps(self, call, workspace)
-        return [Step(self.kernel, self.grid(call.m, call.k), call.gemm_args())]
+            return self.host.kernel_calls(self, call, workspace)
+        return [KernelCall(self.kernel, self.grid(call.m, call.k), call.gemm_args())]
 
 
 def _raw_stream(device: int) -> int:
@@ -388,22 +388,22 @@ class CudaSolver:
         spec = self.select(a, b, c, m, n, k)
         workspace = self.workspace(spec.workspace_bytes(m, n, k), a.device)
         plan = []
-        for step in spec.steps(Call(a, b, c, m, n, k), workspace):
-            kernel = self.load(step.kernel)
-            grid = step.grid
-            if spec.persistent and step.kernel == spec.kernel:
-                grid = self._resident_grid(kernel, step)
-            plan.append(cl.prepare(kernel, grid, step.kernel.block, step.kernel.smem, *step.args,
-                                   cluster=step.kernel.cluster))
+        for run in spec.kernel_calls(Call(a, b, c, m, n, k), workspace):
+            kernel = self.load(run.kernel)
+            grid = run.grid
+            if spec.persistent and run.kernel == spec.kernel:
+                grid = self._resident_grid(kernel, run)
+            plan.append(cl.prepare(kernel, grid, run.kernel.block, run.kernel.smem, *run.args,
+                                   cluster=run.kernel.cluster))
         return plan
 
     @staticmethod
-    def _resident_grid(kernel, step: Step) -> tuple[int, int, int]:
+    def _resident_grid(kernel, run: KernelCall) -> tuple[int, int, int]:
         """A persistent grid no larger than what the GPU holds at once, in whole clusters."""
-        k = step.kernel
+        k = run.kernel
         size = k.cluster[0] * k.cluster[1] * k.cluster[2]
         fit = cl.resident_blocks(kernel, k.block, k.smem, k.cluster)
-        blocks = min(step.grid[0], fit) // size * size
+        blocks = min(run.grid[0], fit) // size * size
         return (max(blocks, size), 1, 1)
 
 

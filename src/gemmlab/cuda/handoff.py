@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     import torch
 
 from . import driver as cl
-from .dispatch import Call, Kernel, Launch, Step
+from .dispatch import Call, Kernel, KernelCall, Launch
 
 #: The shortest reduction a part keeps, in elements of N (16 steps of BK 8).
 SPLIT_MIN_N = 128
@@ -349,10 +349,10 @@ class SplitGrid:
         saved = across * down * parts if parts > 1 else 0
         return saved * self.slot_floats(launch) * 4
 
-    def steps(self, launch: Launch, call: Call, workspace: torch.Tensor | None) -> list[Step]:
+    def kernel_calls(self, launch: Launch, call: Call, workspace: torch.Tensor | None) -> list[KernelCall]:
         m, n, k = call.m, call.n, call.k
         across, down, _ = launch.grid(m, k)
         parts = self.parts(launch, m, n, k)
         work = workspace.data_ptr() if workspace is not None else 0
         flags = counters(call.a.device, across * down * parts if parts > 1 else 0).data_ptr()
-        return [Step(launch.kernel, (across, down, parts), (*call.gemm_args(), work, flags))]
+        return [KernelCall(launch.kernel, (across, down, parts), (*call.gemm_args(), work, flags))]

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 from . import driver as cl
 from . import handoff
-from .dispatch import Call, Kernel, Launch, Step
+from .dispatch import Call, Kernel, KernelCall, Launch
 from .needs import Needs, When
 from .pad import ALIGN, pitch, up  # the workspace's alignment and row pitch, as the other hosts
 from .tma import matrix_map
@@ -68,7 +68,7 @@ def dynamic_smem(tile: tuple[int, int], barriers_per_stage: int, b_planes: int =
 
 
 def one_wave(launch: Launch) -> handoff.OneWave:
-    """The split-K rule of a persistent wgmma launch with SPLIT: its tiles, step and cluster."""
+    """The split-K rule of a persistent wgmma launch with SPLIT: its tiles, depth and cluster."""
     return handoff.OneWave(launch.tile, launch.depth, launch.kernel.cluster[0])
 
 
@@ -144,7 +144,7 @@ class TmaOperands(_OneWaveSplit):
     def workspace_bytes(self, launch: Launch, m: int, n: int, k: int) -> int:
         return self._after(self._layout(m, n, k)[2], self._saved_bytes(launch, m, n, k))
 
-    def steps(self, launch: Launch, call: Call, workspace: torch.Tensor) -> list[Step]:
+    def kernel_calls(self, launch: Launch, call: Call, workspace: torch.Tensor) -> list[KernelCall]:
         m, n, k = call.m, call.n, call.k
         ld = pitch(n)
         base = workspace.data_ptr()
@@ -154,16 +154,16 @@ class TmaOperands(_OneWaveSplit):
         sizes = (cl.i32(n), cl.i32(k), cl.i32(ld))
         b_ptr = call.b.data_ptr()
         if self.b == "round":
-            steps = [Step(TRANSPOSE, grid, (b_ptr, base + b_at[0], *sizes))]
+            calls = [KernelCall(TRANSPOSE, grid, (b_ptr, base + b_at[0], *sizes))]
         else:
-            steps = [Step(CLEAR_FLAG, (1, 1, 1), (base,)),
-                     Step(TRANSPOSE_SPLIT, grid, (b_ptr, base + b_at[0], base + b_at[1], base, *sizes))]
+            calls = [KernelCall(CLEAR_FLAG, (1, 1, 1), (base,)),
+                     KernelCall(TRANSPOSE_SPLIT, grid, (b_ptr, base + b_at[0], base + b_at[1], base, *sizes))]
         if self.a == "in place":
             a, a_pitch = call.a.data_ptr(), n * 4
         else:
             a, a_pitch = base + a_at, ld * 4
             copy = ROUND_ROWS if self.a == "round" else PAD_ROWS
-            steps.append(Step(copy, (-(-ld // 256), m, 1),
+            calls.append(KernelCall(copy, (-(-ld // 256), m, 1),
                               (call.a.data_ptr(), a, cl.i32(m), cl.i32(n), cl.i32(ld))))
         rows, cols = launch.tile
         # In a cluster, each block loads its share of the B stage and multicasts it.
@@ -172,7 +172,7 @@ class TmaOperands(_OneWaveSplit):
         maps += [matrix_map(base + at, k, n, ld * 4, share, DEPTH, SWIZZLE_BYTES) for at in b_at]
         flag = (base,) if self.b == "split" else ()
         if not self.split:
-            steps.append(Step(launch.kernel, launch.grid(m, k), (*maps, *call.gemm_args()[2:], *flag)))
+            calls.append(KernelCall(launch.kernel, launch.grid(m, k), (*maps, *call.gemm_args()[2:], *flag)))
         else:
             parts = self.parts(launch, m, n, k)
             tiles = one_wave(launch).units(m, k)
@@ -181,12 +181,12 @@ class TmaOperands(_OneWaveSplit):
             # Persistent: as many blocks as units, at most one an SM (the solver trims it to what
             # the GPU holds at once).
             grid = (max(1, min(tiles * parts, cl.sms())), 1, 1)
-            steps.append(Step(launch.kernel, grid, (*maps, *call.gemm_args()[2:], *flag, work, counters,
+            calls.append(KernelCall(launch.kernel, grid, (*maps, *call.gemm_args()[2:], *flag, work, counters,
                                                      cl.i32(parts))))
         if self.b == "split":
             tiles16 = -(-m // 16) * -(-k // 16)
-            steps.append(Step(SPECIAL, (min(tiles16, SPECIAL_BLOCKS), 1, 1), (base, *call.gemm_args())))
-        return steps
+            calls.append(KernelCall(SPECIAL, (min(tiles16, SPECIAL_BLOCKS), 1, 1), (base, *call.gemm_args())))
+        return calls
 
 
 #: Columns of B per TMA box of the swapped rung: the 128-byte swizzle's span of floats.
@@ -246,15 +246,15 @@ class SwappedOperands(_OneWaveSplit):
     def workspace_bytes(self, launch: Launch, m: int, n: int, k: int) -> int:
         return self._after(self._operand_bytes(m, n, k), self._saved_bytes(launch, m, n, k))
 
-    def steps(self, launch: Launch, call: Call, workspace: torch.Tensor | None) -> list[Step]:
+    def kernel_calls(self, launch: Launch, call: Call, workspace: torch.Tensor | None) -> list[KernelCall]:
         m, n, k = call.m, call.n, call.k
         a, a_pitch, b, b_pitch = call.a.data_ptr(), n * 4, call.b.data_ptr(), k * 4
-        steps = []
+        calls = []
 
         def pad(src: int, at: int, rows: int, cols: int) -> int:
             """Copy a rows×cols operand into the workspace at `at`; its new row pitch."""
             ld = pitch(cols)
-            steps.append(Step(PAD_ROWS, (-(-ld // PAD_ROWS.block[0]), rows, 1),
+            calls.append(KernelCall(PAD_ROWS, (-(-ld // PAD_ROWS.block[0]), rows, 1),
                               (src, workspace.data_ptr() + at, cl.i32(rows), cl.i32(cols), cl.i32(ld))))
             return ld * 4
 
@@ -271,8 +271,8 @@ class SwappedOperands(_OneWaveSplit):
         maps = (matrix_map(a, m, n, a_pitch, share, DEPTH, SWIZZLE_BYTES, tf32=True),
                 matrix_map(b, n, k, b_pitch, DEPTH, SWAP_BOX, SWIZZLE_BYTES, tf32=True))
         if not self.split:
-            steps.append(Step(launch.kernel, launch.grid(m, k), (*maps, *call.gemm_args()[2:])))
-            return steps
+            calls.append(KernelCall(launch.kernel, launch.grid(m, k), (*maps, *call.gemm_args()[2:])))
+            return calls
         parts = self.parts(launch, m, n, k)
         _, blocks = self._units(launch, m, k)
         work = workspace.data_ptr() + up(self._operand_bytes(m, n, k)) if parts > 1 else 0
@@ -281,5 +281,5 @@ class SwappedOperands(_OneWaveSplit):
         # trims it to what the GPU holds at once).
         cluster = launch.kernel.cluster[0]
         grid = max(cluster, min(blocks * parts, cl.sms()) // cluster * cluster)
-        steps.append(Step(launch.kernel, (grid, 1, 1), (*maps, *call.gemm_args()[2:], work, counters, cl.i32(parts))))
-        return steps
+        calls.append(KernelCall(launch.kernel, (grid, 1, 1), (*maps, *call.gemm_args()[2:], work, counters, cl.i32(parts))))
+        return calls

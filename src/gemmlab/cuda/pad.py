@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     import torch
 
 from . import driver as cl
-from .dispatch import Call, Kernel, Launch, Step
+from .dispatch import Call, Kernel, KernelCall, Launch
 
 #: Four destination columns a thread (pad.cu's PAD_WIDE): faster than one at every size timed
 #: (experiments/README.md#tools).
@@ -57,19 +57,19 @@ class PaddedOperands:
     def workspace_bytes(self, launch: Launch, m: int, n: int, k: int) -> int:
         return self.layout(m, n, k)[3]
 
-    def steps(self, launch: Launch, call: Call, workspace: torch.Tensor) -> list[Step]:
+    def kernel_calls(self, launch: Launch, call: Call, workspace: torch.Tensor) -> list[KernelCall]:
         m, n, k = call.m, call.n, call.k
         n4, k4 = pitch(n), pitch(k)
         base = workspace.data_ptr()
         a, b, c = (base + at for at in self.layout(m, n, k)[:3])
 
-        def copy(src: int, dst: int, rows: int, cols: int, ld: int, dst_rows: int, dst_cols: int) -> Step:
-            return Step(PAD_COPY, (-(-dst_cols // PAD_BLOCK_COLS), dst_rows, 1),
+        def copy(src: int, dst: int, rows: int, cols: int, ld: int, dst_rows: int, dst_cols: int) -> KernelCall:
+            return KernelCall(PAD_COPY, (-(-dst_cols // PAD_BLOCK_COLS), dst_rows, 1),
                         (src, dst, *map(cl.i32, (rows, cols, ld, dst_rows, dst_cols))))
 
         return [
             copy(call.a.data_ptr(), a, m, n, n, m, n4),
             copy(call.b.data_ptr(), b, n, k, k, n4, k4),
-            Step(launch.kernel, launch.grid(m, k4), (a, b, c, cl.i32(m), cl.i32(n4), cl.i32(k4))),
+            KernelCall(launch.kernel, launch.grid(m, k4), (a, b, c, cl.i32(m), cl.i32(n4), cl.i32(k4))),
             copy(c, call.c.data_ptr(), m, k, k4, m, k),
         ]

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 from . import driver as cl
 from . import handoff
-from .dispatch import Call, Kernel, Launch, Step
+from .dispatch import Call, Kernel, KernelCall, Launch
 from .hopper import TRANSPOSE_TILE as TILE  # the pre-pass file's square tile
 from .pad import PAD_BLOCK_COLS, PAD_COPY, pitch, up
 from .tma import matrix_map
@@ -97,17 +97,17 @@ class TransposedA:
             saved = across * down * parts if parts > 1 else 0  # a slot per part; unsplit none
         return up(self.operand_bytes(m, n, k)) + saved * handoff.slot_floats(launch.threads, ACCUMULATORS) * 4
 
-    def steps(self, launch: Launch, call: Call, workspace: torch.Tensor) -> list[Step]:
+    def kernel_calls(self, launch: Launch, call: Call, workspace: torch.Tensor) -> list[KernelCall]:
         m, n, k = call.m, call.n, call.k
         at = workspace.data_ptr()
         # The transpose reads its source as "N×K" rows: here A's M rows of N.
         grid = (-(-n // TILE), -(-pitch(m) // TILE), 1)
-        steps = [Step(TRANSPOSE_FP32, grid, (call.a.data_ptr(), at, cl.i32(m), cl.i32(n), cl.i32(pitch(m))))]
+        calls = [KernelCall(TRANSPOSE_FP32, grid, (call.a.data_ptr(), at, cl.i32(m), cl.i32(n), cl.i32(pitch(m))))]
         b = call.b.data_ptr()
         if self.pad_b:
             b_pad = at + self.layout(m, n, k)[0]
             cols = pitch(k)
-            steps.append(Step(PAD_COPY, (-(-cols // PAD_BLOCK_COLS), n, 1),
+            calls.append(KernelCall(PAD_COPY, (-(-cols // PAD_BLOCK_COLS), n, 1),
                               (b, b_pad, *map(cl.i32, (n, k, k, n, cols)))))
             b = b_pad
         operands = (at, b)
@@ -117,18 +117,18 @@ class TransposedA:
                         matrix_map(b, n, k, (pitch(k) if self.pad_b else k) * 4, launch.depth, cols,
                                    swizzle_bytes=0))
         if not self.split:
-            steps.append(Step(launch.kernel, launch.grid(m, k), (*operands, *call.gemm_args()[2:])))
-            return steps
+            calls.append(KernelCall(launch.kernel, launch.grid(m, k), (*operands, *call.gemm_args()[2:])))
+            return calls
         work = at + up(self.operand_bytes(m, n, k))
         if self.tail:
             plan = self.plan(launch, m, n, k)
             counters = handoff.counters(call.a.device, plan.slot_count).data_ptr()
             numbers = map(cl.i32, (plan.lead, plan.lead_parts, plan.tail_parts))
-            steps.append(Step(launch.kernel, (plan.blocks, 1, 1),
+            calls.append(KernelCall(launch.kernel, (plan.blocks, 1, 1),
                               (*operands, *call.gemm_args()[2:], work, counters, *numbers)))
-            return steps
+            return calls
         across, down, _ = launch.grid(m, k)
         parts = self.parts(launch, m, n, k)
         counters = handoff.counters(call.a.device, across * down * parts if parts > 1 else 0).data_ptr()
-        steps.append(Step(launch.kernel, (across, down, parts), (*operands, *call.gemm_args()[2:], work, counters)))
-        return steps
+        calls.append(KernelCall(launch.kernel, (across, down, parts), (*operands, *call.gemm_args()[2:], work, counters)))
+        return calls

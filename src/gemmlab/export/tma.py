@@ -1,6 +1,6 @@
 """`hopper.TmaOperands` and `hopper.SwappedOperands` in C++: the wgmma rungs' workspace,
 pre-passes and TMA descriptors, written from the host object's fields and hopper's constants
-step for step as its `steps` plans a call: the workspace as `TmaOperands._layout` lays it out, B
+call for call as its `kernel_calls` plans them: the workspace as `TmaOperands._layout` lays it out, B
 and A prepared (rounded, split into 3xTF32 planes, or padded), the descriptors, the main kernel
 (persistent over the split-K units where it splits), and for 3xTF32 the strict-FP32 kernel that
 runs only where the inputs held specials.
@@ -113,7 +113,7 @@ def body(launch: Launch, variants: Variants) -> list[str]:
 
 
 def swapped_body(launch: Launch, variants: Variants) -> list[str]:
-    """`hopper.SwappedOperands.steps` in C++: A and B as they lie (or padded copies of them),
+    """`hopper.SwappedOperands.kernel_calls` in C++: A and B as they lie (or padded copies of them),
     through TFLOAT32 descriptors that round on the way in, then the kernel."""
     host: hopper.SwappedOperands = launch.host  # type: ignore[assignment]
     rows, _ = launch.tile
@@ -126,7 +126,7 @@ def swapped_body(launch: Launch, variants: Variants) -> list[str]:
                   f"const int parts = {wave.cpp_parts('units')};",
                   f"const size_t saved = parts > 1 ? (size_t)blocks * parts * "
                   f"{handoff.slot_floats(hopper.CONSUMERS, hopper.SWAP_ACCUMULATORS) * 4} : 0;"]
-    if host.padded:  # as SwappedOperands.steps: copy only an operand TMA cannot describe
+    if host.padded:  # as SwappedOperands.kernel_calls: copy only an operand TMA cannot describe
         align, width = hopper.ALIGN, hopper.PAD_ROWS.block[0]
         room = f"saved ? round_up(operands, {align}) + saved : operands" if host.split else "operands"
         lines += ["const int lda = (N + 3) / 4 * 4, ldb = (K + 3) / 4 * 4;  // pitch(): multiples of 4 floats",

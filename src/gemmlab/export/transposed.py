@@ -1,6 +1,6 @@
 """`transposed.TransposedA` in C++: Aᵀ (and a padded B) written into the workspace, then the kernel.
 
-Step for step as `TransposedA.steps` plans a call.
+Call for call as `TransposedA.kernel_calls` plans them.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def body(launch: Launch, variants: Variants) -> list[str]:
         lines += kernel_launch(transposed.PAD_COPY, variants, f"dim3(ceil_div(k4, {width}), N)",
                                "B, b, N, K, K, N, k4", "pad_b")
     operands = "at, b"
-    if launch.defines.get("TMA_COPY"):  # the tiles by TMA: descriptors of Aᵀ and B, as TransposedA.steps
+    if launch.defines.get("TMA_COPY"):  # the tiles by TMA: descriptors of Aᵀ and B, as TransposedA.kernel_calls
         rows, cols = launch.tile
         b_pitch = "k4" if host.pad_b else "K"
         lines += ["gemmlab::TmaDesc maps[2];",
