@@ -212,11 +212,11 @@ def test_the_exported_split_k_policy_is_the_python_one(tmp_path):
     from gemmlab.cuda import handoff
     from gemmlab.export.host import split_lines
 
-    # N and K set the least parts at odd shapes (handoff.fewest); steps is N's in steps of `depth`.
+    # N and K set the least parts at odd shapes (handoff.fewest); k_tiles is N's in tiles of `depth`.
     cases = [(t, n, k, slots, depth, chain) for t in (1, 3, 64, 100, 131, 132, 264, 300, 2048, 70000)
              for n in (1, 15, 128, 255, 1024, 4958, 7609) for k in (4, 7) for slots in (132, 264)
              for depth in (8, 16, 32) for chain in (handoff.LONGEST_CHAIN, 0)]
-    calls = "".join("    {\n" f"        const int tiles = {t}, N = {n}, K = {k}, steps = {-(-n // depth)};\n"
+    calls = "".join("    {\n" f"        const int tiles = {t}, N = {n}, K = {k}, k_tiles = {-(-n // depth)};\n"
                     f"        {split_lines(depth, str(slots), chain)[0]}\n"
                     '        std::printf("%d\\n", parts);\n    }\n'
                     for t, n, k, slots, depth, chain in cases)
@@ -239,9 +239,9 @@ def test_the_exported_tail_plan_is_the_python_one(tmp_path):
     cases = [(t, n, k, slots, depth) for t in (1, 7, 263, 265, 300, 550, 1089, 1122, 2178, 3283, 5000)
              for n in (15, 130, 197, 248, 1025, 2074, 5248) for k in (4, 7) for slots in (264, 1056)
              for depth in (8, 16)]
-    calls = "".join("    {\n" f"        const int tiles = {t}, N = {n}, K = {k}, steps = {-(-n // depth)};\n"
+    calls = "".join("    {\n" f"        const int tiles = {t}, N = {n}, K = {k}, k_tiles = {-(-n // depth)};\n"
                     "        int lead = 0, lead_parts = 1, tail_parts = 1;\n"
-                    f"        {handoff.tail_call('tiles', 'steps', str(slots), depth)}\n"
+                    f"        {handoff.tail_call('tiles', 'k_tiles', str(slots), depth)}\n"
                     '        std::printf("%d,%d,%d\\n", lead, lead_parts, tail_parts);\n    }\n'
                     for t, n, k, slots, depth in cases)
     got = _run_host_program(f"int main() {{\n{calls}    return 0;\n}}\n", tmp_path)
@@ -262,7 +262,7 @@ def test_the_tail_split_twins_export_and_build_for_hopper(tmp_path):
     impl = registry.get("tma-warp")
     text = export_text(replace(impl, launches=tuple(twins.tail_twin(x) for x in impl.launches)))
     assert text.count("maps[0], maps[1], C, M, N, K, work, counters, lead, lead_parts, tail_parts") == 2
-    assert text.count("dim3(blocks)") == 2 and text.count("split_tail_plan(tiles, steps,") == 2
+    assert text.count("dim3(blocks)") == 2 and text.count("split_tail_plan(tiles, k_tiles,") == 2
     assert "split_tail_plan" not in export_text(impl)
     source = tmp_path / "tma-warp-tail.cu"
     source.write_text(text)

@@ -258,13 +258,13 @@ def test_at_odd_shapes_no_part_sums_a_chain_longer_than_the_bound():
     assert handoff.fewest(4096, 4095) == -(-4096 // chain) and handoff.fewest(4958, 7592, 0) == 1
     assert handoff.fewest(chain, 3) == 1 and handoff.fewest(chain + 1, 3) == 2
     # 5075×4958×7592: 40 × 60 tiles of 128×128 on 264 slots, BK 16.
-    steps = -(-4958 // 16)
-    split = handoff.parts(2400, steps, 264, 16, handoff.fewest(4958, 7592))
+    k_tiles = -(-4958 // 16)
+    split = handoff.parts(2400, k_tiles, 264, 16, handoff.fewest(4958, 7592))
     assert split >= handoff.fewest(4958, 7592) and -(-4958 // split) <= chain
     # The bound never asks past SPLIT_MIN_N (SPLIT_MIN_N_IDLE where the tiles leave slots idle) or
     # the counters: the policy's limits still hold.
     assert handoff.parts(70000, 4, 264, 16, 50) == 1 and handoff.parts(1, 3, 264, 16, 50) == 1
-    assert handoff.parts(1, 10, 264, 16, 50) == 10 // handoff.min_steps(16, idle=True)
+    assert handoff.parts(1, 10, 264, 16, 50) == 10 // handoff.min_k_tiles(16, idle=True)
 
 
 def test_split_k_policy_splits_where_tiles_leave_slots_idle_long_reductions_too():
@@ -274,30 +274,30 @@ def test_split_k_policy_splits_where_tiles_leave_slots_idle_long_reductions_too(
     from gemmlab.cuda import handoff
 
     p = handoff.parts
-    assert p(tiles=64, steps=128, slots=264, depth=8) == 4  # 1024³ on an H200
-    assert p(tiles=64, steps=64, slots=264, depth=16) == 4  # the same with BK 16
-    assert 16 < p(tiles=6, steps=256, slots=264, depth=8) <= 32  # capped by SPLIT_MIN_N_IDLE: 2048 / 64
-    assert p(tiles=4, steps=16, slots=264, depth=16) == 4  # 256³: N = 256 holds four parts of 64
-    # 1024×200×1024 in small's 32×64 tiles: a wave and more, so parts keep 128 (13 steps: none);
-    # 15×226×292: 5 tiles, so parts of 64 (15 steps: 3).
-    assert p(tiles=512, steps=13, slots=396, depth=16) == 1 and p(tiles=5, steps=15, slots=396, depth=16) == 3
-    assert p(tiles=16, steps=512, slots=264, depth=16) == 16  # a long reduction over 16 tiles
-    assert p(tiles=300, steps=64, slots=264, depth=16) > 1  # 1.14 waves: the second mostly empty
-    assert p(tiles=256, steps=128, slots=264, depth=16) == 1  # 2048³: one full wave
-    assert p(tiles=2048, steps=192, slots=264, depth=32) == 1  # the performance shape
-    assert p(tiles=1, steps=1, slots=264, depth=8) == 1 and p(tiles=0, steps=128, slots=264, depth=8) == 1
+    assert p(tiles=64, k_tiles=128, slots=264, depth=8) == 4  # 1024³ on an H200
+    assert p(tiles=64, k_tiles=64, slots=264, depth=16) == 4  # the same with BK 16
+    assert 16 < p(tiles=6, k_tiles=256, slots=264, depth=8) <= 32  # capped by SPLIT_MIN_N_IDLE: 2048 / 64
+    assert p(tiles=4, k_tiles=16, slots=264, depth=16) == 4  # 256³: N = 256 holds four parts of 64
+    # 1024×200×1024 in small's 32×64 tiles: a wave and more, so parts keep 128 (13 k-tiles: none);
+    # 15×226×292: 5 tiles, so parts of 64 (15 k-tiles: 3).
+    assert p(tiles=512, k_tiles=13, slots=396, depth=16) == 1 and p(tiles=5, k_tiles=15, slots=396, depth=16) == 3
+    assert p(tiles=16, k_tiles=512, slots=264, depth=16) == 16  # a long reduction over 16 tiles
+    assert p(tiles=300, k_tiles=64, slots=264, depth=16) > 1  # 1.14 waves: the second mostly empty
+    assert p(tiles=256, k_tiles=128, slots=264, depth=16) == 1  # 2048³: one full wave
+    assert p(tiles=2048, k_tiles=192, slots=264, depth=32) == 1  # the performance shape
+    assert p(tiles=1, k_tiles=1, slots=264, depth=8) == 1 and p(tiles=0, k_tiles=128, slots=264, depth=8) == 1
     for depth in (8, 16, 32):
         for slots in (132, 264, 1056):
             for tiles in (1, 2, 7, 64, 131, 263, 264, 265, 1000, 5000):
-                for steps in (1, 16, 100, 1024):
-                    parts = p(tiles, steps, slots, depth)
+                for k_tiles in (1, 16, 100, 1024):
+                    parts = p(tiles, k_tiles, slots, depth)
                     # Never a part shorter than SPLIT_MIN_N (SPLIT_MIN_N_IDLE where the tiles leave
                     # slots idle), never more counters than the buffer.
-                    assert parts == 1 or steps // parts >= handoff.min_steps(depth, tiles < slots) - 1
+                    assert parts == 1 or k_tiles // parts >= handoff.min_k_tiles(depth, tiles < slots) - 1
                     assert 1 <= parts <= handoff.MAX_PARTS and tiles * parts <= max(tiles, handoff.COUNTERS)
                     # Never modeled slower than not splitting.
-                    assert handoff.modeled_time(tiles, steps, slots, depth, parts) <= \
-                        handoff.modeled_time(tiles, steps, slots, depth, 1)
+                    assert handoff.modeled_time(tiles, k_tiles, slots, depth, parts) <= \
+                        handoff.modeled_time(tiles, k_tiles, slots, depth, 1)
 
 
 def test_a_tail_plan_splits_only_the_last_waves_tiles_and_only_where_it_models_faster():
@@ -308,7 +308,7 @@ def test_a_tail_plan_splits_only_the_last_waves_tiles_and_only_where_it_models_f
 
     plan, parts, Plan = handoff.tail_plan, handoff.parts, handoff.TailPlan
     # 1348×248×6274 on 132 SMs in tma-warp's 64×64 tiles (8 blocks an SM): two waves of whole tiles, and
-    # the 66 left in 4 parts of 64, where SPLIT 1 splits all 2178 tiles in two (51 steps against 44).
+    # the 66 left in 4 parts of 64, where SPLIT 1 splits all 2178 tiles in two (51 k-tiles against 44).
     assert plan(2178, 16, 1056, 16) == Plan(2178, 2112, 1, 4) and parts(2178, 16, 1056, 16) == 2
     assert handoff.plan_time(Plan(2178, 2112, 1, 4), 16, 1056, 16) == 44
     assert handoff.plan_time(Plan(2178, 2178, 2, 2), 16, 1056, 16) == handoff.modeled_time(2178, 16, 1056, 16, 2) == 51
@@ -322,19 +322,19 @@ def test_a_tail_plan_splits_only_the_last_waves_tiles_and_only_where_it_models_f
     for depth in (8, 16, 32):
         for slots in (264, 1056):
             for tiles in (1, 7, 263, 265, 300, 550, 1100, 2178, 5000):
-                for steps in (1, 8, 16, 40, 400):
+                for k_tiles in (1, 8, 16, 40, 400):
                     for least in (1, 3):
-                        got = plan(tiles, steps, slots, depth, least)
-                        uniform = parts(tiles, steps, slots, depth, least)
+                        got = plan(tiles, k_tiles, slots, depth, least)
+                        uniform = parts(tiles, k_tiles, slots, depth, least)
                         same = Plan(tiles, tiles, uniform, uniform)
-                        time = handoff.plan_time(got, steps, slots, depth)
+                        time = handoff.plan_time(got, k_tiles, slots, depth)
                         assert 0 <= got.lead <= tiles and got.tiles == tiles
                         assert got.blocks == got.lead * got.lead_parts + got.tail * got.tail_parts <= handoff.COUNTERS
-                        floor = min(least, max(1, steps // handoff.min_steps(depth, True)))
+                        floor = min(least, max(1, k_tiles // handoff.min_k_tiles(depth, True)))
                         assert got.lead_parts >= min(floor, uniform) and (got.tail == 0 or got.tail_parts >= floor)
                         if got != same:  # a tail split: the whole waves kept, the rest under a wave
                             assert -got.lead * got.lead_parts % slots < got.lead_parts and got.tail < slots
-                            assert time <= handoff.plan_time(same, steps, slots, depth) * (1 - handoff.MARGIN)
+                            assert time <= handoff.plan_time(same, k_tiles, slots, depth) * (1 - handoff.MARGIN)
                         split = [(n, p) for n, p in ((got.lead, got.lead_parts), (got.tail, got.tail_parts)) if p > 1]
                         assert got.slot_count == sum(n * p for n, p in split) and got.split == (got.slot_count > 0)
 

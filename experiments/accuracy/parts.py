@@ -28,11 +28,11 @@ shapes = [tuple(int(x) for x in s.split("x")) for s in (sys.argv[3:] or SHAPES)]
 policy = handoff.parts
 
 
-def at_least(tiles: int, steps: int, slots: int, step: int, least: int = 1) -> int:
+def at_least(tiles: int, k_tiles: int, slots: int, depth: int, least: int = 1) -> int:
     # Never past what the policy itself allows: a part keeps SPLIT_MIN_N of the reduction. `least`:
     # the policy's own floor for accuracy (handoff.fewest, which the hosts pass since 17c08f6).
-    limit = max(1, min(handoff.MAX_PARTS, steps // handoff.min_steps(step), handoff.COUNTERS // max(tiles, 1)))
-    return max(policy(tiles, steps, slots, step, least), min(forced, limit))
+    limit = max(1, min(handoff.MAX_PARTS, k_tiles // handoff.min_k_tiles(depth), handoff.COUNTERS // max(tiles, 1)))
+    return max(policy(tiles, k_tiles, slots, depth, least), min(forced, limit))
 
 
 if forced > 1:

@@ -102,9 +102,9 @@ def main() -> None:
     points = []
     for text in args.shapes:
         m, n, k = (int(x) for x in text.split("x"))
-        steps = -(-n // BK)
+        k_tiles = -(-n // BK)
         tiles = -(-m // TILE[0]) * -(-k // TILE[1])
-        p = args.parts or handoff.parts(tiles, steps, SMS * BLOCKS, BK, handoff.fewest(n, k))
+        p = args.parts or handoff.parts(tiles, k_tiles, SMS * BLOCKS, BK, handoff.fewest(n, k))
         rows = []
         for seed in range(args.seeds):
             rng = np.random.default_rng(seed)
@@ -113,7 +113,7 @@ def main() -> None:
             exact = a.astype(np.float64) @ b.astype(np.float64)
             row = {"shape": [m, n, k], "parts": p, "seed": seed}
             for order in orders:
-                bounds = [(steps * i // p) * BK for i in range(p + 1)]
+                bounds = [(k_tiles * i // p) * BK for i in range(p + 1)]
                 sums = [part_sum(a, b, bounds[i], min(bounds[i + 1], n), order) for i in range(p)]
                 row[order] = violations(tree(sums), exact)
             print(json.dumps(row), flush=True)

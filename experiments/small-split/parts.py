@@ -45,10 +45,10 @@ arms = [small, arm(4), arm(6)]
 with open(out_path, "a") as out:
     for shape in shapes:
         for forced in PARTS:
-            def fixed(tiles, steps, slots, step, least=1, forced=forced):
-                limit = max(1, min(handoff.MAX_PARTS, steps // handoff.min_steps(step),
+            def fixed(tiles, k_tiles, slots, depth, least=1, forced=forced):
+                limit = max(1, min(handoff.MAX_PARTS, k_tiles // handoff.min_k_tiles(depth),
                                    handoff.COUNTERS // max(tiles, 1)))
-                return policy(tiles, steps, slots, step, least) if forced == 0 else max(least, min(forced, limit))
+                return policy(tiles, k_tiles, slots, depth, least) if forced == 0 else max(least, min(forced, limit))
             handoff.parts = fixed
             # Fresh copies: a solver keeps each call's plan (its grid) for the next call at the same
             # operands, so one that ran with another P would run that P again.

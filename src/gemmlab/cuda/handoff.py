@@ -10,7 +10,7 @@ Where N or K is not a multiple of 4 (cuBLAS sums those in another order) no part
 longer than `LONGEST_CHAIN`; aligned shapes split for time alone, keeping cuBLAS's bits where
 their tiles fill the GPU (kernels/cuda/bigtile_splitk.md, experiments/README.md#accuracy).
 
-`parts` models a call's time in waves of blocks, each a part's steps plus a fixed cost, plus a
+`parts` models a call's time in waves of blocks, each a part's k-tiles plus a fixed cost, plus a
 tree level per halving. The exported file's `split_parts` and `split_least` are the same rules
 in C++ (tests run both).
 
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 from . import driver as cl
 from .dispatch import Call, Kernel, KernelCall, Launch
 
-#: The shortest reduction a part keeps, in elements of N (16 steps of BK 8).
+#: The shortest reduction a part keeps, in elements of N (16 k-tiles of BK 8).
 SPLIT_MIN_N = 128
 #: The same where there are fewer tiles than slots: a shorter part fills SMs that would wait, where
 #: in a full wave it only slowed the call (experiments/README.md#split-min).
@@ -51,16 +51,16 @@ COUNTERS = 1 << 17
 LONGEST_CHAIN = 640
 
 
-def min_steps(depth: int, idle: bool = False) -> int:
-    """The fewest reduction steps of `depth` (BK) elements a part keeps: SPLIT_MIN_N's worth, or
+def min_k_tiles(depth: int, idle: bool = False) -> int:
+    """The fewest k-tiles (reduction tiles of `depth`, BK, elements) a part keeps: SPLIT_MIN_N's worth, or
     SPLIT_MIN_N_IDLE's where the unsplit tiles leave slots `idle`."""
     return max(1, -(-(SPLIT_MIN_N_IDLE if idle else SPLIT_MIN_N) // depth))
 
 
-def modeled_time(tiles: int, steps: int, slots: int, depth: int, p: int) -> float:
-    """A grid of `tiles` × `p` blocks on `slots` resident blocks, in reduction steps."""
+def modeled_time(tiles: int, k_tiles: int, slots: int, depth: int, p: int) -> float:
+    """A grid of `tiles` × `p` blocks on `slots` resident blocks, in k-tiles."""
     waves = -(-tiles * p // slots)
-    per_part = -(-steps // p) + FIXED_N / depth
+    per_part = -(-k_tiles // p) + FIXED_N / depth
     return waves * per_part + (LEVEL_N / depth) * (p - 1).bit_length()  # levels: ceil(log2 p)
 
 
@@ -72,16 +72,16 @@ def fewest(n: int, k: int, chain: int = LONGEST_CHAIN) -> int:
     return -(-n // chain)
 
 
-def parts(tiles: int, steps: int, slots: int, depth: int, least: int = 1) -> int:
-    """How many parts each tile's `steps` reduction steps of `depth` elements are split into, for
+def parts(tiles: int, k_tiles: int, slots: int, depth: int, least: int = 1) -> int:
+    """How many parts each tile's `k_tiles` k-tiles of `depth` elements are split into, for
     `slots` resident blocks: from `least` (`fewest`) up, as far as SPLIT_MIN_N (SPLIT_MIN_N_IDLE
     where there are fewer tiles than slots), MAX_PARTS and the counters allow, the fewest whose
     modeled time is within MARGIN of the best."""
     if tiles < 1 or slots < 1:
         return 1
-    limit = max(1, min(MAX_PARTS, steps // min_steps(depth, tiles < slots), COUNTERS // tiles))
+    limit = max(1, min(MAX_PARTS, k_tiles // min_k_tiles(depth, tiles < slots), COUNTERS // tiles))
     low = max(1, min(least, limit))
-    times = [modeled_time(tiles, steps, slots, depth, p) for p in range(low, limit + 1)]
+    times = [modeled_time(tiles, k_tiles, slots, depth, p) for p in range(low, limit + 1)]
     best = min(times)
     return next(p for p, t in enumerate(times, start=low) if t <= best * (1 + MARGIN))
 
@@ -123,26 +123,26 @@ class TailPlan:
         return self.slot_count > 0
 
 
-def plan_time(plan: TailPlan, steps: int, slots: int, depth: int) -> float:
+def plan_time(plan: TailPlan, k_tiles: int, slots: int, depth: int) -> float:
     """`modeled_time` of a plan: its lead tiles' waves, then its tail's (the tail's blocks start as
     the lead's leave; modeled as after them, which is exact where the lead fills whole waves)."""
-    lead = modeled_time(plan.lead, steps, slots, depth, plan.lead_parts) if plan.lead else 0.0
-    tail = modeled_time(plan.tail, steps, slots, depth, plan.tail_parts) if plan.tail else 0.0
+    lead = modeled_time(plan.lead, k_tiles, slots, depth, plan.lead_parts) if plan.lead else 0.0
+    tail = modeled_time(plan.tail, k_tiles, slots, depth, plan.tail_parts) if plan.tail else 0.0
     return lead + tail
 
 
 @lru_cache(maxsize=1024)  # pure in its numbers, and its search is slow Python (bigtile_splitk.md)
-def tail_plan(tiles: int, steps: int, slots: int, depth: int, least: int = 1) -> TailPlan:
+def tail_plan(tiles: int, k_tiles: int, slots: int, depth: int, least: int = 1) -> TailPlan:
     """The parts of a line of blocks (bigtile's SPLIT 2): every tile in `parts` parts (as SPLIT 1),
     unless a tail split models at least MARGIN faster: the whole waves' tiles in `least` parts (or
     `parts`'), the tiles left over in the parts that make their wave shortest, since otherwise they
     hold their wave's idle slots for a whole tile's time (experiments/README.md#tail-split)."""
-    uniform = parts(tiles, steps, slots, depth, least)
+    uniform = parts(tiles, k_tiles, slots, depth, least)
     best = TailPlan(tiles, tiles, uniform, uniform)
     if tiles < 1 or slots < 1:
         return best
-    bar = plan_time(best, steps, slots, depth) * (1 - MARGIN)
-    limit = max(1, min(MAX_PARTS, steps // min_steps(depth, True)))
+    bar = plan_time(best, k_tiles, slots, depth) * (1 - MARGIN)
+    limit = max(1, min(MAX_PARTS, k_tiles // min_k_tiles(depth, True)))
     low = max(1, min(least, limit))
     found = None
     for lead_parts in sorted({low, uniform}):
@@ -154,29 +154,29 @@ def tail_plan(tiles: int, steps: int, slots: int, depth: int, least: int = 1) ->
             plan = TailPlan(tiles, lead, lead_parts, tail_parts)
             if plan.blocks > COUNTERS:
                 break
-            time = plan_time(plan, steps, slots, depth)
+            time = plan_time(plan, k_tiles, slots, depth)
             if time <= bar and (found is None or time < found[0]):
                 found = (time, plan)
     return found[1] if found else best
 
 
-def _cpp_policy(tiles: str, steps: str, slots: str, depth: int, chain: int) -> str:
+def _cpp_policy(tiles: str, k_tiles: str, slots: str, depth: int, chain: int) -> str:
     """The arguments the exported file's split_parts and split_tail_plan share, in their order."""
-    return (f"{tiles}, {steps}, {slots}, {min_steps(depth)}, {min_steps(depth, True)}, {MAX_PARTS}, "
+    return (f"{tiles}, {k_tiles}, {slots}, {min_k_tiles(depth)}, {min_k_tiles(depth, True)}, {MAX_PARTS}, "
             f"{COUNTERS}, {FIXED_N / depth!r}, {LEVEL_N / depth!r}, {MARGIN!r}, split_least(N, K, {chain})")
 
 
-def split_call(tiles: str, steps: str, slots: str, depth: int, chain: int = LONGEST_CHAIN) -> str:
+def split_call(tiles: str, k_tiles: str, slots: str, depth: int, chain: int = LONGEST_CHAIN) -> str:
     """`parts(..., fewest(N, K, chain))` as a C++ expression of the exported file's `split_parts`
-    and `split_least` (export/host_runtime.cuh), for `tiles` over `steps` steps of `depth` elements
+    and `split_least` (export/host_runtime.cuh), for `tiles` over `k_tiles` k-tiles of `depth` elements
     on `slots` (C++ expressions, all three; N and K are the solve's)."""
-    return f"split_parts({_cpp_policy(tiles, steps, slots, depth, chain)})"
+    return f"split_parts({_cpp_policy(tiles, k_tiles, slots, depth, chain)})"
 
 
-def tail_call(tiles: str, steps: str, slots: str, depth: int, chain: int = LONGEST_CHAIN) -> str:
+def tail_call(tiles: str, k_tiles: str, slots: str, depth: int, chain: int = LONGEST_CHAIN) -> str:
     """`tail_plan(..., fewest(N, K, chain))` as a C++ statement of the exported file's
     `split_tail_plan`: it sets the ints `lead`, `lead_parts` and `tail_parts` (declared before it)."""
-    return f"split_tail_plan({_cpp_policy(tiles, steps, slots, depth, chain)}, &lead, &lead_parts, &tail_parts);"
+    return f"split_tail_plan({_cpp_policy(tiles, k_tiles, slots, depth, chain)}, &lead, &lead_parts, &tail_parts);"
 
 
 @dataclass(frozen=True)
@@ -314,7 +314,7 @@ ACCUMULATORS = 16
 
 
 def policy(launch: Launch, m: int, n: int, k: int, chain: int = LONGEST_CHAIN) -> tuple[int, ...]:
-    """What the split policy is given: tiles, reduction steps, resident slots (MIN_BLOCKS blocks
+    """What the split policy is given: tiles, k-tiles, resident slots (MIN_BLOCKS blocks
     per SM), the depth, and the least parts (`fewest`)."""
     slots = cl.sms() * int(launch.defines["MIN_BLOCKS"])
     across, down = launch.tiles(m, k)

@@ -4,7 +4,7 @@
 loaded device code holds (``image_has``: the build may be for any target); the last launch is the
 portable fallback (`document.plan`). Each launch is one ``static void launch_i(A, B, C, M, N, K)``:
 a plain launch computes its grid (the tile grid, or a persistent one) and launches; a launch with a
-`Host` gets the body of its kind, step for step as the kind's `steps` plans a call: here
+`Host` gets the body of its kind, call for call as the kind's `kernel_calls` plans them: here
 `PaddedOperands` and `SplitGrid`, `export.transposed` and `export.tma` the others.
 """
 
@@ -89,10 +89,10 @@ def solve_function(launches: tuple[Launch, ...], labels: list[str], own: int) ->
             f'extern "C" void solve({GEMM_PARAMS}) {{\n    using namespace gemmlab_host;\n'
             f"{body}\n}}\n")
 
-def split_lines(step: int, slots: str, chain: int = handoff.LONGEST_CHAIN) -> list[str]:
-    """C++ that sets ``parts`` from ``tiles``, ``steps``, N and K as `handoff.parts` does, from
+def split_lines(depth: int, slots: str, chain: int = handoff.LONGEST_CHAIN) -> list[str]:
+    """C++ that sets ``parts`` from ``tiles``, ``k_tiles``, N and K as `handoff.parts` does, from
     `handoff.fewest` with `chain`."""
-    return [f"const int parts = {handoff.split_call('tiles', 'steps', slots, step, chain)};"]
+    return [f"const int parts = {handoff.split_call('tiles', 'k_tiles', slots, depth, chain)};"]
 
 
 def split_grid_body(launch: Launch, variants: Variants) -> list[str]:
@@ -101,7 +101,7 @@ def split_grid_body(launch: Launch, variants: Variants) -> list[str]:
     rows, cols = launch.tile
     slots = f"sm_count() * {int(launch.defines['MIN_BLOCKS'])}"
     lines = [f"// SplitGrid: parts per tile where the tiles leave the {slots} slots idle (handoff.parts)",
-             f"const int tiles = ceil_div(K, {cols}) * ceil_div(M, {rows}), steps = ceil_div(N, {launch.depth});",
+             f"const int tiles = ceil_div(K, {cols}) * ceil_div(M, {rows}), k_tiles = ceil_div(N, {launch.depth});",
              *split_lines(launch.depth, slots, launch.host.chain),
              "const int saved = parts > 1 ? tiles * parts : 0;  // a slot per part; unsplit none",
              f"float* work = saved ? (float*)workspace((size_t)saved * "

@@ -82,27 +82,27 @@ namespace gemmlab_host {
 
 // Split-K parts per tile (cuda/handoff.py's parts(), the same rule; a test runs both over a
 // grid of inputs): a grid of tiles × p blocks on `slots` resident blocks takes ceil(tiles·p /
-// slots) waves of ceil(steps / p) + fixed steps each, plus `level` steps per level of the
+// slots) waves of ceil(k_tiles / p) + fixed k-tiles each, plus `level` k-tiles per level of the
 // pairwise tree; the fewest parts within `margin` of the best modeled time.
-[[maybe_unused]] static double split_time(int tiles, int steps, int slots, double fixed, double level, int p) {
+[[maybe_unused]] static double split_time(int tiles, int k_tiles, int slots, double fixed, double level, int p) {
     const long long waves = ((long long)tiles * p + slots - 1) / slots;
     int levels = 0;
     while ((1 << levels) < p) ++levels;
-    return (double)waves * ((double)((steps + p - 1) / p) + fixed) + level * levels;
+    return (double)waves * ((double)((k_tiles + p - 1) / p) + fixed) + level * levels;
 }
-[[maybe_unused]] static int split_parts(int tiles, int steps, int slots, int min_steps, int idle_min_steps,
+[[maybe_unused]] static int split_parts(int tiles, int k_tiles, int slots, int min_k_tiles, int idle_min_k_tiles,
                                         int max_parts, int counters, double fixed, double level, double margin,
                                         int least) {
     if (tiles < 1 || slots < 1) return 1;
-    int limit = steps / (tiles < slots ? idle_min_steps : min_steps);
+    int limit = k_tiles / (tiles < slots ? idle_min_k_tiles : min_k_tiles);
     if (limit > max_parts) limit = max_parts;
     if (limit > counters / tiles) limit = counters / tiles;
     if (limit < 1) limit = 1;
     const int low = least < 1 ? 1 : least > limit ? limit : least;
-    double best = split_time(tiles, steps, slots, fixed, level, low);
-    for (int p = low + 1; p <= limit; ++p) best = std::min(best, split_time(tiles, steps, slots, fixed, level, p));
+    double best = split_time(tiles, k_tiles, slots, fixed, level, low);
+    for (int p = low + 1; p <= limit; ++p) best = std::min(best, split_time(tiles, k_tiles, slots, fixed, level, p));
     for (int p = low; p <= limit; ++p)
-        if (split_time(tiles, steps, slots, fixed, level, p) <= best * (1 + margin)) return p;
+        if (split_time(tiles, k_tiles, slots, fixed, level, p) <= best * (1 + margin)) return p;
     return low;
 }
 

@@ -34,7 +34,7 @@ def layout_lines(host: hopper.TmaOperands) -> list[str]:
     ]
 
 
-def _b_steps(host: hopper.TmaOperands, variants: Variants) -> list[str]:
+def _b_calls(host: hopper.TmaOperands, variants: Variants) -> list[str]:
     tt = hopper.TRANSPOSE_TILE
     grid = f"dim3(ceil_div(K, {tt}), ceil_div(ld, {tt}))"
     if host.b == "round":
@@ -46,7 +46,7 @@ def _b_steps(host: hopper.TmaOperands, variants: Variants) -> list[str]:
                             "split"))
 
 
-def _a_steps(host: hopper.TmaOperands, variants: Variants) -> list[str]:
+def _a_calls(host: hopper.TmaOperands, variants: Variants) -> list[str]:
     if host.a == "in place":
         return ["const float* a = A;", "const size_t a_pitch = (size_t)N * 4;"]
     copy = hopper.ROUND_ROWS if host.a == "round" else hopper.PAD_ROWS
@@ -97,7 +97,7 @@ def body(launch: Launch, variants: Variants) -> list[str]:
     else:
         lines += ["char* base = workspace(total);"]
     lines += ["if (!base) return;"]
-    lines += _b_steps(host, variants) + _a_steps(host, variants) + _maps(launch, planes)
+    lines += _b_calls(host, variants) + _a_calls(host, variants) + _maps(launch, planes)
     maps = ", ".join(f"maps[{i}]" for i in range(1 + planes))
     flag = ", (int*)base" if host.b == "split" else ""  # 3xTF32: its consumers flag A's specials
     if not host.split:

@@ -26,12 +26,12 @@ def body(launch: Launch, variants: Variants) -> list[str]:
     if host.split:
         rows, cols = launch.tile
         slots = f"sm_count() * {int(launch.defines['MIN_BLOCKS'])}"
-        tiles = f"const int tiles = ceil_div(K, {cols}) * ceil_div(M, {rows}), steps = ceil_div(N, {launch.depth});"
+        tiles = f"const int tiles = ceil_div(K, {cols}) * ceil_div(M, {rows}), k_tiles = ceil_div(N, {launch.depth});"
         if host.tail:
             lines += [f"// split-K on a line of blocks (handoff.tail_plan): the tiles past whole waves of the {slots} "
                       "slots in more parts", tiles,
                       "int lead = 0, lead_parts = 1, tail_parts = 1;",
-                      handoff.tail_call("tiles", "steps", slots, launch.depth),
+                      handoff.tail_call("tiles", "k_tiles", slots, launch.depth),
                       "const int blocks = lead * lead_parts + (tiles - lead) * tail_parts;",
                       "// a slot per block of the tiles that split (handoff.TailPlan.slot_count)",
                       "const int saved = (lead_parts > 1 ? lead * lead_parts : 0) + "
