@@ -147,6 +147,9 @@ def test_judge_usage_errors_are_one_line_on_stderr(tmp_path):
     ("book", "-o", "{file}"), ("book", "-o", "{file}/under"),
     ("study", "--out", "{file}"), ("report", "{record}", "--out", "{file}"),
     ("new", "--framework", "torch", "{folder}/no/such/x.py"), ("new", "--framework", "torch", "{folder}", "--force"),
+    # named for another kind of file: judge would read mine.cu as CUDA, a record would overwrite a solution
+    ("new", "--framework", "torch", "{folder}/mine.cu"), ("new", "{folder}/mine.py"),
+    ("bench", "torch", "--latest", "{file}"), ("bench", "torch", "--csv", "{folder}/bench.json"),
 ])
 def test_an_output_path_that_cannot_be_written_is_a_usage_error_before_anything_runs(tmp_path, args):
     """A file where a folder goes (or the other way round) was a traceback, for --latest and --csv
@@ -159,6 +162,59 @@ def test_an_output_path_that_cannot_be_written_is_a_usage_error_before_anything_
     filled = [a.format(file=file, folder=folder, record=record) for a in args]
     assert_one_line(invoke(*filled), 2, "error:")
     assert {p.name for p in tmp_path.rglob("*")} == {"a-file", "a-folder"}, "nothing written"
+
+
+def test_bench_leaves_a_solution_named_as_its_record_as_it_was(tmp_path):
+    """--latest and --csv overwrite the file they name, by design; a solution's name there was a
+    slip that replaced the solution with JSON."""
+    solution = tmp_path / "solution.cu"
+    solution.write_text("// mine\n")
+    for option in ("--latest", "--csv"):
+        assert_one_line(invoke("bench", "torch", "--shape", "8x8x8", option, str(solution)), 2, "error:", option)
+    assert solution.read_text() == "// mine\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["solution.cu"]
+
+
+@pytest.mark.parametrize("args", [
+    ("judge", "x.py", "--seed", "4294967296"), ("bench", "torch", "--seed", "99999999999999999999999"),
+    ("check", "torch", "--seed", "-1"), ("sweep", "--random", "4", "--seed", "-1"),
+    ("tune", "small", "--seed", "18446744073709551615"),
+])
+def test_a_seed_outside_32_bits_is_a_usage_error(args):
+    """A seed past what torch's generator unpacks was a traceback (judge, bench) or every case an
+    ERROR (check) after the run had started."""
+    assert_one_line(invoke(*args), 2, "error:", "--seed")
+
+
+def test_the_largest_seed_runs_with_the_seeds_derived_from_it():
+    """B's inputs come from seed + 1: the largest seed taken still draws them (the random group's
+    shapes and inputs are seeded; the examples' are not)."""
+    result = invoke("check", "torch", "--group", "random", "--seed", "4294967295")
+    assert result.exit_code == 0, result.output
+    assert "4294967295" in result.output and last_line(result).startswith("1 passed, 0 failed")
+
+
+@pytest.mark.parametrize("args", [("check", "torch", "--no-perf", "--group", "perf"),
+                                  ("judge", "{solution}", "--no-perf", "--group", "perf")])
+def test_groups_that_leave_no_case_are_a_usage_error(args):
+    """`--group perf` holds only the performance case, which --no-perf leaves out: the judge said
+    ACCEPTED on no case at all, check exit 3 after starting."""
+    solution = str(Path(__file__).parent / "fixtures" / "solutions" / "right_torch.py")
+    assert_one_line(invoke(*(a.format(solution=solution) for a in args)), 2, "error:", "--no-perf")
+
+
+def test_explain_at_a_shape_refuses_notes_it_would_not_show():
+    """--notes was dropped without a word where --shape answered instead."""
+    assert_one_line(invoke("explain", "default", "--shape", "64x64x64", "--notes"), 2, "error:", "--notes")
+
+
+@cpu_only
+def test_a_judgement_whose_every_case_was_skipped_is_not_accepted():
+    """On a CPU the performance case is skipped; with it alone there is no judgement to give, and
+    the timed calls (each one checked) do not make one."""
+    solution = Path(__file__).parent / "fixtures" / "solutions" / "right_torch.py"
+    line = assert_one_line(invoke("judge", str(solution), "--group", "perf", "--iters", "1", "--warmup", "0"), 3)
+    assert "no case ran here (needs a GPU)" in line
 
 
 @pytest.mark.parametrize("args", [("check", "torch", "--shape"), ("check", "--seed", "abc"),

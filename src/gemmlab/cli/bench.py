@@ -146,9 +146,9 @@ def bench(
     size = usage.shape(shape)
     impls = usage.names(names)
     usage.out_folder(out)
-    for given, option in ((latest, "--latest"), (csv, "--csv")):
+    for given, option, suffix in ((latest, "--latest", ".json"), (csv, "--csv", ".csv")):
         if given:
-            usage.out_file(given, option)
+            usage.out_file(given, option, suffix)
     chosen = runnable_or_stop(impls, "none of these implementations runs here")
     ui = messages_console(as_json)
     if not runtime.has_gpu():
@@ -213,7 +213,7 @@ def sweep(
         "--random", min=1, metavar="N",
         help="time N shapes drawn at random (bench/randomshapes.py: log-uniform in [1, 8192]³, with "
              "long-reduction, small and large shares) instead of the fixed ones; summary per implementation")] = None,
-    seed: Annotated[int, typer.Option(help="the random shapes' seed (with --random)")] = 1,
+    seed: Annotated[int, typer.Option(min=0, max=common.SEED_MAX, help="the random shapes' seed (with --random)")] = 1,
     energy: Annotated[bool, typer.Option("--energy/--no-energy",
         help="also read joules per call from NVML, a half-second block per implementation and shape; "
              "with --random and no names, only default's and the baselines'")] = True,

@@ -15,7 +15,7 @@ from rich.markup import escape
 from .. import registry, runtime
 from ..blame import blame
 from ..exits import Exit
-from ..judge.cases import Case, standard_cases
+from ..judge.cases import Case, check_selection, standard_cases
 from ..measure.inputs import fresh_seed
 from ..ui import machine, usage
 from ..ui.errors import CannotRun, Tally, UsageError, guarded, stop
@@ -126,6 +126,7 @@ def check(
     groups = usage.groups(group, CASE_GROUPS)
     if custom and groups:
         raise UsageError("--shape and --group exclude each other: a custom shape is one case")
+    check_selection(groups, perf)
     if sanitize:
         if as_json:
             raise UsageError("--sanitize has no --json output")
@@ -241,6 +242,7 @@ def judge_cmd(
     limit = None if memory_limit is None else int(memory_limit * (1 << 30))
     measured = None
     try:
+        check_selection([g for g in group or [] if g in CASE_GROUPS], perf)
         if profile:
             with messages_console(as_json).status(f"profiling {file} and cuBLAS at the performance shape (Nsight Compute)…"):
                 measured = profile_file(file, framework, precision, group, timeout, limit, nvcc_flags)
@@ -300,6 +302,8 @@ def new(
         raise UsageError(f"unknown framework {framework!r}; known: {', '.join(TEMPLATES)}")
     name = TEMPLATES[framework]
     path = path or Path(name)
+    if path.suffix != Path(name).suffix:  # judge would read it as another language's file
+        raise UsageError(f"{framework} solutions are {Path(name).suffix} files; {path} names another kind")
     usage.new_file(path, force)
     path.write_text((files("gemmlab") / "templates" / name).read_text())
     console.print(f"wrote {path}; judge it with: gemmlab judge {path}")

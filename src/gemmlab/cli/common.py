@@ -145,7 +145,12 @@ AsJson = Annotated[bool, typer.Option("--json", help="print the result as JSON o
                                                      "messages go to stderr")]
 
 
-Seed = Annotated[int | None, typer.Option(help="seed of the inputs (default: fresh, and reported)")]
+#: The largest seed taken: 32 bits, as a fresh one is (`measure.inputs.fresh_seed`), so that a seed
+#: and the ones derived from it (+1 for B, +1000 for the timed calls) fit torch's generator.
+SEED_MAX = 2**32 - 1
+
+Seed = Annotated[int | None, typer.Option(min=0, max=SEED_MAX,
+                                          help="seed of the inputs (default: fresh, and reported)")]
 
 
 def messages_console(as_json: bool) -> Console:

@@ -84,6 +84,9 @@ def explain(
     --notes adds the lab notes after it)."""
     from rich.markdown import Markdown  # markdown-it, a tenth of a second: only where it renders
 
+    if shape is not None and lab_notes:
+        raise UsageError("--shape and --notes exclude each other: --shape names the launch a call runs, "
+                         "--notes adds the lab notes to a rung's explanation")
     impls = usage.names([name])
     if shape is not None:
         picked = [at_shape(i, usage.parse_shape(shape)) for i in impls]

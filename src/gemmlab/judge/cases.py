@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import problem
+from ..exits import UsageError
 
 # The measurement layer draws every input; the judge's modules take these two from here.
 from ..measure.inputs import fresh_seed as fresh_seed
@@ -67,6 +68,13 @@ def standard_cases(seed: int, n_random: int = 3, perf: bool = True) -> list[Case
     if perf:
         out.append(Case("perf-8192x6144x4096", "perf", problem.PERF_SHAPE, gpu_only=True))
     return out
+
+
+def check_selection(groups: list[str] | None, perf: bool) -> None:
+    """UsageError where the groups asked for hold no case once the performance case is left out."""
+    if groups and not perf and set(groups) <= {"perf"}:
+        raise UsageError("--group perf is the performance case alone, and --no-perf (or --sanitize) "
+                         "leaves it out: no case would run")
 
 
 def timed_case(shape: tuple[int, int, int], index: int) -> Case:

@@ -276,6 +276,10 @@ def _judge_cases(remote: RemoteSolve, yard: Yardstick | None, verdict: Verdict,
     failed = [c for c in verdict.cases if c["status"] in ("fail", "error")]
     if failed:
         verdict.failure = f"{failed[0]['case']}: {failed[0]['reason']}"
+    elif verdict.cases and all(c["status"] == "skip" for c in verdict.cases):
+        # A verdict rests on cases that ran: timed calls alone are not a judgement.
+        reasons = "; ".join(sorted({c["reason"] for c in verdict.cases}))
+        verdict.cannot_run = f"no case ran here ({reasons})"
     return True, overhead
 
 

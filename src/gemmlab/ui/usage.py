@@ -235,10 +235,13 @@ def out_folder(path: Path) -> Path:
     return path
 
 
-def out_file(path: Path, what: str) -> Path:
-    """A file a command writes, overwriting it (its folders made if missing): not a folder."""
+def out_file(path: Path, what: str, suffix: str) -> Path:
+    """A file a command writes, overwriting it (its folders made if missing): not a folder, and named
+    for what it holds, so that a slip of the path (a solution's name) cannot overwrite a solution."""
     if path.is_dir():
         raise UsageError(f"{what} {path} is a folder; give a file name")
+    if path.suffix != suffix:
+        raise UsageError(f"{what} writes a {suffix} file; {path} names another kind")
     out_folder(path.parent)
     return path
 
