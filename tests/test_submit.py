@@ -36,6 +36,12 @@ def test_a_python_rung_exports_as_one_file_that_imports_nothing_of_gemmlab(tmp_p
     assert "-" in path.stem and path.stem not in ("triton", "torch")
 
 
+def test_export_counts_launches_in_words(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = invoke("export", "naive")
+    assert result.exit_code == 0 and "(naive, 1 launch);" in result.output, result.output
+
+
 @pytest.mark.parametrize("name", ["torch", "triton"])
 def test_an_exported_python_rung_is_accepted_by_the_judge(tmp_path, monkeypatch, name):
     monkeypatch.chdir(tmp_path)
@@ -69,6 +75,23 @@ def test_a_tf32_rung_is_written_but_not_ready(tmp_path, monkeypatch):
     result = invoke("submit", "torch-tf32")
     assert result.exit_code == 1 and "WARNING: TF32" in result.output, result.output
     assert (tmp_path / "torch-tf32-solution.py").exists()
+    # The way out it names is strict FP32: 3xTF32 is off cuBLAS's result too (the next test).
+    assert "Submit a strict FP32 rung instead (default)" in " ".join(result.output.split())
+
+
+def test_a_3xtf32_file_is_not_called_what_leetgpu_expects(tmp_path, monkeypatch):
+    """README: what passes LeetGPU's check is a strict-FP32 rung; 3xTF32, nearer the exact product,
+    leaves elements outside 1e-4 of cuBLAS's result (the bench record counts them, and `violations`
+    reads a bench record's one shape as well as a sweep's)."""
+    monkeypatch.chdir(tmp_path)
+    result = invoke("submit", "3xtf32")
+    out = " ".join(result.output.split())
+    assert result.exit_code == 0 and "strict FP32 is what it expects" in out, result.output
+    assert "as accurate as FP32" not in out
+    latest = json.loads((ROOT / "results" / "h200-latest.json").read_text())
+    [v] = leetgpu.violations(latest, "wgmma-3xtf32")
+    row = next(r for r in latest["results"] if r["name"] == "wgmma-3xtf32")
+    assert v["label"] == "×".join(map(str, latest["shape"])) and v["outside"] == row["figures"]["leetgpu_violations"] > 0
 
 
 @pytest.mark.parametrize("text,suffix,wrong", [

@@ -6,7 +6,7 @@ import torch
 
 from ..cuda.compiler import HOPPER_ARCH, device_arch
 from ..cuda.dispatch import Kernel
-from ..cuda.sass import disassemble, instruction_mix, listing, register_claims, schedule
+from ..cuda.sass import MIX, disassemble, instruction_mix, listing, register_claims, schedule
 from ..registry import Implementation
 
 MAX_THREADS_PER_SM = 2048
@@ -16,8 +16,7 @@ MAX_THREADS_PER_SM = 2048
 TABLES = {
     "resources": ("name", "kernel", "threads", "regs", "setmaxnreg", "smem B", "dyn smem B", "cluster",
                   "stack B", "spills", "occupancy"),
-    "SASS mix": ("name", "kernel", "FFMA", "LDS", "LDS.128", "LDG.128", "STG.128", "LDGSTS", "HMMA",
-                 "HGMMA", "UTMALDG", "SETMAXREG", "BAR", "LDL/STL"),
+    "SASS mix": ("name", "kernel", *MIX),
     # Static figures of the schedule (sass.schedule): what decides an issue-bound FFMA kernel's
     # speed beyond its instruction mix (bigtile.md, experiments/static-model).
     "SASS schedule": ("name", "kernel", "FFMA bank conflicts", "loop instructions", "loop stall cycles",

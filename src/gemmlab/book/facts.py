@@ -12,6 +12,7 @@ from pathlib import Path
 
 from .. import committed
 from ..bench import results
+from ..cuda.sass import MIX
 from ..measure.device import peak_for
 from ..precision import Precision
 from ..registry import Implementation
@@ -24,9 +25,9 @@ RECORDS_GLOB = "h200-*.json"
 YARDSTICK = {Precision.FP32: ("cuBLAS FP32", "ratio_vs_cublas"),
              Precision.TF32: ("cuBLAS TF32", "ratio_vs_cublas_tf32"),
              Precision.FP32X3: ("cuBLAS FP32", "ratio_vs_cublas")}
-#: The SASS counts worth a line of their own on a page and in `diff`, in that order.
-SASS_SHOWN = ("FFMA", "LDS", "LDS.128", "LDG", "LDG.128", "STG.128", "LDGSTS", "HMMA", "HGMMA", "UTMALDG",
-              "SETMAXREG", "BAR", "LDL/STL", "FFMA bank conflicts", "loop instructions", "loop stall cycles")
+#: The SASS counts worth a line of their own on a page and in `diff`, in that order: the
+#: instruction mix `inspect` counts, then its schedule's figures but the stalled shared loads.
+SASS_SHOWN = (*MIX, "FFMA bank conflicts", "loop instructions", "loop stall cycles")
 
 
 @dataclass

@@ -63,7 +63,8 @@ def export_cmd(
         if impl.family in written_as_source:
             what = f"LeetGPU's {LANGUAGES[impl.family]} format"
         else:
-            what = f"{len(plan(impl).launches)} launches"
+            count = len(plan(impl).launches)
+            what = f"{count} launch{'es' if count != 1 else ''}"
         console.print(escape(f"wrote {path} ({impl.name}, {what}); judge it with: gemmlab judge {path}{gate}"))
     if flags is not None:
         for impl, path in zip(impls, paths, strict=True):
@@ -187,17 +188,20 @@ def _file_of(target: str, output: Path | None, force: bool, precision: str) -> t
 
 
 def _explain_violations(name: str) -> None:
-    """Where the committed sweep counts elements of `name` outside LeetGPU's tolerance, and why."""
+    """Where the committed sweep, or else the bench record, counts elements of `name` outside LeetGPU's
+    tolerance, and why."""
     from ..book import facts
     from ..export import leetgpu
 
-    sweep = facts.load_records(facts.default_record_paths()).sweep
-    found = leetgpu.violations(sweep, name)
+    records = facts.load_records(facts.default_record_paths())
+    counted = [(what, record, leetgpu.violations(record, name))
+               for what, record in (("sweep", records.sweep), ("bench record", records.ladder))]
+    what, record, found = next((c for c in counted if c[2]), ("", None, []))
     if not found:
         return
     worst = ", ".join(f"{v['label']} {v['outside']} of {v['numel']:,}" for v in found)
     console.print(escape(
-        f"  the sweep ({sweep['device']['name']}, inputs from U[-10, 10)) counts elements of {name} "
+        f"  the {what} ({record['device']['name']}, inputs from U[-10, 10)) counts elements of {name} "
         f"outside 1e-4 of cuBLAS's own FP32 result: {worst}. Each sum of products there reaches "
         "hundreds, and FP32 rounds a sum taken in another order than cuBLAS's by more than 1e-4 "
         "where the exact value is near zero. Against the float64 product the counts are "

@@ -87,18 +87,30 @@ def precision_note(precision: str) -> str:
     return {
         "fp32": "strict FP32, what LeetGPU's check expects; gemmlab judge FILE runs LeetGPU's own test "
                 "shapes and counts every element outside its 1e-4 check",
-        "fp32x3": "3xTF32, as accurate as FP32; gemmlab judge FILE --precision fp32x3 runs LeetGPU's own "
-                  "test shapes and counts every element outside its 1e-4 check",
+        "fp32x3": "3xTF32, closer to the exact product than cuBLAS FP32, and for that further from "
+                  "cuBLAS's own result, which LeetGPU's 1e-4 check compares with: strict FP32 is what it "
+                  "expects. gemmlab judge FILE --precision fp32x3 runs LeetGPU's own test shapes and "
+                  "counts every element outside that check",
         "tf32": "WARNING: TF32 keeps 10 mantissa bits, about 1e-3 relative error: LeetGPU's 1e-4 check "
-                "rejects it. Submit a strict FP32 or 3xTF32 rung instead (default, 3xtf32)",
+                "rejects it. Submit a strict FP32 rung instead (default)",
     }[precision]
 
 
-def violations(sweep: dict | None, name: str) -> list[dict]:
-    """The sweep's shapes where `name` differs from cuBLAS's FP32 result beyond LeetGPU's tolerance,
-    each with how far cuBLAS itself is from the float64 product by the same rule."""
+def points_of(record: dict | None) -> list[dict]:
+    """A record's timed shapes as a sweep's points: a sweep's own, or a bench record's one shape."""
+    if not record:
+        return []
+    if "points" in record:
+        return record["points"]
+    return [{"label": "×".join(map(str, record["shape"])), "results": record["results"]}]
+
+
+def violations(record: dict | None, name: str) -> list[dict]:
+    """The record's shapes (a sweep's, or a bench record's one) where `name` differs from cuBLAS's
+    FP32 result beyond LeetGPU's tolerance, each with how far cuBLAS itself is from the float64
+    product by the same rule."""
     out = []
-    for point in (sweep or {}).get("points", []):
+    for point in points_of(record):
         rows = {r["name"]: r for r in point["results"]}
         mine, cublas = rows.get(name), rows.get("torch")
         counted = (mine or {}).get("figures", {}).get("leetgpu_violations")
