@@ -121,8 +121,10 @@ def test_new_writes_a_starter_that_judges_and_fails(tmp_path):
     assert result.exit_code == 0 and path.exists()
     v = judge_file(path, seed=10, **FAST)
     assert not v.passed and any("never written" in c["reason"] for c in v.cases)
-    for fw in ("cuda", "triton", "jax"):
-        assert runner.invoke(app, ["new", "--framework", fw, str(tmp_path / f"s_{fw}")]).exit_code == 0
+    for fw, suffix in (("cuda", ".cu"), ("triton", ".py"), ("jax", ".py")):
+        assert runner.invoke(app, ["new", "--framework", fw, str(tmp_path / f"s_{fw}{suffix}")]).exit_code == 0
+        # a name without the language's suffix is one judge could not read as that language
+        assert runner.invoke(app, ["new", "--framework", fw, str(tmp_path / f"s_{fw}")]).exit_code == 2
 
 
 def test_judge_cli_exit_codes():
