@@ -242,7 +242,7 @@ def judge_cmd(
     limit = None if memory_limit is None else int(memory_limit * (1 << 30))
     measured = None
     try:
-        check_selection([g for g in group or [] if g in CASE_GROUPS], perf)
+        check_selection(group, perf)  # an unknown group is check_usage's to name
         if profile:
             with messages_console(as_json).status(f"profiling {file} and cuBLAS at the performance shape (Nsight Compute)…"):
                 measured = profile_file(file, framework, precision, group, timeout, limit, nvcc_flags)
@@ -302,8 +302,7 @@ def new(
         raise UsageError(f"unknown framework {framework!r}; known: {', '.join(TEMPLATES)}")
     name = TEMPLATES[framework]
     path = path or Path(name)
-    if path.suffix != Path(name).suffix:  # judge would read it as another language's file
-        raise UsageError(f"{framework} solutions are {Path(name).suffix} files; {path} names another kind")
+    usage.of_kind(path, Path(name).suffix, f"{framework} solutions are {Path(name).suffix} files")
     usage.new_file(path, force)
     path.write_text((files("gemmlab") / "templates" / name).read_text())
     console.print(f"wrote {path}; judge it with: gemmlab judge {path}")

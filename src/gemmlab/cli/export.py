@@ -78,9 +78,9 @@ def planned_paths(impls: list[registry.Implementation], output: Path | None, for
     paths = [output or Path(filename(impl)) for impl in impls]
     for path in paths:
         usage.new_file(path, force)
-    if output is not None and output.suffix != Path(filename(impls[0])).suffix:
-        raise UsageError(f"{impls[0].name} is written as a {Path(filename(impls[0])).suffix} file; -o {output} "
-                         "names another kind")
+    if output is not None:
+        suffix = Path(filename(impls[0])).suffix
+        usage.of_kind(output, suffix, f"{impls[0].name} is written as a {suffix} file", "-o ")
     return paths
 
 

@@ -240,10 +240,16 @@ def out_file(path: Path, what: str, suffix: str) -> Path:
     for what it holds, so that a slip of the path (a solution's name) cannot overwrite a solution."""
     if path.is_dir():
         raise UsageError(f"{what} {path} is a folder; give a file name")
-    if path.suffix != suffix:
-        raise UsageError(f"{what} writes a {suffix} file; {path} names another kind")
+    of_kind(path, suffix, f"{what} writes a {suffix} file")
     out_folder(path.parent)
     return path
+
+
+def of_kind(path: Path, suffix: str, said: str, option: str = "") -> None:
+    """A file named for what it will hold, so that another tool (judge, an editor) reads it as that:
+    UsageError, after `said` (what the file must be), where its suffix names another kind."""
+    if path.suffix != suffix:
+        raise UsageError(f"{said}; {option}{path} names another kind")
 
 
 def new_file(path: Path, force: bool) -> None:
