@@ -214,7 +214,7 @@ def test_arena_layout_is_aligned_disjoint_and_guarded_on_both_sides():
     (["--framework", "cuda"], "CUDA solutions are .cu files"),
     (["--timeout", "0"], "--timeout must be more than 0"),
     (["--timeout", "-3"], "--timeout must be more than 0"),
-    (["--memory-limit", "0"], "--memory-limit must be more than 0"),
+    (["--memory-limit", "0"], "--memory-limit must be at least 0.25 GiB"),
     (["--sanitize", "nope"], "unknown tool"),
 ])
 def test_usage_errors_exit_2_before_anything_runs(args, message):

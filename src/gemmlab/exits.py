@@ -17,6 +17,10 @@ class UsageError(ValueError):
     """A request that cannot be carried out as asked (exit 2), found before anything runs or is written."""
 
 
+class CannotRun(Exception):
+    """This machine lacks what the command needs (exit 3): a GPU, a tool, a package, a writable cache."""
+
+
 class Exit(IntEnum):
     PASSED = 0
     FAILED = 1

@@ -88,10 +88,8 @@ def kernel_label(record: dict, row: dict) -> str:
 
 
 def _write(record: dict, root: Path, name: str, compact: bool = False) -> Path:
-    path = root / slug(record["device"]["name"]) / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record, separators=(",", ":")) if compact else json.dumps(record, indent=1))
-    return path
+    text = json.dumps(record, separators=(",", ":")) if compact else json.dumps(record, indent=1)
+    return jsonfile.write(root / slug(record["device"]["name"]) / name, text, keep_existing=True)
 
 
 def save(record: dict, root: Path) -> Path:

@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from .. import committed, registry, runtime
+from .. import committed, jsonfile, registry, runtime
 from ..bench.results import LATEST
 from ..problem import PERF_SHAPE
 from ..ui import machine, usage
@@ -160,8 +160,7 @@ def bench(
                          energy=None if energy else ())
     path = results.save(record, out)
     if latest:
-        latest.parent.mkdir(parents=True, exist_ok=True)
-        latest.write_text(path.read_text())
+        jsonfile.write(latest, path.read_text())
     if csv:
         results.write_csv(record, csv)
     finish(record, path, ui, as_json)
@@ -213,7 +212,8 @@ def sweep(
         "--random", min=1, metavar="N",
         help="time N shapes drawn at random (bench/randomshapes.py: log-uniform in [1, 8192]³, with "
              "long-reduction, small and large shares) instead of the fixed ones; summary per implementation")] = None,
-    seed: Annotated[int, typer.Option(min=0, max=common.SEED_MAX, help="the random shapes' seed (with --random)")] = 1,
+    seed: Annotated[int | None, typer.Option(min=0, max=common.SEED_MAX,
+        help="the random shapes' seed (with --random; default 1)")] = None,
     energy: Annotated[bool, typer.Option("--energy/--no-energy",
         help="also read joules per call from NVML, a half-second block per implementation and shape; "
              "with --random and no names, only default's and the baselines'")] = True,
@@ -227,6 +227,8 @@ def sweep(
     points = [(usage.shape_label(s), s) for s in usage.shapes(shape)] or None
     if random and points:
         raise UsageError("--random draws its own shapes; give --shape or --random, not both")
+    if seed is not None and not random:
+        raise UsageError("--seed chooses the shapes --random draws; without --random the sweep's shapes are fixed")
     default_names = studies.RANDOM_DEFAULT if random else studies.SWEEP_DEFAULT
     chosen = [i.name for i in usage.names(names)] if names else default_names
     usage.out_folder(out)
@@ -238,7 +240,7 @@ def sweep(
     with bar:
         if random:
             which = (None if names else studies.OVERHEAD_NAMES) if energy else ()
-            record = studies.random_sweep(chosen, random, seed, iters=iters, progress=update, energy=which)
+            record = studies.random_sweep(chosen, random, 1 if seed is None else seed, iters=iters, progress=update, energy=which)
         else:
             record = studies.sweep(chosen, iters=iters, shapes=points, progress=update,
                                    energy=None if energy else ())

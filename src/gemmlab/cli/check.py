@@ -239,6 +239,8 @@ def judge_cmd(
         except FileNotFoundError as exc:
             raise stop(Exit.CANNOT_RUN, str(exc)) from None
         perf, group = False, group or ["notes"]
+    if memory_limit is not None and not math.isfinite(memory_limit):
+        raise stop(Exit.USAGE, f"--memory-limit must be a number of GiB, got {memory_limit}")
     limit = None if memory_limit is None else int(memory_limit * (1 << 30))
     measured = None
     try:

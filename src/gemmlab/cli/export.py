@@ -118,10 +118,12 @@ def _export_build(impl: registry.Implementation, path: Path, flags: str) -> None
     variants = collect_variants(p.launches)
     holds = [i for i, launch in enumerate(p.launches)
              if all(variants.ref(k).removeprefix("gemmlab::") in real for k in launch.kernels())]
-    floor = f"; launches {ranges(list(range(p.own, len(p.launches))))} are the portable floor" \
+    floor = f"; launches #{ranges(list(range(p.own, len(p.launches))))} are the portable floor" \
         if p.own < len(p.launches) else ""
-    console.print(escape(f"built with nvcc {flags or '(no flags: nvcc defaults)'}: holds launches "
-                         f"{ranges(holds)} of {len(p.launches)}{floor}"), highlight=False)
+    n = len(p.launches)
+    which = f" (#{ranges(holds)})" if holds else ""
+    console.print(escape(f"built with nvcc {flags or '(no flags: nvcc defaults)'}: holds {len(holds)} of its "
+                         f"{n} launch{'' if n == 1 else 'es'}{which}{floor}"), highlight=False)
 
 
 @app.command("submit")
@@ -174,12 +176,11 @@ def _file_of(target: str, output: Path | None, force: bool, precision: str) -> t
 
     given_precision(precision)
     given = Path(target)
-    if given.suffix in SOLUTION_SUFFIXES and given.exists():
+    if given.suffix in SOLUTION_SUFFIXES:
+        usage.in_file(given)
         if output is not None:
             raise UsageError("-o names where a rung is written; a FILE is checked where it lies")
         return given, None, precision
-    if given.suffix in SOLUTION_SUFFIXES:
-        raise UsageError(f"{target}: no such file")
     impl = usage.one(target)
     [path] = planned_paths([impl], output, force)
     write_texts([impl], [path])

@@ -222,11 +222,15 @@ def inspect(
     """Registers, shared memory, stack, spills, SASS instruction mix and (on a GPU) occupancy."""
     from ..bench.inspect import TABLES, default_arch
 
-    impls = [i for i in usage.names(names) if i.launches]
+    named = usage.names(names)
+    impls = [i for i in named if i.launches]
     arch = usage.arch(arch, nvrtc_archs())
+    kernel_less = [i.name for i in named if not i.launches]
     if not impls:
-        raise UsageError(f"{', '.join(names or [])} has no CUDA kernel to inspect; "
-                         "CUDA rungs: gemmlab list")
+        raise UsageError(f"{', '.join(kernel_less)} {'has' if len(kernel_less) == 1 else 'have'} no CUDA "
+                         "kernel to inspect; CUDA rungs: gemmlab list")
+    if kernel_less and names:
+        side.print(f"no CUDA kernel to inspect: {', '.join(kernel_less)}", highlight=False)
     target = arch or default_arch()
     left_out = [i for i in impls if not i.needs.builds_for(target)]
     why = ", ".join(f"{i.name} (needs {i.needs.short})" for i in left_out)

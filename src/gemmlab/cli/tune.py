@@ -9,11 +9,12 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from .. import runtime
+from .. import jsonfile, runtime
 from ..exits import Exit
 from ..measure.inputs import fresh_seed
 from ..policy import default as tuned_default
 from ..policy.classes import CLASSES, ShapeClass, classify, representatives
+from ..policy.record import INSTALLED
 from ..policy.spaces import SPACES
 from ..tune.search import MIN_ITERS
 from ..ui import machine, usage
@@ -127,9 +128,18 @@ def tune_cmd(
         raise UsageError("--searched goes on from a search with no names; with names, tune searches them")
     if everything and not calibrate and given:
         raise UsageError("--shape tunes the named rungs at chosen shapes; with no names, tune searches every class")
+    if calibrate and given:
+        raise UsageError("--calibrate reads its shapes from the sweeps; --shape chooses where a search runs")
     if output is not None:
         usage.new_file(output, force)
     usage.out_folder(out)
+    if install:
+        usage.out_folder(INSTALLED)
+    # A sweep named twice would count its every shape twice toward a class's minimum.
+    once: dict[Path, Path] = {}
+    for sweep in calibrate or []:
+        once.setdefault(sweep.resolve(), sweep)
+    calibrate = list(once.values()) or calibrate
     if calibrate:
         _calibrate(rungs, calibrate, output, out, install, as_json)
         return
@@ -157,7 +167,7 @@ def _tune_here(rungs: list[str], given: list, prior: dict | None, searched: Path
             ui.print(f"stage 1 of 4: search {' '.join(rungs)} in every shape class")
         rec = _search(rungs, by_class(given, info["sm_count"]), info, warmup, iters, seed, ui)
         if output and not everything:  # with no names, -o takes the calibrated record
-            output.write_text(record.dumps(record.validate(rec)))
+            jsonfile.write(output, record.dumps(record.validate(rec)))
             path = output
         else:
             path = record.save(rec, out)
@@ -286,7 +296,7 @@ def _calibrated(current: dict, sweeps: list[dict], rungs: list[str], digest, out
     rec["date"] = rec["calibration"]["date"]
     _print_calibration(rec)
     if output:
-        output.write_text(record.dumps(record.validate(rec)))
+        jsonfile.write(output, record.dumps(record.validate(rec)))
         return rec, output
     return rec, record.save(rec, out)
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from ..exits import CannotRun
 from ..provenance import python_env
 
 KERNEL_DIR = Path(__file__).resolve().parent.parent / "kernels" / "cuda"
@@ -125,10 +126,23 @@ def cache_root() -> Path:
     return Path(os.environ.get("GEMMLAB_CACHE") or Path.home() / ".cache" / "gemmlab")
 
 
-def cache_dir() -> Path:
-    path = cache_root() / "cubin"
-    path.mkdir(parents=True, exist_ok=True)
+def cache_folder(name: str) -> Path:
+    """CACHE_ROOT/NAME, made if missing; CannotRun (exit 3, one line) where it cannot be, or cannot
+    be written: a read-only $GEMMLAB_CACHE or home is this machine's lack, not a bug."""
+    path = cache_root() / name
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        usable = path.is_dir() and os.access(path, os.W_OK | os.X_OK)
+    except OSError as exc:
+        raise CannotRun(f"cannot use the build cache {path}: {exc.strerror or exc}; set GEMMLAB_CACHE "
+                        "to a writable folder") from None
+    if not usable:
+        raise CannotRun(f"cannot write to the build cache {path}; set GEMMLAB_CACHE to a writable folder")
     return path
+
+
+def cache_dir() -> Path:
+    return cache_folder("cubin")
 
 
 @cache
@@ -212,7 +226,7 @@ def _build_isolated(text: str, name: str, arch: str, macro: tuple) -> tuple[byte
     request = {"text": text, "name": name, "arch": arch, "macro": list(macro), "ptxas": list(PTXAS_OPTIONS),
                "include": str(KERNEL_DIR)}
     done = subprocess.run([sys.executable, "-m", "gemmlab.cuda.nvrtc_child"], input=json.dumps(request),
-                          capture_output=True, text=True, env=python_env())
+                          capture_output=True, text=True, errors="replace", env=python_env())
     try:
         answer = json.loads(done.stdout)
     except ValueError:

@@ -39,7 +39,7 @@ def _disassembled(cubin: bytes, cuobjdump: str, nvdisasm: str) -> str:
         path = Path(tmp) / "kernel.cubin"
         path.write_bytes(cubin)
         proc = subprocess.run(
-            [cuobjdump, "-sass", str(path)], capture_output=True, text=True, env=env, check=False
+            [cuobjdump, "-sass", str(path)], capture_output=True, text=True, errors="replace", env=env, check=False
         )
     if proc.returncode != 0:
         raise RuntimeError(f"cuobjdump failed: {proc.stderr.strip()}")

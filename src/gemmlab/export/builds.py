@@ -98,10 +98,10 @@ def build_library(source: Path, flags: str, lib: Path) -> subprocess.CompletedPr
     """nvcc `flags` (a grader's, as one string) → a shared library; the process, for its log.
     ToolMissing without nvcc."""
     return subprocess.run([tools.find("nvcc"), *shlex.split(flags), *LIBRARY_FLAGS, "-o", str(lib), str(source)],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, errors="replace")
 
 
 def sass_of(lib: Path) -> str:
     """Every ELF's SASS in a library (cuobjdump -sass)."""
     return subprocess.run([tools.find("cuobjdump"), "-sass", str(lib)], capture_output=True, text=True,
-                          check=True).stdout
+                          errors="replace", check=True).stdout

@@ -18,6 +18,7 @@ only then is the baseline timed.
 from __future__ import annotations
 
 import contextlib
+import os
 import shlex
 import sys
 from collections.abc import Callable
@@ -27,14 +28,14 @@ from pathlib import Path
 import torch
 
 from .. import problem, runtime
-from ..exits import Exit, UsageError
+from ..exits import CannotRun, Exit, UsageError
 from ..precision import given as given_precision
 from ..reference import Precision
 from . import procs
 from .arena import capacity
 from .cases import GROUPS, Case, fresh_seed, standard_cases
 from .hygiene import ClockRecord, impossible, l2_note
-from .limits import LOAD_EXTRA_S, SANITIZER_FACTOR, Limits
+from .limits import LOAD_EXTRA_S, MEMORY_FLOOR_BYTES, SANITIZER_FACTOR, Limits
 from .remote import CannotShare, RemoteSolve
 from .runner import CaseResult
 from .timing import TimedRun, add_baseline, baseline_name, in_process_baseline, timed_run
@@ -114,10 +115,16 @@ class Request:
 def check_usage(path: Path, framework: str | None, precision: str, groups: list[str] | None,
                 timeout: float | None, memory_limit: int | None, nvcc_flags: str | None = None) -> Request:
     """The request, or `UsageError` with a one-line reason."""
-    if not path.exists():
+    try:
+        there = path.exists()
+    except PermissionError:  # a folder on the way this user may not search
+        raise UsageError(f"cannot reach {path}: permission denied") from None
+    if not there:
         raise UsageError(f"no such file: {path}")
     if not path.is_file():
         raise UsageError(f"{path} is not a file (give a .cu, .mojo or .py solution)")
+    if not os.access(path, os.R_OK):
+        raise UsageError(f"cannot read {path}: permission denied")
     if framework is not None and framework not in FRAMEWORKS:
         raise UsageError(f"unknown framework {framework!r}; known: {', '.join(FRAMEWORKS)}")
     if framework is None and path.suffix not in SOLUTION_SUFFIXES:
@@ -135,8 +142,9 @@ def check_usage(path: Path, framework: str | None, precision: str, groups: list[
         raise UsageError(f"unknown group {unknown[0]!r}; known: {', '.join(GROUPS)}")
     if timeout is not None and not timeout > 0:
         raise UsageError(f"--timeout must be more than 0 seconds, got {timeout:g}")
-    if memory_limit is not None and not memory_limit > 0:
-        raise UsageError("--memory-limit must be more than 0")
+    if memory_limit is not None and not memory_limit >= MEMORY_FLOOR_BYTES:
+        raise UsageError(f"--memory-limit must be at least {MEMORY_FLOOR_BYTES / (1 << 30):g} GiB, "
+                         "what a solution's Python and its framework need to start")
     flags = None
     if nvcc_flags is not None:
         if framework != "cuda":
@@ -187,7 +195,7 @@ def _build(path: Path, request: Request, verdict: Verdict) -> str | None:
 
 def _build_cuda(path: Path, request: Request, verdict: Verdict, arch: str, gpu: bool) -> Path | None:
     """nvcc's library of a .cu that defines solve; sets `cannot_run` or `failure` when there is none."""
-    from ..cuda.compiler import cache_root
+    from ..cuda.compiler import cache_folder
     from .userfile import names_native, nvcc_flags
 
     flags = nvcc_flags(arch, request.nvcc_flags)
@@ -198,7 +206,10 @@ def _build_cuda(path: Path, request: Request, verdict: Verdict, arch: str, gpu: 
         verdict.build += " (-arch=native: the GPU " + ("here" if gpu else "of Hopper, with no GPU here") + ")"
     try:
         nvcc_path()
-        lib = build_cuda(path, arch, cache_root() / "user", request.nvcc_flags)
+        lib = build_cuda(path, arch, cache_folder("user"), request.nvcc_flags)
+    except CannotRun as exc:
+        verdict.cannot_run = str(exc)
+        return None
     except SolutionError as exc:
         if "nvcc not found" in str(exc):
             verdict.cannot_run = str(exc)

@@ -31,6 +31,9 @@ SANITIZER_FACTOR = 20.0
 #: Default host-memory limit for the whole process tree: the smaller of these.
 MEMORY_CAP_BYTES = 16 << 30
 MEMORY_FRACTION = 0.5
+#: The least --memory-limit: below it a solution's process dies as it starts (Python and torch
+#: alone hold about this much), before the watch can name the limit as the cause.
+MEMORY_FLOOR_BYTES = 1 << 28
 #: Processes the solution's tree may run at once (torch.compile's worker pool fits well inside).
 PROCESS_LIMIT = 256
 #: The largest file any of its processes may write (RLIMIT_FSIZE; the total is not limited).

@@ -215,7 +215,7 @@ def _confined(cmd: list[str], source: Path, scratch: Path) -> subprocess.Complet
     plan = sandbox.plan(scratch, [source.resolve(), toolkit])
     fence = Boundary(COMPILE_PROCESSES, None, plan)
     try:
-        return subprocess.run(fence.wrap(cmd), capture_output=True, text=True, check=False,
+        return subprocess.run(fence.wrap(cmd), capture_output=True, text=True, errors="replace", check=False,
                               env={**os.environ, **sandbox.scratch_env(scratch)})
     finally:
         fence.kill(leader_unreaped=False)
@@ -265,13 +265,13 @@ def load(path: Path, framework: str | None = None):
     if framework == "cuda":
         import torch
 
-        from ..cuda.compiler import HOPPER_ARCH, cache_root, device_arch
+        from ..cuda.compiler import HOPPER_ARCH, cache_folder, device_arch
 
         if not torch.cuda.is_available():
             # Still compile, so a compile error is reported with nvcc's log.
-            build_cuda(path, HOPPER_ARCH, cache_root() / "user")
+            build_cuda(path, HOPPER_ARCH, cache_folder("user"))
             raise SolutionError(f"{path.name} compiles, but there is no CUDA GPU here to run it on")
-        solve = load_library(build_cuda(path, device_arch(), cache_root() / "user"))
+        solve = load_library(build_cuda(path, device_arch(), cache_folder("user")))
     elif framework == "mojo":
         solve = load_library(build_mojo(path))
     else:
@@ -289,7 +289,7 @@ def build_mojo(path: Path, arch: str | None = None) -> Path:
     """`mojo build` → a shared library for `arch` (the GPU's; sm_90a where there is none);
     SolutionError with the compiler's log, or saying where Mojo is missing."""
     from .. import runtime
-    from ..cuda.compiler import HOPPER_ARCH, cache_root, device_arch
+    from ..cuda.compiler import HOPPER_ARCH, cache_folder, device_arch
     from ..langs import TOOLCHAINS, mojo
 
     missing = TOOLCHAINS["mojo"].missing()
@@ -297,6 +297,6 @@ def build_mojo(path: Path, arch: str | None = None) -> Path:
         raise SolutionError(missing)
     arch = arch or (device_arch() if runtime.has_gpu() else HOPPER_ARCH)
     try:
-        return mojo.build(path, arch, cache_root() / "user")
+        return mojo.build(path, arch, cache_folder("user"))
     except mojo.MojoError as exc:
         raise SolutionError(str(exc)) from None

@@ -98,7 +98,10 @@ RECORD_ENV = "GEMMLAB_TUNE_RECORD"
 def plan() -> tuple[dict | None, str]:
     """(the record `default` dispatches by here, or None; where it came from, in words)."""
     if chosen := os.environ.get(RECORD_ENV):
-        return rec.load(Path(chosen)), f"{chosen} (named by {RECORD_ENV})"
+        try:
+            return rec.load(Path(chosen)), f"{chosen} (named by {RECORD_ENV})"
+        except rec.RecordError as exc:
+            raise rec.RecordError(f"{RECORD_ENV}: {exc}") from None
     name, sms, capability = _gpu()
     found, why = rec.find(name, sms, capability=capability)
     return found, why if found else f"built-in ({BUILTIN}'s launches): {why}"

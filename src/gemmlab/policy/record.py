@@ -42,6 +42,7 @@ import json
 from pathlib import Path
 
 from .. import jsonfile
+from ..exits import UsageError
 from ..measure.device import slug
 from .classes import BY_KEY, current_key
 
@@ -70,8 +71,9 @@ LEGACY_LAUNCHES = {
 }
 
 
-class RecordError(ValueError):
-    """A tune record that is not one; the message is one line."""
+class RecordError(UsageError):
+    """A tune record that is not one; the message is one line. A usage error (exit 2): the record
+    is one a user named (GEMMLAB_TUNE_RECORD, --calibrate), or an installed one a user edited."""
 
 
 def installed_path(gpu_slug: str) -> Path:
@@ -193,23 +195,18 @@ def dumps(record: dict) -> str:
     return json.dumps(record, indent=1, sort_keys=False) + "\n"
 
 
-def _write(record: dict, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(dumps(record))
-    return path
-
-
 def save(record: dict, root: Path) -> Path:
-    """ROOT/tune/GPU/DATE.json (validated first)."""
+    """ROOT/tune/GPU/DATE.json (validated first; DATE-2.json where a run of the same second has it)."""
     validate(record)
     stamp = record["date"].replace(":", "").replace("+00:00", "Z")
-    return _write(record, Path(root) / "tune" / record["gpu"]["slug"] / f"{stamp}.json")
+    return jsonfile.write(Path(root) / "tune" / record["gpu"]["slug"] / f"{stamp}.json", dumps(record),
+                          keep_existing=True)
 
 
 def install(record: dict, folder: Path = INSTALLED) -> Path:
-    """Make `record` the one `default` reads on its GPU: FOLDER/GPU.json."""
+    """Make `record` the one `default` reads on its GPU: FOLDER/GPU.json, replaced whole."""
     validate(record)
-    return _write(record, Path(folder) / f"{record['gpu']['slug']}.json")
+    return jsonfile.write(Path(folder) / f"{record['gpu']['slug']}.json", dumps(record))
 
 
 def find(gpu_name: str | None, sm_count: int | None, folder: Path = INSTALLED,

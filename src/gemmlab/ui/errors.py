@@ -20,14 +20,10 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from ..exits import Exit, UsageError  # noqa: F401  (UsageError: the one class, re-exported for the CLI)
+from ..exits import CannotRun, Exit, UsageError  # noqa: F401  (the one classes, re-exported for the CLI)
 
 #: Messages for the user, never mixed into a command's machine-readable stdout.
 stderr = Console(stderr=True, soft_wrap=True)
-
-
-class CannotRun(Exception):
-    """This machine lacks what the command needs (a GPU, a tool, a package)."""
 
 
 def stop(code: Exit, message: str) -> typer.Exit:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import re
 from pathlib import Path
 
@@ -199,10 +200,9 @@ def arch(given: str | None, supported: list[int] | None) -> str | None:
 
 def json_file(path: Path) -> dict:
     """A JSON object read from `path`; a missing, unreadable or malformed file is a usage error."""
-    if path.is_dir():
+    if _exists(path) and path.is_dir():
         raise UsageError(f"{path} is a folder; give a results JSON file")
-    if not path.is_file():
-        raise UsageError(f"no such file: {path}")
+    in_file(path)
     try:
         data = json.loads(path.read_text())
     except (OSError, UnicodeDecodeError) as exc:
@@ -214,10 +214,25 @@ def json_file(path: Path) -> dict:
     return data
 
 
+def in_file(path: Path) -> Path:
+    """A file a command reads: there, a file, and readable by this user."""
+    if not _exists(path):
+        raise UsageError(f"no such file: {path}")
+    if not path.is_file():
+        raise UsageError(f"{path} is a folder, not a file")
+    if not os.access(path, os.R_OK):
+        raise UsageError(f"cannot read {path}: permission denied")
+    return path
+
+
 def block_file(path: Path, tag: str) -> str:
-    """The text of a file that holds a `<!-- tag:begin -->` … `<!-- tag:end -->` block."""
+    """The text of a file that holds a `<!-- tag:begin -->` … `<!-- tag:end -->` block, to rewrite."""
+    if _exists(path) and path.is_dir():
+        raise UsageError(f"{path} is a folder; give the file that holds the block")
     if not path.is_file():
         raise UsageError(f"no such file: {path}")
+    if not os.access(path, os.R_OK | os.W_OK):
+        raise UsageError(f"cannot rewrite {path}: permission denied")
     text = path.read_text()
     begin, end = f"<!-- {tag}:begin -->", f"<!-- {tag}:end -->"
     if begin not in text or end not in text[text.find(begin):]:
@@ -226,13 +241,24 @@ def block_file(path: Path, tag: str) -> str:
 
 
 def out_folder(path: Path) -> Path:
-    """A folder a command writes under (made if missing): not a file, nor under one."""
+    """A folder a command writes under (made if missing): not a file, nor under one, and one this
+    user may write, found before the command runs rather than once its work is done."""
     for parent in (path, *path.parents):
-        if parent.exists():
+        if _exists(parent):
             if not parent.is_dir():
                 raise UsageError(f"{parent} is a file, not a folder")
+            if not os.access(parent, os.W_OK | os.X_OK):
+                raise UsageError(f"cannot write under {path}: {parent} is not writable")
             break
     return path
+
+
+def _exists(path: Path) -> bool:
+    """Whether `path` is there; a folder on the way that cannot be searched is a usage error."""
+    try:
+        return path.exists()
+    except PermissionError:
+        raise UsageError(f"cannot reach {path}: permission denied") from None
 
 
 def out_file(path: Path, what: str, suffix: str) -> Path:
@@ -254,12 +280,14 @@ def of_kind(path: Path, suffix: str, said: str, option: str = "") -> None:
 
 def new_file(path: Path, force: bool) -> None:
     """A file a command is about to write: not a folder, not there unless --force, in a folder that is."""
-    if path.is_dir():
+    if _exists(path) and path.is_dir():
         raise UsageError(f"{path} is a folder; give a file name")
     if path.exists() and not force:
         raise UsageError(f"{path} exists; use --force to overwrite")
     if not path.parent.is_dir():
         raise UsageError(f"no such folder: {path.parent}")
+    if not os.access(path if path.exists() else path.parent, os.W_OK):
+        raise UsageError(f"cannot write {path}: permission denied")
 
 
 #: nvcc options a build's flags may not carry: gemmlab chooses the output and its kind.
