@@ -119,3 +119,11 @@ def test_submit_usage_errors_are_one_line(tmp_path):
     assert_one_line(invoke("submit", tmp_path / "nope.cu"), 2, "error:", "no such file")
     assert_one_line(invoke("submit", "flaot4"), 2, "error:")
     assert_one_line(invoke("submit", SOL / "right.cu", "--precision", "fp16"), 2, "error:", "unknown precision")
+
+
+def test_submit_of_an_empty_file_counts_no_lines_and_no_solve(tmp_path):
+    empty = tmp_path / "empty.py"
+    empty.write_text("")
+    result = invoke("submit", empty)
+    flat = " ".join(result.output.split())
+    assert result.exit_code == 1 and "NO solve" in flat and "0 KB in 0 lines" in flat, result.output

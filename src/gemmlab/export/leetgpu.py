@@ -76,8 +76,8 @@ def checks(path: Path, framework: str) -> list[Check]:
         out.append(_python_solve(text, framework))
     if out[-1].ok:
         out.append(_one_file(path, text, framework))
-    size = len(text.encode())
-    out.append(Check("size", True, f"{size / 1024:.0f} KB in {text.count(chr(10)) + 1} lines; LeetGPU publishes no "
+    size, lines = len(text.encode()), len(text.splitlines())
+    out.append(Check("size", True, f"{size / 1024:.0f} KB in {lines} line{'' if lines == 1 else 's'}; LeetGPU publishes no "
                      "size limit for its editor, so a large export is pasted at the user's own risk"))
     return out
 
