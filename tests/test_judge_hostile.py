@@ -73,6 +73,16 @@ def test_timed_calls_are_checked_even_without_the_wide_cases():
         assert not v.passed and v.failure.startswith("timed call 1 of 4"), v.failure
 
 
+def test_the_timed_inputs_cannot_be_foretold_from_the_judges_seed():
+    runs = [judge_file(SOL / "foretells_inputs.py", seed=25, env={"GEMMLAB_TEST_SEED": "25"}, **FAST)
+            for _ in range(2)]
+    for v in runs:
+        assert v.passed, v.failure
+        assert v.timing["median_ms"] >= 45.0, v.timing  # every timed call waited: none was foretold
+    # drawn afresh each run, and reported so that a run can be reproduced
+    assert runs[0].timing["inputs_seed"] != runs[1].timing["inputs_seed"]
+
+
 def test_patched_clocks_do_not_change_the_figure():
     v = judge_file(SOL / "patches_clock.py", seed=24, **FAST)
     assert v.passed, v.failure

@@ -26,16 +26,20 @@ needs = pytest.mark.skipif(not all(v == "on" for k, v in LAYERS.items() if k != 
 
 
 class Listener:
-    """A TCP and a UDP socket on 127.0.0.1 at one port, recording whatever reaches them."""
+    """A TCP and a UDP socket on 127.0.0.1 at one port, and a Unix socket at `unix` (a service's, say
+    an agent's), recording whatever reaches them."""
 
-    def __init__(self):
+    def __init__(self, unix: Path):
         self.tcp = socket.create_server(("127.0.0.1", 0))
         self.port = self.tcp.getsockname()[1]
         self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.udp.bind(("127.0.0.1", self.port))
+        self.unix = socket.socket(socket.AF_UNIX)
+        self.unix.bind(str(unix))
+        self.unix.listen()
         self.got: list[bytes] = []
-        self.tcp.settimeout(0.2)
-        self.udp.settimeout(0.2)
+        for s in (self.tcp, self.udp, self.unix):
+            s.settimeout(0.2)
         self.stop = False
         self.thread = threading.Thread(target=self._serve, daemon=True)
         self.thread.start()
@@ -52,12 +56,18 @@ class Listener:
                 self.got.append(b"udp:" + self.udp.recv(100))
             except OSError:
                 pass
+            try:
+                conn, _ = self.unix.accept()
+                self.got.append(b"unix:" + conn.recv(100))
+                conn.close()
+            except OSError:
+                pass
 
     def close(self) -> list[bytes]:
         self.stop = True
         self.thread.join()
-        self.tcp.close()
-        self.udp.close()
+        for s in (self.tcp, self.udp, self.unix):
+            s.close()
         return self.got
 
 
@@ -68,16 +78,24 @@ def test_a_solution_reaches_nothing_of_the_host(tmp_path, monkeypatch):
     home.mkdir()
     canary = tmp_path / "canary"
     canary.write_bytes(b"c" * 1000)
-    listener = Listener()
+    listener = Listener(tmp_path / "agent.sock")
     left = Path("/tmp/gemmlab-left-by-solution")
     try:
         with open(canary, "r+b"):  # open in the judge, as a caller's file is
             v = judge_file(SOL / "reaches_host.py", seed=81, env={"GEMMLAB_TEST_PORT": str(listener.port),
-                                                                    "GEMMLAB_TEST_REAL_HOME": str(home)}, **QUICK)
+                                                                    "GEMMLAB_TEST_REAL_HOME": str(home),
+                                                                    "GEMMLAB_TEST_UNIX": str(tmp_path / "agent.sock")},
+                           **QUICK)
     finally:
         got = listener.close()
-    attempts = [line for line in v.log.splitlines() if line.startswith("attempt ")]
-    assert len(attempts) == 9 and all("REFUSED" in line for line in attempts), v.log
+    attempts = dict(line.removeprefix("attempt ").split(": ", 1) for line in v.log.splitlines()
+                    if line.startswith("attempt "))
+    assert len(attempts) == 13 and all(a.startswith("REFUSED") for a in attempts.values()), v.log
+    # Where the kernel log and /etc/shadow are there (and the judge, root, could open them), the
+    # sandbox is what refused them.
+    for name, path in (("kmsg", "/dev/kmsg"), ("shadow", "/etc/shadow")):
+        if os.path.exists(path) and os.access(path, os.R_OK):
+            assert attempts[name] == "REFUSED (PermissionError)", attempts
     assert v.passed, (v.failure, v.log)  # its own scratch folder worked: it wrote there at import
     assert not planted.exists() and not left.exists() and not any(home.iterdir())
     assert canary.read_bytes() == b"c" * 1000
@@ -136,7 +154,7 @@ def test_the_seccomp_program_checks_the_architecture_and_every_jump_lands_inside
 
 
 _FILTERED = r"""
-import ctypes, os, socket, sys
+import ctypes, os, resource, socket, sys
 from gemmlab.judge import sandbox
 judge = int(sys.argv[1])
 plan = sandbox.SandboxPlan(scratch="/", judge_pid=judge, judge_pgid=os.getpgid(judge), layers={"no-new-privs": "on", "seccomp": "on"})
@@ -144,7 +162,10 @@ sandbox.apply(plan)
 out = []
 for label, call in (("kill-judge", lambda: os.kill(judge, 0)), ("kill-self", lambda: os.kill(os.getpid(), 0)),
                     ("inet", lambda: socket.socket(socket.AF_INET)), ("unix", lambda: socket.socket(socket.AF_UNIX)),
-                    ("ptrace", lambda: ctypes.CDLL(None, use_errno=True).ptrace(0, 0, 0, 0) == 0 or (_ for _ in ()).throw(OSError(ctypes.get_errno(), "ptrace")))):
+                    ("pair", socket.socketpair),
+                    ("ptrace", lambda: ctypes.CDLL(None, use_errno=True).ptrace(0, 0, 0, 0) == 0 or (_ for _ in ()).throw(OSError(ctypes.get_errno(), "ptrace"))),
+                    ("prlimit-judge", lambda: resource.prlimit(judge, resource.RLIMIT_CORE)),
+                    ("prlimit-self", lambda: resource.setrlimit(resource.RLIMIT_CORE, resource.getrlimit(resource.RLIMIT_CORE)))):
     try:
         call(); out.append(label + ":ok")
     except OSError as exc:
@@ -154,11 +175,12 @@ print(" ".join(out))
 
 
 @pytest.mark.skipif(LAYERS["seccomp"] != "on", reason="no seccomp here")
-def test_the_seccomp_filter_refuses_the_judge_ip_sockets_and_ptrace_and_nothing_else():
+def test_the_seccomp_filter_refuses_the_judge_sockets_ptrace_and_prlimit_on_others_and_nothing_else():
     done = subprocess.run([sys.executable, "-c", _FILTERED, str(os.getpid())], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["kill-judge:1", "kill-self:ok", "inet:13", "unix:ok", "ptrace:1"]
+    assert done.stdout.split() == ["kill-judge:1", "kill-self:ok", "inet:13", "unix:13", "pair:ok", "ptrace:1",
+                                   "prlimit-judge:1", "prlimit-self:ok"]
 
 
 def test_the_libc_calls_the_sandbox_uses_exist():

@@ -299,8 +299,14 @@ def _timed(remote: RemoteSolve, verdict: Verdict, precision: Precision, shape: t
     """The solution's timed calls; (whether the child is healthy, the run)."""
     gpu = remote.device.type == "cuda" and overhead is not None
     record = ClockRecord() if gpu else None
+    # The timed inputs come from a seed of their own that the solution cannot learn: --seed is on the
+    # judge's command line, which /proc shows every process, and inputs it foretells can be
+    # answered from a table computed while loading (a faked speed that passes every check).
+    inputs_seed = fresh_seed()
     with record if record is not None else contextlib.nullcontext():
-        run = timed_run(remote, shape, warmup, iters, verdict.seed + 1000, precision, overhead)
+        run = timed_run(remote, shape, warmup, iters, inputs_seed, precision, overhead)
+    if run.timing is not None:
+        run.timing["inputs_seed"] = inputs_seed
     if run.results and not run.results[-1].passed:
         verdict.cases.append(run.results[-1].to_dict())
     if run.failure:
@@ -372,6 +378,7 @@ def judge_file(
     nvcc_flags: str | None = None,
     process_limit: int | None = None,
     file_limit: int | None = None,
+    disk_limit: int | None = None,
 ) -> Verdict:
     """Judge a solution file. `UsageError` for a mistake in the request; otherwise a verdict, always.
 
@@ -380,14 +387,15 @@ def judge_file(
     child under a tool such as compute-sanitizer (buffers then staged into
     exactly sized private copies, budgets stretched, no timing figures);
     ``nvcc_flags`` builds a .cu with these flags instead of the default target;
-    ``process_limit`` and ``file_limit`` (bytes) replace `limits`' defaults.
+    ``process_limit``, ``file_limit`` and ``disk_limit`` (bytes) replace `limits`' defaults.
     """
     plan = prepare(path, framework, precision, seed, groups, timeout, memory_limit, nvcc_flags)
     if plan.stopped:
         return plan.verdict
     device = runtime.default_device()
     shape = tuple(time_shape) if time_shape else (problem.PERF_SHAPE if device.type == "cuda" else CPU_TIME_SHAPE)
-    extra = {k: v for k, v in (("processes", process_limit), ("file_bytes", file_limit)) if v is not None}
+    extra = {k: v for k, v in (("processes", process_limit), ("file_bytes", file_limit), ("disk_bytes", disk_limit))
+             if v is not None}
     limits = Limits(device.type, timeout, memory_limit, slow=SANITIZER_FACTOR if wrapper else 1.0,
                     load_extra_s=LOAD_EXTRA_S.get(plan.request.framework, 0.0), **extra)
     was_reaper = procs.set_subreaper(True)

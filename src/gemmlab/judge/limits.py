@@ -36,8 +36,11 @@ MEMORY_FRACTION = 0.5
 MEMORY_FLOOR_BYTES = 1 << 28
 #: Processes the solution's tree may run at once (torch.compile's worker pool fits well inside).
 PROCESS_LIMIT = 256
-#: The largest file any of its processes may write (RLIMIT_FSIZE; the total is not limited).
+#: The largest file any of its processes may write (RLIMIT_FSIZE).
 FILE_LIMIT_BYTES = 4 << 30
+#: What its scratch folder may hold in all (the judge watches it: blocks in use, and files deleted
+#: there but held open); a folder on the judge's disk, filled, would fill the disk.
+DISK_LIMIT_BYTES = 4 << 30
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,7 @@ class Limits:
     slow: float = 1.0  # a wrapper's slow-down factor
     processes: int = PROCESS_LIMIT
     file_bytes: int = FILE_LIMIT_BYTES
+    disk_bytes: int = DISK_LIMIT_BYTES
     load_extra_s: float = 0.0  # the framework's compile while loading (LOAD_EXTRA_S)
 
     def call_s(self, shape: tuple[int, int, int], first: bool) -> float:

@@ -21,6 +21,7 @@ import stat
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 PR_SET_CHILD_SUBREAPER = 36
 PR_GET_CHILD_SUBREAPER = 37
@@ -200,6 +201,50 @@ def held_memory_files(pids: set[int], ignore: set[tuple[int, int]]) -> int:
             key = (st.st_dev, st.st_ino)
             if stat.S_ISREG(st.st_mode) and key not in seen:
                 seen.add(key)
+                total += st.st_blocks * 512
+    return total
+
+
+def folder_bytes(folder: Path) -> int:
+    """Bytes of disk the files under `folder` take (blocks, so a preallocated file counts whole)."""
+    total = 0
+    stack = [str(folder)]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as entries:
+                for entry in entries:
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            stack.append(entry.path)
+                        elif entry.is_file(follow_symlinks=False):
+                            total += entry.stat(follow_symlinks=False).st_blocks * 512
+                    except OSError:
+                        continue
+        except OSError:
+            continue
+    return total
+
+
+def held_deleted_files(pids: set[int], folder: Path) -> int:
+    """Bytes of files deleted under `folder` that these processes still hold open: on disk until
+    closed, and in no folder `folder_bytes` walks. Each file once."""
+    prefix, seen, total = f"{folder}/", set(), 0
+    for pid in pids:
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            link = f"/proc/{pid}/fd/{fd}"
+            try:
+                target = os.readlink(link)
+                if not (target.startswith(prefix) and target.endswith(" (deleted)")):
+                    continue
+                st = os.stat(link)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) not in seen:
+                seen.add((st.st_dev, st.st_ino))
                 total += st.st_blocks * 512
     return total
 

@@ -10,15 +10,16 @@ harness, so that everything the solution starts inherits them:
   file permission and every ptrace check. Emptying the bounding set keeps them from coming
   back at the next exec.
 * **Landlock** (Linux ≥ 5.13; https://docs.kernel.org/userspace-api/landlock.html): writes
-  only under the scratch folder and to device files; reads only where Python, its packages,
-  gemmlab, the solution file, the CUDA libraries and the toolchains live; no TCP bind or
-  connect (ABI ≥ 4); signals and abstract Unix sockets scoped to the sandbox (ABI ≥ 6).
+  only under the scratch folder and to the plain and NVIDIA device files; reads only where
+  Python, its packages, gemmlab, the solution file, the CUDA libraries and the toolchains live,
+  and /etc but its secrets; no TCP bind or connect (ABI ≥ 4); signals and abstract Unix sockets
+  scoped to the sandbox (ABI ≥ 6).
   A sandboxed process also cannot ptrace, nor open ``/proc/PID/{mem,fd,environ}`` of, a
   process outside its domain: the judge.
 * **seccomp** (a short deny list, answered with EPERM): ptrace, the cross-process memory
   calls, mounts and namespaces, kernel keys and modules, BPF; signals and pidfds aimed at
-  the judge's pid or process group; IPv4 and IPv6 sockets (UDP too, which Landlock does not
-  cover).
+  the judge's pid or process group; prlimit on any other process; IPv4, IPv6 and Unix sockets
+  (UDP too, which Landlock does not cover, and Unix sockets' connect by path; socketpair stays).
 
 The judge itself makes itself non-dumpable while a solution runs (`set_dumpable`), a
 second lock on its ``/proc`` files where Landlock is missing.
@@ -89,8 +90,13 @@ _DENIED = {  # name: (x86_64, aarch64)
 #: Calls whose first argument is a pid (or -pgid): denied where it names the judge.
 _AIMED = {"kill": (62, 129), "tkill": (200, 130), "tgkill": (234, 131), "rt_sigqueueinfo": (129, 138),
           "rt_tgsigqueueinfo": (297, 240), "pidfd_open": (434, 434)}
+#: prlimit64 on another process (a pid other than 0, itself): with the judge's uid (root's, often)
+#: it could cut the judge's CPU time or open files, and so kill it or blind its limits.
+_PRLIMIT = (302, 261)
 _SOCKET = (41, 198)
-_AF_INET, _AF_INET6 = 2, 10
+#: Sockets a solution may not make: IP (the network), and Unix ones, which connect by path to any
+#: service's socket (an agent, a daemon's) that Landlock does not cover. socketpair stays open.
+_AF_UNIX, _AF_INET, _AF_INET6 = 1, 2, 10
 _EPERM, _EACCES = 1, 13
 _RET_ALLOW, _RET_ERRNO, _RET_KILL_PROCESS = 0x7FFF0000, 0x00050000, 0x80000000
 _LD_W_ABS, _JEQ_K, _JGE_K, _RET_K = 0x20, 0x15, 0x35, 0x06
@@ -185,9 +191,40 @@ def _unique(paths) -> list[Path]:
     return out
 
 
-#: System folders a solution's process reads: libraries, the dynamic loader's cache, device and
-#: process information, the toolchains' usual homes.
-SYSTEM_READS = ("/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc", "/opt", "/proc", "/sys", "/run")
+#: System folders a solution's process reads: libraries, device and process information, the
+#: toolchains' usual homes; and /etc but its secrets (`readable_etc`).
+SYSTEM_READS = ("/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/opt", "/proc", "/sys", "/run")
+#: What of /etc a solution never reads, and root (the judge's user, often, whose dropped
+#: capabilities still leave it the owner) could: password hashes, sudo's rules, host and TLS keys.
+ETC_SECRETS = ("shadow", "shadow-", "gshadow", "gshadow-", "sudoers", "sudoers.d", "ssh", "ssl/private")
+#: Device files a solution opens: the plain ones and the NVIDIA driver's (`devices`). Not /dev as a
+#: whole, where root could write the kernel log, a terminal, /dev/kvm or /dev/userfaultfd.
+PLAIN_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+
+
+def devices() -> list[Path]:
+    """The device files a sandboxed process may open: PLAIN_DEVICES and /dev/nvidia* (nvidiactl,
+    nvidiaN, nvidia-uvm, nvidia-caps/…: what the CUDA driver opens)."""
+    return [*map(Path, PLAIN_DEVICES), *sorted(Path("/dev").glob("nvidia*"))]
+
+
+def readable_etc(root: Path = Path("/etc"), hidden: tuple[str, ...] = ETC_SECRETS) -> list[Path]:
+    """`root`'s entries but the `hidden` ones (paths under it), each to be granted whole; a folder
+    on a hidden path's way is opened up entry by entry instead."""
+    try:
+        entries = sorted(root.iterdir())
+    except OSError:
+        return []
+    out: list[Path] = []
+    for entry in entries:
+        inner = tuple(h.split("/", 1)[1] for h in hidden if h.startswith(entry.name + "/"))
+        if entry.name in hidden:
+            continue
+        if inner and entry.is_dir() and not entry.is_symlink():
+            out += readable_etc(entry, inner)
+        else:
+            out.append(entry)
+    return out
 
 
 def import_roots() -> list[Path]:
@@ -212,7 +249,7 @@ def plan(scratch: Path, files: list[Path], tool: bool = False) -> SandboxPlan:
     from ..provenance import PACKAGE_ROOT
 
     cuda_home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
-    reads = _unique([*SYSTEM_READS, *import_roots(), PACKAGE_ROOT, cuda_home, *files])
+    reads = _unique([*SYSTEM_READS, *readable_etc(), *import_roots(), PACKAGE_ROOT, cuda_home, *files])
     also = [p for p in os.environ.get(WRITABLE_ENV, "").split(os.pathsep) if p]
     writes = _unique([scratch, "/dev/shm" if tool else None, *also])
     return SandboxPlan(scratch=Path(scratch), reads=reads, writes=writes, judge_pid=os.getpid(),
@@ -271,7 +308,7 @@ def _landlock(libc, sandbox: SandboxPlan) -> None:
         # there /proc is writable (other processes' entries stay closed: Landlock's ptrace rule).
         procfs = [Path("/proc")] if sandbox.network else [Path("/proc/self/task")]
         for path, rights in [*((p, READ) for p in sandbox.reads), *((p, fs) for p in sandbox.writes),
-                             (Path("/dev"), files | (IOCTL_DEV if abi >= 5 else 0)),
+                             *((p, files | (IOCTL_DEV if abi >= 5 else 0)) for p in devices()),
                              *((p, files) for p in procfs)]:
             if not path.is_dir():
                 rights &= EXECUTE | READ_FILE | WRITE_FILE | TRUNCATE | IOCTL_DEV  # a file takes file rights only
@@ -321,11 +358,17 @@ def seccomp_program(machine: str, judge_pid: int, judge_pgid: int, network: bool
             ins(_JEQ_K, 0, 1, t)
             ins(_RET_K, 0, 0, deny)
         ins(_RET_K, 0, 0, _RET_ALLOW)
+    ins(_JEQ_K, 0, 4, _PRLIMIT[column])
+    ins(_LD_W_ABS, 0, 0, 16)
+    ins(_JEQ_K, 0, 1, 0)  # pid 0: this process
+    ins(_RET_K, 0, 0, _RET_ALLOW)
+    ins(_RET_K, 0, 0, deny)
     if not network:
-        ins(_JEQ_K, 0, 5, _SOCKET[column])
+        ins(_JEQ_K, 0, 6, _SOCKET[column])
         ins(_LD_W_ABS, 0, 0, 16)
-        ins(_JEQ_K, 2, 0, _AF_INET)
-        ins(_JEQ_K, 1, 0, _AF_INET6)
+        ins(_JEQ_K, 3, 0, _AF_INET)
+        ins(_JEQ_K, 2, 0, _AF_INET6)
+        ins(_JEQ_K, 1, 0, _AF_UNIX)
         ins(_RET_K, 0, 0, _RET_ALLOW)
         ins(_RET_K, 0, 0, refuse)
     ins(_RET_K, 0, 0, _RET_ALLOW)

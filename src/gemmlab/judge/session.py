@@ -67,7 +67,7 @@ undumpable = _Undumpable()
 class Fault:
     """Why the judge got no answer: a limit, a crash, or a protocol violation."""
 
-    kind: str  # time limit | memory limit | process limit | crash | protocol violation
+    kind: str  # time limit | memory limit | disk limit | process limit | crash | protocol violation
     message: str
 
 
@@ -170,6 +170,11 @@ class Session:
             self._end()
             return Fault("process limit", f"process limit: the solution ran {len(running)} processes at "
                                           f"once, over the limit of {self.limits.processes}; they were ended")
+        disk = procs.folder_bytes(self.scratch) + procs.held_deleted_files(running, self.scratch)
+        if disk > self.limits.disk_bytes:
+            self._end()
+            return Fault("disk limit", f"disk limit: the solution's files in its scratch folder held {gib(disk)}, "
+                                       f"over the limit of {gib(self.limits.disk_bytes)}; they were ended")
         used = self.memory_used(running)
         self.memory_peak = max(self.memory_peak, used)
         limit = self.limits.memory()
