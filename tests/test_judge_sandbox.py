@@ -165,7 +165,10 @@ for label, call in (("kill-judge", lambda: os.kill(judge, 0)), ("kill-self", lam
                     ("pair", socket.socketpair),
                     ("ptrace", lambda: ctypes.CDLL(None, use_errno=True).ptrace(0, 0, 0, 0) == 0 or (_ for _ in ()).throw(OSError(ctypes.get_errno(), "ptrace"))),
                     ("prlimit-judge", lambda: resource.prlimit(judge, resource.RLIMIT_CORE)),
-                    ("prlimit-self", lambda: resource.setrlimit(resource.RLIMIT_CORE, resource.getrlimit(resource.RLIMIT_CORE)))):
+                    ("prlimit-self", lambda: resource.setrlimit(resource.RLIMIT_CORE, resource.getrlimit(resource.RLIMIT_CORE))),
+                    ("connect-unix", lambda: socket.socket(socket.AF_UNIX).connect(sys.argv[2])),
+                    ("sendto-unix", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b"x", sys.argv[3])),
+                    ("send-pair", lambda: (lambda pair: pair[0].send(b"x"))(socket.socketpair()))):
     try:
         call(); out.append(label + ":ok")
     except OSError as exc:
@@ -175,12 +178,19 @@ print(" ".join(out))
 
 
 @pytest.mark.skipif(LAYERS["seccomp"] != "on", reason="no seccomp here")
-def test_the_seccomp_filter_refuses_the_judge_sockets_ptrace_and_prlimit_on_others_and_nothing_else():
-    done = subprocess.run([sys.executable, "-c", _FILTERED, str(os.getpid())], capture_output=True, text=True,
-                          timeout=60)
+def test_the_seccomp_filter_refuses_the_judge_sockets_ptrace_and_prlimit_on_others_and_nothing_else(tmp_path):
+    # A stream and a datagram service's sockets, listening: without the filter both calls would succeed.
+    stream, dgram = socket.socket(socket.AF_UNIX), socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    stream.bind(str(tmp_path / "s.sock"))
+    stream.listen()
+    dgram.bind(str(tmp_path / "d.sock"))
+    with stream, dgram:
+        done = subprocess.run([sys.executable, "-c", _FILTERED, str(os.getpid()), str(tmp_path / "s.sock"),
+                               str(tmp_path / "d.sock")], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["kill-judge:1", "kill-self:ok", "inet:13", "unix:13", "pair:ok", "ptrace:1",
-                                   "prlimit-judge:1", "prlimit-self:ok"]
+    assert done.stdout.split() == ["kill-judge:1", "kill-self:ok", "inet:13", "unix:ok", "pair:ok", "ptrace:1",
+                                   "prlimit-judge:1", "prlimit-self:ok", "connect-unix:2", "sendto-unix:13",
+                                   "send-pair:ok"]
 
 
 def test_the_libc_calls_the_sandbox_uses_exist():

@@ -18,8 +18,9 @@ harness, so that everything the solution starts inherits them:
   process outside its domain: the judge.
 * **seccomp** (a short deny list, answered with EPERM): ptrace, the cross-process memory
   calls, mounts and namespaces, kernel keys and modules, BPF; signals and pidfds aimed at
-  the judge's pid or process group; prlimit on any other process; IPv4, IPv6 and Unix sockets
-  (UDP too, which Landlock does not cover, and Unix sockets' connect by path; socketpair stays).
+  the judge's pid or process group; prlimit on any other process; IPv4 and IPv6 sockets (UDP
+  too, which Landlock does not cover); connect, and sendto with an address (a Unix socket's path
+  reaches any service's; the CUDA driver's look for an MPS daemon gets the ENOENT it gets without one).
 
 The judge itself makes itself non-dumpable while a solution runs (`set_dumpable`), a
 second lock on its ``/proc`` files where Landlock is missing.
@@ -94,9 +95,13 @@ _AIMED = {"kill": (62, 129), "tkill": (200, 130), "tgkill": (234, 131), "rt_sigq
 #: it could cut the judge's CPU time or open files, and so kill it or blind its limits.
 _PRLIMIT = (302, 261)
 _SOCKET = (41, 198)
-#: Sockets a solution may not make: IP (the network), and Unix ones, which connect by path to any
-#: service's socket (an agent, a daemon's) that Landlock does not cover. socketpair stays open.
-_AF_UNIX, _AF_INET, _AF_INET6 = 1, 2, 10
+_AF_INET, _AF_INET6 = 2, 10
+#: connect, and sendto with an address: a Unix socket reaches any service's (an agent's, a daemon's)
+#: by its path, which Landlock does not cover. Refused, not the socket itself: the CUDA driver makes
+#: one at cuInit to look for an MPS daemon, and takes ENOENT as "none" (the answer it gets without
+#: one). The judge's channel is connected before the filter; socketpair needs neither call.
+_CONNECT, _SENDTO = (42, 203), (44, 206)
+_ENOENT = 2
 _EPERM, _EACCES = 1, 13
 _RET_ALLOW, _RET_ERRNO, _RET_KILL_PROCESS = 0x7FFF0000, 0x00050000, 0x80000000
 _LD_W_ABS, _JEQ_K, _JGE_K, _RET_K = 0x20, 0x15, 0x35, 0x06
@@ -364,11 +369,19 @@ def seccomp_program(machine: str, judge_pid: int, judge_pgid: int, network: bool
     ins(_RET_K, 0, 0, _RET_ALLOW)
     ins(_RET_K, 0, 0, deny)
     if not network:
-        ins(_JEQ_K, 0, 6, _SOCKET[column])
+        ins(_JEQ_K, 0, 5, _SOCKET[column])
         ins(_LD_W_ABS, 0, 0, 16)
-        ins(_JEQ_K, 3, 0, _AF_INET)
-        ins(_JEQ_K, 2, 0, _AF_INET6)
-        ins(_JEQ_K, 1, 0, _AF_UNIX)
+        ins(_JEQ_K, 2, 0, _AF_INET)
+        ins(_JEQ_K, 1, 0, _AF_INET6)
+        ins(_RET_K, 0, 0, _RET_ALLOW)
+        ins(_RET_K, 0, 0, refuse)
+        ins(_JEQ_K, 0, 1, _CONNECT[column])
+        ins(_RET_K, 0, 0, _RET_ERRNO | _ENOENT)
+        ins(_JEQ_K, 0, 6, _SENDTO[column])
+        ins(_LD_W_ABS, 0, 0, 48)  # dest_addr (args[4]), low word
+        ins(_JEQ_K, 0, 3, 0)
+        ins(_LD_W_ABS, 0, 0, 52)  # and high word: NULL is a send on a connected socket
+        ins(_JEQ_K, 0, 1, 0)
         ins(_RET_K, 0, 0, _RET_ALLOW)
         ins(_RET_K, 0, 0, refuse)
     ins(_RET_K, 0, 0, _RET_ALLOW)
