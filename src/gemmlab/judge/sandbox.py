@@ -202,9 +202,11 @@ SYSTEM_READS = ("/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/opt", "/p
 #: What of /etc a solution never reads, and root (the judge's user, often, whose dropped
 #: capabilities still leave it the owner) could: password hashes, sudo's rules, host and TLS keys.
 ETC_SECRETS = ("shadow", "shadow-", "gshadow", "gshadow-", "sudoers", "sudoers.d", "ssh", "ssl/private")
-#: Device files a solution opens: the plain ones and the NVIDIA driver's (`devices`). Not /dev as a
-#: whole, where root could write the kernel log, a terminal, /dev/kvm or /dev/userfaultfd.
-PLAIN_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+#: Device files a solution opens: the plain ones, /dev/shm's files (torch's CUDA IPC keeps the
+#: reference counts of the tensors the judge shares with it there; opened, never made) and the
+#: NVIDIA driver's (`devices`). Not /dev as a whole, where root could write the kernel log, a
+#: terminal, /dev/kvm or /dev/userfaultfd.
+PLAIN_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/shm")
 
 
 def devices() -> list[Path]:
