@@ -152,13 +152,11 @@ def test_a_file_past_the_write_limit_is_cut_off(tmp_path, monkeypatch):
     assert big.stat().st_size <= 1 << 20
 
 
-@pytest.mark.parametrize("limit,over", [(150 << 20, True), (400 << 20, False)])
-def test_the_scratch_folder_s_disk_is_a_named_limit_held_files_counted(limit, over):
-    """Deleted files held open count: 96 MiB in the folder alone stays under 150 MiB."""
-    v = judge_file(SOL / "fills_scratch.py", seed=59, disk_limit=limit, **QUICK)
-    assert v.passed != over, (v.failure, v.log)
-    if over:
-        assert "disk limit: the solution's files in its scratch folder held" in v.failure, v.failure
+def test_the_scratch_folder_s_disk_is_a_named_limit_held_files_counted():
+    """Deleted files held open count: 96 MiB in the folder alone stays under 150 MiB. (Under the
+    default limit every accepted fixture shows the watch trips nothing on its own.)"""
+    v = judge_file(SOL / "fills_scratch.py", seed=59, disk_limit=150 << 20, **QUICK)
+    assert not v.passed and "disk limit: the solution's files in its scratch folder held" in v.failure, v.failure
 
 
 def test_memfd_ram_counts_against_the_memory_limit():
