@@ -199,3 +199,13 @@ def test_a_write_cut_short_leaves_the_record_that_was_there(tmp_path, monkeypatc
     with pytest.raises(KeyboardInterrupt):
         jsonfile.write(record, '{"half')
     assert record.read_text() == '{"whole": true}' and files_under(tmp_path) == {"nvidia-h200.json"}
+
+
+def test_a_new_record_cut_short_leaves_no_empty_file(tmp_path, monkeypatch):
+    def cut(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", cut)
+    with pytest.raises(KeyboardInterrupt):
+        jsonfile.write(tmp_path / "2026-12-07T060527Z.json", "{}", keep_existing=True)
+    assert files_under(tmp_path) == set()

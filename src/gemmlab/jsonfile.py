@@ -31,6 +31,8 @@ def write(path: Path, text: str, *, keep_existing: bool = False) -> Path:
         os.replace(scratch, path)
     except BaseException:
         Path(scratch).unlink(missing_ok=True)
+        if keep_existing:  # the empty file that claimed the name: no half-record left behind
+            path.unlink(missing_ok=True)
         raise
     return path
 
