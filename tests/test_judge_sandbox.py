@@ -46,20 +46,15 @@ class Listener:
 
     def _serve(self) -> None:
         while not self.stop:
-            try:
-                conn, _ = self.tcp.accept()
-                self.got.append(b"tcp:" + conn.recv(100))
-                conn.close()
-            except OSError:
-                pass
+            for label, server in ((b"tcp:", self.tcp), (b"unix:", self.unix)):
+                try:
+                    conn, _ = server.accept()
+                    self.got.append(label + conn.recv(100))
+                    conn.close()
+                except OSError:
+                    pass
             try:
                 self.got.append(b"udp:" + self.udp.recv(100))
-            except OSError:
-                pass
-            try:
-                conn, _ = self.unix.accept()
-                self.got.append(b"unix:" + conn.recv(100))
-                conn.close()
             except OSError:
                 pass
 

@@ -183,6 +183,12 @@ def held_memory_files(pids: set[int], ignore: set[tuple[int, int]]) -> int:
     Each file once (by device and inode); `ignore` holds the judge's own (its
     arena). Files on /dev/shm are counted by `tmpfs_used_bytes` instead.
     """
+    return _held_bytes(pids, ignore, lambda target: target.startswith("/memfd:"))
+
+
+def _held_bytes(pids: set[int], ignore: set[tuple[int, int]], wanted: Callable[[str], bool]) -> int:
+    """Bytes of the regular files these processes hold open whose fd link's target is `wanted`,
+    each file once (by device and inode), none of `ignore`."""
     seen: set[tuple[int, int]] = set(ignore)
     total = 0
     for pid in pids:
@@ -193,7 +199,7 @@ def held_memory_files(pids: set[int], ignore: set[tuple[int, int]]) -> int:
         for fd in fds:
             link = f"/proc/{pid}/fd/{fd}"
             try:
-                if not os.readlink(link).startswith("/memfd:"):
+                if not wanted(os.readlink(link)):
                     continue
                 st = os.stat(link)
             except OSError:
@@ -228,25 +234,8 @@ def folder_bytes(folder: Path) -> int:
 def held_deleted_files(pids: set[int], folder: Path) -> int:
     """Bytes of files deleted under `folder` that these processes still hold open: on disk until
     closed, and in no folder `folder_bytes` walks. Each file once."""
-    prefix, seen, total = f"{folder}/", set(), 0
-    for pid in pids:
-        try:
-            fds = os.listdir(f"/proc/{pid}/fd")
-        except OSError:
-            continue
-        for fd in fds:
-            link = f"/proc/{pid}/fd/{fd}"
-            try:
-                target = os.readlink(link)
-                if not (target.startswith(prefix) and target.endswith(" (deleted)")):
-                    continue
-                st = os.stat(link)
-            except OSError:
-                continue
-            if stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) not in seen:
-                seen.add((st.st_dev, st.st_ino))
-                total += st.st_blocks * 512
-    return total
+    prefix = f"{folder}/"
+    return _held_bytes(pids, set(), lambda target: target.startswith(prefix) and target.endswith(" (deleted)"))
 
 
 def _reap(pids: Iterable[int], keep: int) -> None:

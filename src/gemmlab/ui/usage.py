@@ -227,11 +227,8 @@ def in_file(path: Path) -> Path:
 
 def block_file(path: Path, tag: str) -> str:
     """The text of a file that holds a `<!-- tag:begin -->` … `<!-- tag:end -->` block, to rewrite."""
-    if _exists(path) and path.is_dir():
-        raise UsageError(f"{path} is a folder; give the file that holds the block")
-    if not path.is_file():
-        raise UsageError(f"no such file: {path}")
-    if not os.access(path, os.R_OK | os.W_OK):
+    in_file(path)
+    if not os.access(path, os.W_OK):
         raise UsageError(f"cannot rewrite {path}: permission denied")
     text = path.read_text()
     begin, end = f"<!-- {tag}:begin -->", f"<!-- {tag}:end -->"
