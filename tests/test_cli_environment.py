@@ -81,13 +81,16 @@ def test_every_writer_refuses_a_folder_it_cannot_write(tmp_path, monkeypatch, ar
     assert files_under(ro) == set()
 
 
-def test_install_refuses_a_package_folder_it_cannot_write(monkeypatch):
-    from gemmlab.policy.record import INSTALLED
+def test_install_refuses_a_package_folder_it_cannot_write(tmp_path, monkeypatch):
+    from gemmlab.policy import record
 
-    _unwritable(monkeypatch, INSTALLED)
+    installed = []  # were the check gone, nothing may reach the tracked record: install is a stand-in
+    monkeypatch.setattr(record, "install", lambda rec, *a, **k: installed.append(rec))
+    _unwritable(monkeypatch, record.INSTALLED)
     sweep = ROOT / "results" / "h200-random.json"
-    assert_one_line(invoke("tune", "small", "--calibrate", sweep, "--install"), 2, "cannot write under",
-                    str(INSTALLED))
+    assert_one_line(invoke("tune", "small", "--calibrate", sweep, "--install", "--out", tmp_path / "r"), 2,
+                    "cannot write under", str(record.INSTALLED))
+    assert installed == []
 
 
 @pytest.mark.parametrize("kind", ["file", "unwritable"])
