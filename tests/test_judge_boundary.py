@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import time
 from pathlib import Path
 
 import pytest
 import torch
 
-from gemmlab.judge import boundary, guards, procs
+from gemmlab.judge import boundary, guards, procs, sandbox
 from gemmlab.judge.arena import Arena, layout
 from gemmlab.judge.isolate import judge_file
 from gemmlab.judge.sandbox import WRITABLE_ENV
@@ -159,6 +160,28 @@ def test_the_scratch_folder_s_disk_is_a_named_limit_held_files_counted():
     assert not v.passed and "disk limit: the solution's files in its scratch folder held" in v.failure, v.failure
 
 
+def test_the_scratch_folder_counts_every_entry_s_blocks_and_the_entries(tmp_path):
+    """A long link's target takes a block and no file; an empty file an inode and no block."""
+    (tmp_path / "sub").mkdir()
+    for i in range(10):
+        os.symlink("t" * 1000, tmp_path / "sub" / f"link{i}")
+        (tmp_path / f"empty{i}").touch()
+    used, entries = procs.folder_usage(tmp_path)
+    assert entries == 21
+    assert used == sum(p.lstat().st_blocks * 512 for p in [*tmp_path.rglob("*")])
+
+
+def test_links_in_the_scratch_folder_count_toward_its_limit(tmp_path):
+    probe = tmp_path / "probe"
+    probe.symlink_to("t" * 1000)
+    if probe.lstat().st_blocks == 0:
+        pytest.skip("a long link takes no block on this filesystem")
+    links = (160 << 20) // (probe.lstat().st_blocks * 512) + 1
+    v = judge_file(SOL / "fills_scratch.py", seed=59, disk_limit=150 << 20,
+                   env={"GEMMLAB_TEST_SCRATCH_LINKS": str(links)}, **QUICK)
+    assert not v.passed and "disk limit: the solution's files in its scratch folder held" in v.failure, v.failure
+
+
 def test_memfd_ram_counts_against_the_memory_limit():
     v = judge_file(SOL / "hoards_memfd.py", seed=57, memory_limit=512 << 20, **QUICK)
     assert not v.passed and "memory limit" in v.failure and "memfd" in v.failure, v.failure
@@ -178,6 +201,43 @@ def test_dev_shm_counts_against_the_memory_limit(monkeypatch):
         if os.path.exists(path):
             os.unlink(path)
     assert not v.passed and "memory limit" in v.failure and "/dev/shm" in v.failure, v.failure
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/shm") or os.statvfs("/dev/shm").f_bavail * os.statvfs("/dev/shm").f_frsize
+                    < 800 << 20, reason="/dev/shm is too small here for 600 MiB")
+@pytest.mark.skipif(sandbox.layers_here()["landlock"] != "on", reason="without Landlock /dev/shm's growth is charged")
+def test_a_neighbour_filling_dev_shm_does_not_reject_a_right_solution():
+    """A busy machine: another process puts 600 MiB in /dev/shm while a right solution runs under a
+    768 MiB limit. Under Landlock the solution can make no file there: it is not charged."""
+    path = f"/dev/shm/gemmlab-test-neighbour-{os.getpid()}"
+    stop = threading.Event()
+
+    def neighbour():  # once the solution's process runs: growth after the judge took its measure
+        while not stop.is_set() and not any(b"right_torch.py" in Path(p, "cmdline").read_bytes()
+                                            for p in Path("/proc").glob("[0-9]*") if _readable(p)):
+            time.sleep(0.05)
+        with open(path, "wb") as f:
+            for _ in range(600):
+                f.write(b"\1" * (1 << 20))
+        stop.wait(60)
+
+    thread = threading.Thread(target=neighbour)
+    thread.start()
+    try:
+        v = judge_file(SOL / "right_torch.py", seed=60, memory_limit=768 << 20, **QUICK)
+    finally:
+        stop.set()
+        thread.join()
+        os.unlink(path)
+    assert v.passed, v.failure
+
+
+def _readable(proc: Path) -> bool:
+    try:
+        (proc / "cmdline").read_bytes()
+        return True
+    except OSError:
+        return False
 
 
 def test_tmpfs_growth_is_measured(tmp_path):

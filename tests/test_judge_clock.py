@@ -8,9 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from gemmlab.judge import hygiene
-from gemmlab.judge.isolate import judge_file
-from gemmlab.judge.timing import CROSSCHECK_ABS_MS, CROSSCHECK_REL, allowance_ms, crosscheck
+from gemmlab.judge import hygiene, isolate
+from gemmlab.judge.isolate import Verdict, judge_file
+from gemmlab.judge.timing import (
+    CROSSCHECK_ABS_MS,
+    CROSSCHECK_REL,
+    add_baseline,
+    allowance_ms,
+    crosscheck,
+)
 
 SOL = Path(__file__).parent / "fixtures" / "solutions"
 TIMED = dict(perf=False, groups=["example"], time_shape=(32, 32, 32), iters=4, warmup=1)
@@ -120,12 +126,34 @@ def test_the_ffma_floor_of_the_h200_at_its_clock():
 
 
 def test_a_strict_fp32_time_below_the_floor_is_impossible_with_the_reason():
-    floor = {"floor_ms": 6.163, "clock_mhz": 1980, "clock_source": "the fastest clock seen during the calls",
-             **H200}
+    floor = hygiene.gpu_floor((8192, 6144, 4096), clock_mhz=1980, source="the fastest clock seen during the calls",
+                              **H200)
     assert hygiene.impossible(7.9, floor) == ""
     why = hygiene.impossible(5.0, floor)
-    assert why.startswith("impossible timing: a timed call took 5.0000 ms, below the FP32 FMA floor of 6.1630 ms")
+    assert why.startswith("impossible timing: the timed calls took 5.0000 ms, below the FP32 FMA floor of 6.16")
     assert "132 SMs × 128 FMA lanes" in why and "1980 MHz" in why and "--precision fp32x3" in why
+
+
+def test_the_cpu_floor_counts_every_cpu_at_a_clock_above_any_cpu_s(monkeypatch):
+    monkeypatch.setattr(hygiene.os, "cpu_count", lambda: 2)
+    floor = hygiene.cpu_floor((128, 128, 128))
+    # 4.19 MFLOP at 2 × 64 FLOP × 7 GHz = 896 GFLOP/s.
+    assert floor["floor_ms"] == pytest.approx(0.00468, abs=1e-5) and floor["cpus"] == 2
+
+
+def test_a_cpu_figure_below_the_floor_gets_no_rate_and_no_ratio_not_a_rejection():
+    """On the CPU a solution's helper working beside the harness's round trip shaves the figure, and a
+    busy machine jitters it (test_judge_busy's right files fall below the floor there): below what the
+    CPUs can compute there is no rate, no "38× CPU torch", and the verdict stands."""
+    v = judge_file(SOL / "right_torch.py", seed=61, perf=False, groups=["example"], time_shape=(128, 128, 128),
+                   iters=5, warmup=1)
+    assert v.passed, v.failure
+    timing = dict(v.timing)
+    verdict = Verdict(file="f", framework="torch", seed=1, device="cpu")
+    isolate._no_rate_below(timing, {**v.timing["fma_floor"], "floor_ms": timing["median_ms"] * 2}, verdict)
+    add_baseline(timing, "CPU torch", 0.1)
+    assert timing["tflops"] is None and timing["ratio_vs_baseline"] is None
+    assert verdict.notes[0].startswith("no rate given: the median") and verdict.failure == ""
 
 
 def test_a_solution_s_persisting_l2_is_reported():

@@ -73,19 +73,24 @@ def test_a_solution_reaches_nothing_of_the_host(tmp_path, monkeypatch):
     home.mkdir()
     canary = tmp_path / "canary"
     canary.write_bytes(b"c" * 1000)
+    host_file = tmp_path / "host-file"
+    host_file.write_text("x")
+    host_file.chmod(0o600)
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_judge_canary")  # the judge's, as in a user's shell
     listener = Listener(tmp_path / "agent.sock")
     left = Path("/tmp/gemmlab-left-by-solution")
     try:
         with open(canary, "r+b"):  # open in the judge, as a caller's file is
             v = judge_file(SOL / "reaches_host.py", seed=81, env={"GEMMLAB_TEST_PORT": str(listener.port),
                                                                     "GEMMLAB_TEST_REAL_HOME": str(home),
-                                                                    "GEMMLAB_TEST_UNIX": str(tmp_path / "agent.sock")},
+                                                                    "GEMMLAB_TEST_UNIX": str(tmp_path / "agent.sock"),
+                                                                    "GEMMLAB_TEST_HOST_FILE": str(host_file)},
                            **QUICK)
     finally:
         got = listener.close()
     attempts = dict(line.removeprefix("attempt ").split(": ", 1) for line in v.log.splitlines()
                     if line.startswith("attempt "))
-    assert len(attempts) == 13 and all(a.startswith("REFUSED") for a in attempts.values()), v.log
+    assert len(attempts) == 16 and all(a.startswith("REFUSED") for a in attempts.values()), v.log
     # Where the kernel log and /etc/shadow are there (and the judge, root, could open them), the
     # sandbox is what refused them.
     for name, path in (("kmsg", "/dev/kmsg"), ("shadow", "/etc/shadow")):
@@ -93,7 +98,7 @@ def test_a_solution_reaches_nothing_of_the_host(tmp_path, monkeypatch):
             assert attempts[name] == "REFUSED (PermissionError)", attempts
     assert v.passed, (v.failure, v.log)  # its own scratch folder worked: it wrote there at import
     assert not planted.exists() and not left.exists() and not any(home.iterdir())
-    assert canary.read_bytes() == b"c" * 1000
+    assert canary.read_bytes() == b"c" * 1000 and host_file.stat().st_mode & 0o7777 == 0o600
     assert got == []
     assert v.sandbox == LAYERS
 
@@ -163,12 +168,26 @@ for label, call in (("kill-judge", lambda: os.kill(judge, 0)), ("kill-self", lam
                     ("prlimit-self", lambda: resource.setrlimit(resource.RLIMIT_CORE, resource.getrlimit(resource.RLIMIT_CORE))),
                     ("connect-unix", lambda: socket.socket(socket.AF_UNIX).connect(sys.argv[2])),
                     ("sendto-unix", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b"x", sys.argv[3])),
-                    ("send-pair", lambda: (lambda pair: pair[0].send(b"x"))(socket.socketpair()))):
+                    ("send-pair", lambda: (lambda pair: pair[0].send(b"x"))(socket.socketpair())),
+                    ("sendmsg-unix", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendmsg([b"x"], [], 0, sys.argv[3])),
+                    ("send-fds", lambda: socket.send_fds(socket.socketpair()[0], [b"x"], [0])),
+                    ("io_uring", lambda: uring()),
+                    ("chmod", lambda: os.chmod(sys.argv[4], 0o4777)), ("chown", lambda: os.chown(sys.argv[4], 1, 1)),
+                    ("utime", lambda: os.utime(sys.argv[4], (0, 0))),
+                    ("xattr", lambda: os.setxattr(sys.argv[4], "user.gemmlab", b"x"))):
     try:
         call(); out.append(label + ":ok")
     except OSError as exc:
         out.append(f"{label}:{exc.errno}")
 print(" ".join(out))
+"""
+
+_URING = """
+def uring():
+    libc = ctypes.CDLL(None, use_errno=True)
+    params = ctypes.create_string_buffer(120)
+    if libc.syscall(425, 8, params) < 0:
+        raise OSError(ctypes.get_errno(), "io_uring_setup")
 """
 
 
@@ -179,13 +198,26 @@ def test_the_seccomp_filter_refuses_the_judge_sockets_ptrace_and_prlimit_on_othe
     stream.bind(str(tmp_path / "s.sock"))
     stream.listen()
     dgram.bind(str(tmp_path / "d.sock"))
+    host_file = tmp_path / "host-file"  # a file of the host's: its mode, owner, times and attributes stay
+    host_file.write_text("x")
+    host_file.chmod(0o600)
+    before = host_file.stat()
     with stream, dgram:
-        done = subprocess.run([sys.executable, "-c", _FILTERED, str(os.getpid()), str(tmp_path / "s.sock"),
-                               str(tmp_path / "d.sock")], capture_output=True, text=True, timeout=60)
+        script = _FILTERED.replace("out = []", _URING + "out = []")
+        done = subprocess.run([sys.executable, "-c", script, str(os.getpid()), str(tmp_path / "s.sock"),
+                               str(tmp_path / "d.sock"), str(host_file)], capture_output=True, text=True, timeout=60)
+        dgram.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            dgram.recv(10)  # nothing reached the datagram service
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["kill-judge:1", "kill-self:ok", "inet:13", "unix:ok", "pair:ok", "ptrace:1",
                                    "prlimit-judge:1", "prlimit-self:ok", "connect-unix:2", "sendto-unix:13",
-                                   "send-pair:ok"]
+                                   "send-pair:ok", "sendmsg-unix:13", "send-fds:13", "io_uring:38",
+                                   "chmod:ok", "chown:ok", "utime:ok", "xattr:ok"]  # answered as done, not done
+    after = host_file.stat()
+    assert (after.st_mode, after.st_uid, after.st_gid, after.st_mtime_ns) == \
+        (before.st_mode, before.st_uid, before.st_gid, before.st_mtime_ns)
+    assert "user.gemmlab" not in os.listxattr(host_file)
 
 
 def test_the_libc_calls_the_sandbox_uses_exist():
@@ -213,11 +245,21 @@ def test_the_sandbox_opens_the_plain_and_nvidia_devices_and_shm_not_dev():
     assert not {"/dev/kmsg", "/dev/kvm", "/dev/tty", "/dev/console", "/dev/userfaultfd"} & opened
 
 
-def test_etc_is_read_but_its_secrets(tmp_path):
+def test_etc_is_read_where_any_user_may_read_it_but_its_secrets(tmp_path):
     etc = tmp_path / "etc"
     (etc / "ssl" / "private").mkdir(parents=True)
     (etc / "ssl" / "certs").mkdir()
-    for name in ("passwd", "shadow", "ld.so.cache"):
+    (etc / "wireguard").mkdir()
+    (etc / "alternatives").mkdir()
+    for name in ("passwd", "shadow", "ld.so.cache", "wireguard/wg0.conf", "security/opasswd", "security/limits.conf",
+                 "alternatives/cc"):
+        (etc / name).parent.mkdir(exist_ok=True)
         (etc / name).write_text("x")
-    granted = {p.relative_to(etc).as_posix() for p in sandbox.readable_etc(etc)}
-    assert granted == {"passwd", "ld.so.cache", "ssl/certs"}
+        (etc / name).chmod(0o644)
+    (etc / "wireguard").chmod(0o700)  # a VPN's key: mode 0600 in a folder of 0700, as installed
+    (etc / "security" / "opasswd").chmod(0o600)
+    (etc / "key-link").symlink_to(etc / "security" / "opasswd")  # judged by what it points to
+    granted = {p.relative_to(etc).as_posix() for p in sandbox.readable_tree(etc, sandbox.WORLD_READS["/etc"])}
+    assert granted == {"passwd", "ld.so.cache", "ssl/certs", "security/limits.conf", "alternatives"}
+    (etc / "security" / "opasswd").chmod(0o644)  # every entry of a folder readable: the folder whole
+    assert "security" in {p.relative_to(etc).as_posix() for p in sandbox.readable_tree(etc)}

@@ -1,4 +1,4 @@
-"""What keeps a GPU timing honest besides the cross-check: L2 persistence undone, and physics.
+"""What keeps a timing honest besides the cross-check: L2 persistence undone, and physics.
 
 * **Persisting L2.** A solution can set L2 aside for "persisting" accesses
   (``cudaLimitPersistingL2CacheSize`` and an access-policy window on its
@@ -12,10 +12,16 @@
   multiply-adds throughout) cannot beat 2·M·N·K FLOP at every FP32 lane of
   every SM doing one FMA per clock, at the fastest SM clock nvidia-smi saw
   during the calls (the device's maximum where it saw none). A time below that
-  is impossible, so it is a rejection with the reason.
+  is impossible, so it is a rejection with the reason. On the CPU the floor is
+  every logical CPU doing `CPU_FLOP_PER_CLOCK` at `CPU_CLOCK_CEILING_MHZ`, and a
+  median below it gets no rate and no ratio, not a rejection: a figure there is
+  the judge's clock less the harness's overhead, which a busy machine jitters
+  and a process working beside the harness's round trip shaves.
 """
 
 from __future__ import annotations
+
+import os
 
 from .. import problem
 from . import procs
@@ -50,15 +56,38 @@ def ffma_floor_ms(shape: tuple[int, int, int], sm_count: int, fp32_lanes: int, c
     return problem.flops(*shape) / (sm_count * fp32_lanes * 2 * clock_mhz * 1e6) * 1e3
 
 
-def impossible(fastest_ms: float, floor: dict) -> str:
-    """'' unless a strict-FP32 call beat the FMA floor; then why that cannot be."""
-    if fastest_ms >= floor["floor_ms"]:
+def gpu_floor(shape: tuple[int, int, int], sm_count: int, fp32_lanes: int, clock_mhz: float, source: str) -> dict:
+    """`ffma_floor_ms` with what it rests on, as the verdict reports it."""
+    return {"floor_ms": ffma_floor_ms(shape, sm_count, fp32_lanes, clock_mhz), "clock_mhz": clock_mhz,
+            "clock_source": source, "sm_count": sm_count, "fp32_lanes": fp32_lanes,
+            "what": f"{sm_count} SMs × {fp32_lanes} FMA lanes × 2 FLOP at {clock_mhz:.0f} MHz, {source}"}
+
+
+#: FP32 FLOP one CPU core does a clock at most: two FMA pipes of 16 lanes (AVX-512), 2 FLOP each. No
+#: x86 or Arm core does more in FP32; with every logical CPU counted (SMT adds no pipe), no honest time
+#: falls below the floor these set.
+CPU_FLOP_PER_CLOCK = 64
+#: Above any CPU's boost clock (the fastest shipped boost to about 6.2 GHz).
+CPU_CLOCK_CEILING_MHZ = 7000
+
+
+def cpu_floor(shape: tuple[int, int, int]) -> dict:
+    """The least time 2·M·N·K FLOP take on this machine's CPUs at `CPU_FLOP_PER_CLOCK` a clock."""
+    cpus = os.cpu_count() or 1
+    ms = problem.flops(*shape) / (cpus * CPU_FLOP_PER_CLOCK * CPU_CLOCK_CEILING_MHZ * 1e6) * 1e3
+    return {"floor_ms": ms, "cpus": cpus, "flop_per_clock": CPU_FLOP_PER_CLOCK, "clock_mhz": CPU_CLOCK_CEILING_MHZ,
+            "what": f"{cpus} CPUs × {CPU_FLOP_PER_CLOCK} FLOP a clock at {CPU_CLOCK_CEILING_MHZ} MHz, above any "
+                    f"CPU's boost"}
+
+
+def impossible(figure_ms: float, floor: dict) -> str:
+    """'' unless a strict-FP32 figure (the fastest call on a GPU, the median on the CPU) beat the FMA
+    floor; then why that cannot be."""
+    if figure_ms >= floor["floor_ms"]:
         return ""
-    return (f"impossible timing: a timed call took {fastest_ms:.4f} ms, below the FP32 FMA floor of "
-            f"{floor['floor_ms']:.4f} ms ({floor['sm_count']} SMs × {floor['fp32_lanes']} FMA lanes × 2 "
-            f"FLOP at {floor['clock_mhz']:.0f} MHz, {floor['clock_source']}): no solution that computes "
-            f"in FP32 FMAs can be that fast; if it uses tensor cores, judge it with --precision fp32x3 "
-            f"or tf32")
+    return (f"impossible timing: the timed calls took {figure_ms:.4f} ms, below the FP32 FMA floor of "
+            f"{floor['floor_ms']:.4f} ms ({floor['what']}): no solution that computes in FP32 FMAs can be "
+            f"that fast; if it uses tensor cores, judge it with --precision fp32x3 or tf32")
 
 
 class ClockRecord:
@@ -93,5 +122,4 @@ class ClockRecord:
             clock, source = info["max_sm_clock_mhz"], "the device's maximum clock"
         cc = tuple(int(x) for x in info["compute_capability"].split("."))
         lanes = FP32_LANES.get(cc, 128)
-        return {"floor_ms": ffma_floor_ms(shape, info["sm_count"], lanes, clock), "clock_mhz": clock,
-                "clock_source": source, "sm_count": info["sm_count"], "fp32_lanes": lanes}
+        return gpu_floor(shape, info["sm_count"], lanes, clock, source)

@@ -34,7 +34,7 @@ from ..reference import Precision
 from . import procs
 from .arena import capacity
 from .cases import GROUPS, Case, fresh_seed, standard_cases
-from .hygiene import ClockRecord, impossible, l2_note
+from .hygiene import ClockRecord, cpu_floor, impossible, l2_note
 from .limits import LOAD_EXTRA_S, MEMORY_FLOOR_BYTES, SANITIZER_FACTOR, Limits
 from .remote import CannotShare, RemoteSolve
 from .runner import CaseResult
@@ -317,19 +317,35 @@ def _timed(remote: RemoteSolve, verdict: Verdict, precision: Precision, shape: t
     if "disagreement" in run.notes:
         verdict.notes.append(f"{run.notes['disagreement']} (on the CPU the figure is the judge's own clock; "
                              f"a busy machine shows this too)")
-    if run.timing is not None and record is not None:
+    if run.timing is not None and (record is not None or remote.device.type == "cpu"):
         try:
-            floor = record.floor(shape)
+            floor = record.floor(shape) if record is not None else cpu_floor(shape)
         except Exception as exc:  # the device's figures unreadable here: say so, judge the rest
             verdict.notes.append(f"no FP32 FMA floor checked: the device's figures could not be read ({exc})")
         else:
             run.timing["fma_floor"] = floor
-            if precision == Precision.FP32:
+            if record is None:
+                _no_rate_below(run.timing, floor, verdict)
+            elif precision == Precision.FP32:
                 verdict.failure = impossible(min(run.timing["times_ms"]), floor)
     if not verdict.failure and remote.session.pending():
         verdict.failure = "protocol violation: the solution's process sent messages nobody asked for"
         return False, run
     return True, run
+
+
+def _no_rate_below(timing: dict, floor: dict, verdict: Verdict) -> None:
+    """On the CPU a median below what the CPUs can compute is no rate: a call's figure there is the
+    judge's clock less the harness's overhead, which a busy machine jitters (a right solution must not
+    be rejected for it) and a process working beside the harness's round trip can shave. No rate and
+    no ratio are given, and the verdict says why."""
+    if timing["median_ms"] >= floor["floor_ms"]:
+        return
+    timing["tflops"] = None
+    verdict.notes.append(f"no rate given: the median, {timing['median_ms']:.4f} ms, is below what the CPUs "
+                         f"could compute ({floor['floor_ms']:.4f} ms: {floor['what']}); on the CPU the figure "
+                         f"is the judge's clock less the harness's overhead, which a busy machine jitters and "
+                         f"work beside the harness's round trip shaves")
 
 
 @dataclass

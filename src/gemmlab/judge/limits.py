@@ -41,6 +41,9 @@ FILE_LIMIT_BYTES = 4 << 30
 #: What its scratch folder may hold in all (the judge watches it: blocks in use, and files deleted
 #: there but held open); a folder on the judge's disk, filled, would fill the disk.
 DISK_LIMIT_BYTES = 4 << 30
+#: Entries (files, folders, links) it may hold: each takes an inode, and empty ones no blocks.
+#: Far above what the toolchains' caches make there.
+DISK_LIMIT_ENTRIES = 100_000
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,7 @@ class Limits:
     processes: int = PROCESS_LIMIT
     file_bytes: int = FILE_LIMIT_BYTES
     disk_bytes: int = DISK_LIMIT_BYTES
+    disk_entries: int = DISK_LIMIT_ENTRIES
     load_extra_s: float = 0.0  # the framework's compile while loading (LOAD_EXTRA_S)
 
     def call_s(self, shape: tuple[int, int, int], first: bool) -> float:

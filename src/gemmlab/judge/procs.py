@@ -165,6 +165,21 @@ def _tmpfs_mounts() -> list[str]:
 TMPFS = _tmpfs_mounts()
 
 
+def on_tmpfs(path: Path) -> bool:
+    """Whether `path` lies on a tmpfs (its files are RAM): the mount with the longest matching point,
+    the last of those mounted on one point."""
+    try:
+        with open("/proc/self/mounts") as f:
+            mounts = [fields[1:3] for fields in (line.split() for line in f) if len(fields) > 2]
+    except OSError:
+        return False
+    here, longest, kind = str(Path(path).resolve()), -1, ""
+    for point, fs in mounts:
+        if (here == point or here.startswith(point.rstrip("/") + "/")) and len(point) >= longest:
+            longest, kind = len(point), fs
+    return kind == "tmpfs"
+
+
 def tmpfs_used_bytes() -> int:
     """Bytes in use on /dev/shm and a tmpfs /tmp: files there hold RAM after their writer exits."""
     total = 0
@@ -181,7 +196,7 @@ def held_memory_files(pids: set[int], ignore: set[tuple[int, int]]) -> int:
     """Bytes of memfd files these processes hold open (memfd_create: RAM, in no folder).
 
     Each file once (by device and inode); `ignore` holds the judge's own (its
-    arena). Files on /dev/shm are counted by `tmpfs_used_bytes` instead.
+    arena). Files on /dev/shm: see `Session.memory_used`.
     """
     return _held_bytes(pids, ignore, lambda target: target.startswith("/memfd:"))
 
@@ -211,29 +226,31 @@ def _held_bytes(pids: set[int], ignore: set[tuple[int, int]], wanted: Callable[[
     return total
 
 
-def folder_bytes(folder: Path) -> int:
-    """Bytes of disk the files under `folder` take (blocks, so a preallocated file counts whole)."""
-    total = 0
+def folder_usage(folder: Path) -> tuple[int, int]:
+    """(bytes of disk the entries under `folder` take, how many there are): the blocks of every entry,
+    files, folders and links alike (a long link's target takes a block; a preallocated file counts
+    whole), and the count, for the inodes even an empty file takes."""
+    total = entries = 0
     stack = [str(folder)]
     while stack:
         try:
-            with os.scandir(stack.pop()) as entries:
-                for entry in entries:
+            with os.scandir(stack.pop()) as found:
+                for entry in found:
+                    entries += 1
                     try:
                         if entry.is_dir(follow_symlinks=False):
                             stack.append(entry.path)
-                        elif entry.is_file(follow_symlinks=False):
-                            total += entry.stat(follow_symlinks=False).st_blocks * 512
+                        total += entry.stat(follow_symlinks=False).st_blocks * 512
                     except OSError:
                         continue
         except OSError:
             continue
-    return total
+    return total, entries
 
 
 def held_deleted_files(pids: set[int], folder: Path) -> int:
     """Bytes of files deleted under `folder` that these processes still hold open: on disk until
-    closed, and in no folder `folder_bytes` walks. Each file once."""
+    closed, and in no folder `folder_usage` walks. Each file once."""
     prefix = f"{folder}/"
     return _held_bytes(pids, set(), lambda target: target.startswith(prefix) and target.endswith(" (deleted)"))
 

@@ -138,7 +138,7 @@ def _run(cmd: list[str], env: dict[str, str], plan: sandbox.SandboxPlan) -> tupl
     undumpable.enter()
     try:
         proc = subprocess.Popen(fence.wrap(cmd), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, env={**env, **sandbox.scratch_env(plan.scratch)},
+                                stderr=subprocess.STDOUT, env=sandbox.confined_env(env, plan.scratch),
                                 start_new_session=True)
         fence.attach(proc.pid)
         try:

@@ -45,12 +45,12 @@ def timing_lines(t: dict) -> list[str]:
     base = f"; {t['baseline']} {t['baseline_ms']:.3f} ms{ratio}" if "baseline_ms" in t else ""
     lines = [f"timing {'×'.join(map(str, t['shape']))} ({t['method']}; all {t['checked_calls']} timed calls "
              f"checked): median {t['median_ms']:.3f} ms (min {t['min_ms']:.3f}, max {t['max_ms']:.3f}), "
-             + (f"{t['tflops']:.2f} TFLOP/s" if t["tflops"] is not None else "below the clock's resolution")
+             + (f"{t['tflops']:.2f} TFLOP/s" if t["tflops"] is not None else "no rate: below the clock's resolution"
+                if t["median_ms"] <= 0 else "no rate: below the CPUs' FMA floor")
              + base]
     floor = t.get("fma_floor")
     if floor:
-        lines.append(f"FP32 FMA floor at {floor['clock_mhz']:.0f} MHz ({floor['clock_source']}): "
-                     f"{floor['floor_ms']:.3f} ms")
+        lines.append(f"FP32 FMA floor ({floor['what']}): {floor['floor_ms']:.4f} ms")
     return lines
 
 

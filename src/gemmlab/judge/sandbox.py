@@ -12,15 +12,17 @@ harness, so that everything the solution starts inherits them:
 * **Landlock** (Linux ≥ 5.13; https://docs.kernel.org/userspace-api/landlock.html): writes
   only under the scratch folder and to the plain and NVIDIA device files; reads only where
   Python, its packages, gemmlab, the solution file, the CUDA libraries and the toolchains live,
-  and /etc but its secrets; no TCP bind or connect (ABI ≥ 4); signals and abstract Unix sockets
+  and what of /etc and /run any user may read, but their secrets; no TCP bind or connect (ABI ≥ 4); signals and abstract Unix sockets
   scoped to the sandbox (ABI ≥ 6).
   A sandboxed process also cannot ptrace, nor open ``/proc/PID/{mem,fd,environ}`` of, a
   process outside its domain: the judge.
 * **seccomp** (a short deny list, answered with EPERM): ptrace, the cross-process memory
   calls, mounts and namespaces, kernel keys and modules, BPF; signals and pidfds aimed at
   the judge's pid or process group; prlimit on any other process; IPv4 and IPv6 sockets (UDP
-  too, which Landlock does not cover); connect, and sendto with an address (a Unix socket's path
-  reaches any service's; the CUDA driver's look for an MPS daemon gets the ENOENT it gets without one).
+  too, which Landlock does not cover); connect, sendto with an address and sendmsg (a Unix
+  socket's path reaches any service's; the CUDA driver's look for an MPS daemon gets the ENOENT it
+  gets without one); io_uring (ENOSYS); and chmod, chown, utime and xattr calls, which Landlock
+  does not cover either, answered as done without being done.
 
 The judge itself makes itself non-dumpable while a solution runs (`set_dumpable`), a
 second lock on its ``/proc`` files where Landlock is missing.
@@ -37,6 +39,7 @@ import contextlib
 import ctypes
 import os
 import platform
+import stat
 import struct
 import sys
 from dataclasses import dataclass, field
@@ -88,6 +91,20 @@ _DENIED = {  # name: (x86_64, aarch64)
     "mount_setattr": (442, 442), "fsopen": (430, 430), "fsmount": (432, 432), "move_mount": (429, 429),
     "open_tree": (428, 428), "fspick": (433, 433), "quotactl": (179, 60),
 }
+#: io_uring: its operations (connect, socket, sendmsg, open) run inside the kernel where this filter
+#: never sees them. ENOSYS, as on a kernel without it: a library that probes for it falls back.
+_URING = {"io_uring_setup": (425, 425), "io_uring_enter": (426, 426), "io_uring_register": (427, 427)}
+_ENOSYS = 38
+#: A file's mode, owner, times and extended attributes: Landlock does not cover them, and root (the
+#: judge's user, often) owns the system's files, so chmod 4755 /bin/bash or 0666 of the package would
+#: pass. Answered as done, not done: toolchains (torch.compile's copy2, ld's chmod +x) go on. -1: the
+#: architecture has no such call.
+_METADATA = {"chmod": (90, -1), "fchmod": (91, 52), "fchmodat": (268, 53), "fchmodat2": (452, 452),
+             "chown": (92, -1), "fchown": (93, 55), "lchown": (94, -1), "fchownat": (260, 54),
+             "utime": (132, -1), "utimes": (235, -1), "futimesat": (261, -1), "utimensat": (280, 88),
+             "setxattr": (188, 5), "lsetxattr": (189, 6), "fsetxattr": (190, 7), "removexattr": (197, 14),
+             "lremovexattr": (198, 15), "fremovexattr": (199, 16), "setxattrat": (463, 463),
+             "removexattrat": (466, 466)}
 #: Calls whose first argument is a pid (or -pgid): denied where it names the judge.
 _AIMED = {"kill": (62, 129), "tkill": (200, 130), "tgkill": (234, 131), "rt_sigqueueinfo": (129, 138),
           "rt_tgsigqueueinfo": (297, 240), "pidfd_open": (434, 434)}
@@ -101,6 +118,10 @@ _AF_INET, _AF_INET6 = 2, 10
 #: one at cuInit to look for an MPS daemon, and takes ENOENT as "none" (the answer it gets without
 #: one). The judge's channel is connected before the filter; socketpair needs neither call.
 _CONNECT, _SENDTO = (42, 203), (44, 206)
+#: sendmsg and sendmmsg: the filter cannot read their address (a Unix datagram service's path), and
+#: they pass file descriptors (a memfd in a socket's queue holds RAM in no process the judge counts).
+#: The judge's channel sends with send; nothing a solution runs needs them.
+_SENDMSG = {"sendmsg": (46, 211), "sendmmsg": (307, 269)}
 _ENOENT = 2
 _EPERM, _EACCES = 1, 13
 _RET_ALLOW, _RET_ERRNO, _RET_KILL_PROCESS = 0x7FFF0000, 0x00050000, 0x80000000
@@ -196,12 +217,15 @@ def _unique(paths) -> list[Path]:
     return out
 
 
-#: System folders a solution's process reads: libraries, device and process information, the
-#: toolchains' usual homes; and /etc but its secrets (`readable_etc`).
-SYSTEM_READS = ("/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/opt", "/proc", "/sys", "/run")
-#: What of /etc a solution never reads, and root (the judge's user, often, whose dropped
-#: capabilities still leave it the owner) could: password hashes, sudo's rules, host and TLS keys.
-ETC_SECRETS = ("shadow", "shadow-", "gshadow", "gshadow-", "sudoers", "sudoers.d", "ssh", "ssl/private")
+#: System folders a solution's process reads whole: libraries, device and process information, the
+#: toolchains' usual homes. /etc and /run are read entry by entry (`readable_tree`).
+SYSTEM_READS = ("/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/opt", "/proc", "/sys")
+#: Folders a solution reads only what any user of the machine may (`readable_tree`): root (the judge's
+#: user, often, whose dropped capabilities still leave it the owner) could read a key of mode 0600
+#: there, a password hash, a VPN's or a service's secret; and paths hidden even where every user may read
+#: them (a container's secrets are mode 0444).
+WORLD_READS = {"/etc": ("shadow", "shadow-", "gshadow", "gshadow-", "sudoers", "sudoers.d", "ssh", "ssl/private"),
+               "/run": ("secrets", "credentials", "user")}
 #: Device files a solution opens: the plain ones, /dev/shm's files (torch's CUDA IPC keeps the
 #: reference counts of the tensors the judge shares with it there; opened, never made) and the
 #: NVIDIA driver's (`devices`). Not /dev as a whole, where root could write the kernel log, a
@@ -215,23 +239,36 @@ def devices() -> list[Path]:
     return [*map(Path, PLAIN_DEVICES), *sorted(Path("/dev").glob("nvidia*"))]
 
 
-def readable_etc(root: Path = Path("/etc"), hidden: tuple[str, ...] = ETC_SECRETS) -> list[Path]:
-    """`root`'s entries but the `hidden` ones (paths under it), each to be granted whole; a folder
-    on a hidden path's way is opened up entry by entry instead."""
+def readable_tree(root: Path, hidden: tuple[str, ...] = ()) -> list[Path]:
+    """What of `root` any user may read (the others' read bit; a folder's read and search bits), but
+    the `hidden` paths (relative to `root`): a folder all of whose entries are so, whole; else its
+    entries one by one. A link is judged by what it points to."""
+    return _readable(root, hidden)[0]
+
+
+def _readable(folder: Path, hidden: tuple[str, ...]) -> tuple[list[Path], bool]:
+    """(grants under `folder`, whether all of it may be granted as one)."""
     try:
-        entries = sorted(root.iterdir())
+        entries = sorted(folder.iterdir())
     except OSError:
-        return []
-    out: list[Path] = []
+        return [], False
+    grants: list[Path] = []
+    whole = True
     for entry in entries:
         inner = tuple(h.split("/", 1)[1] for h in hidden if h.startswith(entry.name + "/"))
-        if entry.name in hidden:
-            continue
-        if inner and entry.is_dir() and not entry.is_symlink():
-            out += readable_etc(entry, inner)
+        try:
+            mode = entry.stat().st_mode
+        except OSError:
+            continue  # a dangling link: nothing to read either way
+        if entry.name in hidden or not mode & stat.S_IROTH or (stat.S_ISDIR(mode) and not mode & stat.S_IXOTH):
+            whole = False
+        elif stat.S_ISDIR(mode) and not entry.is_symlink():
+            below, all_of_it = _readable(entry, inner)
+            whole &= all_of_it
+            grants += [entry] if all_of_it else below
         else:
-            out.append(entry)
-    return out
+            grants.append(entry)
+    return ([folder] if whole else grants), whole
 
 
 def import_roots() -> list[Path]:
@@ -256,11 +293,28 @@ def plan(scratch: Path, files: list[Path], tool: bool = False) -> SandboxPlan:
     from ..provenance import PACKAGE_ROOT
 
     cuda_home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
-    reads = _unique([*SYSTEM_READS, *readable_etc(), *import_roots(), PACKAGE_ROOT, cuda_home, *files])
+    world = [p for root, hidden in WORLD_READS.items() for p in readable_tree(Path(root), hidden)]
+    reads = _unique([*SYSTEM_READS, *world, *import_roots(), PACKAGE_ROOT, cuda_home, *files])
     also = [p for p in os.environ.get(WRITABLE_ENV, "").split(os.pathsep) if p]
     writes = _unique([scratch, "/dev/shm" if tool else None, *also])
     return SandboxPlan(scratch=Path(scratch), reads=reads, writes=writes, judge_pid=os.getpid(),
                 judge_pgid=os.getpgrp(), layers=layers_here(), network=tool)
+
+
+#: The judge's variables a solution's process keeps (`confined_env`): where Python, the CUDA toolkit
+#: and the languages' toolchains are and how they are set up. Every other one stays with the judge:
+#: a token or an agent's socket in the user's shell is not the solution's to read.
+KEPT_ENV = ("PATH", "LD_LIBRARY_PATH", "LANG", "LANGUAGE", "TZ", "TERM", "USER", "LOGNAME", "VIRTUAL_ENV",
+            "CC", "CXX", "CUDAHOSTCXX")
+KEPT_ENV_PREFIXES = ("LC_", "PYTHON", "CONDA_", "CUDA", "NVCC_", "NVIDIA_", "TRITON_", "TORCH", "PYTORCH_",
+                     "XLA_", "JAX_", "OMP_", "MKL_", "OPENBLAS_", "KMP_", "MODULAR_", "MOJO_", "TILELANG_",
+                     "TVM_", "CUTE_", "CUTLASS_", "GEMMLAB_")
+
+
+def confined_env(env: dict[str, str], scratch: Path) -> dict[str, str]:
+    """`env` as a sandboxed process gets it: the kept variables only, the caches pointed into `scratch`."""
+    kept = {k: v for k, v in env.items() if k in KEPT_ENV or k.startswith(KEPT_ENV_PREFIXES)}
+    return {**kept, **scratch_env(scratch)}
 
 
 def scratch_env(scratch: Path) -> dict[str, str]:
@@ -353,9 +407,12 @@ def seccomp_program(machine: str, judge_pid: int, judge_pgid: int, network: bool
     if machine == "x86_64":  # the x32 ABI's numbers alias the calls above
         ins(_JGE_K, 0, 1, _X32_BIT)
         ins(_RET_K, 0, 0, deny)
-    for nrs in _DENIED.values():
-        ins(_JEQ_K, 0, 1, nrs[column])
-        ins(_RET_K, 0, 0, deny)
+    for table, answer in ((_DENIED, deny), (_URING, _RET_ERRNO | _ENOSYS), (_METADATA, _RET_ERRNO | 0),
+                          ({} if network else _SENDMSG, refuse)):
+        for nrs in table.values():
+            if nrs[column] >= 0:
+                ins(_JEQ_K, 0, 1, nrs[column])
+                ins(_RET_K, 0, 0, answer)
     targets = [t for t in {judge_pid, -judge_pgid} if t]
     for nrs in _AIMED.values():
         # nr matches: load arg0's low word, deny on any target, else allow; nr differs: skip the block.

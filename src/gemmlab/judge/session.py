@@ -125,15 +125,18 @@ class Session:
         self.memory_peak = 0
         self.own_files = own_files or set()
         self._watched_at = 0.0
-        self._memory_base = procs.tmpfs_used_bytes()
         self.scratch = Path(tempfile.mkdtemp(prefix="gemmlab-solution-"))
+        self._scratch_in_memory = procs.on_tmpfs(self.scratch)
         self.sandbox = sandbox.plan(self.scratch, readable or [], tool)
-        env = {**env, **sandbox.scratch_env(self.scratch)}
+        self._memory_base = procs.tmpfs_used_bytes()
+        self._shm_open = self.sandbox.layers.get("landlock") != "on" or Path("/dev/shm").resolve() in self.sandbox.writes
+        env = sandbox.confined_env(env, self.scratch)
         self.boundary = Boundary(limits.processes, limits.file_bytes, self.sandbox)
         undumpable.enter()
         self.proc = subprocess.Popen(self.boundary.wrap([*cmd, "--channel", "@" + name], connect="@" + name),
                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, env=env, start_new_session=True)
+                                     stderr=subprocess.STDOUT, env=env, start_new_session=True,
+                                     cwd=self.scratch)  # not the user's folder: a torch.py there is no module
         self.boundary.attach(self.proc.pid)
         procs.EXEMPT.add(self.proc.pid)  # another session's walk must never take this one's root for its own
         self.gone = False  # every process of the solution is known to have ended
@@ -154,11 +157,17 @@ class Session:
                 return
             self.output.add(chunk)
 
-    def memory_used(self, pids: set[int]) -> int:
-        """Host memory the tree holds: resident pages, in-memory files it holds open (memfd) and
-        what /dev/shm (and a tmpfs /tmp) gained since it started, which outlives any process."""
-        tmpfs = max(0, procs.tmpfs_used_bytes() - self._memory_base)
-        return procs.rss_bytes(pids) + procs.held_memory_files(pids, self.own_files) + tmpfs
+    def memory_used(self, pids: set[int], scratch_bytes: int) -> int:
+        """Host memory the tree holds: resident pages, memfds it holds open, and files in memory that
+        outlive any process. Where it may make files in /dev/shm (no Landlock), what /dev/shm and a
+        tmpfs /tmp gained since it started; else its scratch folder where that is a tmpfs, and not a
+        neighbour's use of /dev/shm, which a busy machine would charge to a right solution (the
+        files there it may write grow to the file limit at most)."""
+        if self._shm_open:
+            in_memory = max(0, procs.tmpfs_used_bytes() - self._memory_base)
+        else:
+            in_memory = scratch_bytes if self._scratch_in_memory else 0
+        return procs.rss_bytes(pids) + procs.held_memory_files(pids, self.own_files) + in_memory
 
     def _check_limits(self) -> Fault | None:
         now = time.monotonic()
@@ -170,12 +179,15 @@ class Session:
             self._end()
             return Fault("process limit", f"process limit: the solution ran {len(running)} processes at "
                                           f"once, over the limit of {self.limits.processes}; they were ended")
-        disk = procs.folder_bytes(self.scratch) + procs.held_deleted_files(running, self.scratch)
-        if disk > self.limits.disk_bytes:
+        disk, entries = procs.folder_usage(self.scratch)
+        disk += procs.held_deleted_files(running, self.scratch)
+        if disk > self.limits.disk_bytes or entries > self.limits.disk_entries:
             self._end()
-            return Fault("disk limit", f"disk limit: the solution's files in its scratch folder held {gib(disk)}, "
-                                       f"over the limit of {gib(self.limits.disk_bytes)}; they were ended")
-        used = self.memory_used(running)
+            held = f"{gib(disk)}" if disk > self.limits.disk_bytes else f"{entries:,} entries"
+            limit = gib(self.limits.disk_bytes) if disk > self.limits.disk_bytes else f"{self.limits.disk_entries:,}"
+            return Fault("disk limit", f"disk limit: the solution's files in its scratch folder held {held}, "
+                                       f"over the limit of {limit}; they were ended")
+        used = self.memory_used(running, disk)
         self.memory_peak = max(self.memory_peak, used)
         limit = self.limits.memory()
         if used > limit:

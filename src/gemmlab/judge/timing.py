@@ -224,5 +224,6 @@ def timed_run(remote: RemoteSolve, shape: tuple[int, int, int], warmup: int, ite
 
 
 def add_baseline(timing: dict, name: str, base_ms: float) -> None:
+    # No rate, no ratio: a CPU median of 0 ms, or below the CPUs' floor (`isolate._no_rate_below`).
     timing.update(baseline=name, baseline_ms=base_ms,
-                  ratio_vs_baseline=base_ms / timing["median_ms"] if timing["median_ms"] > 0 else None)
+                  ratio_vs_baseline=base_ms / timing["median_ms"] if timing["tflops"] is not None else None)

@@ -216,7 +216,7 @@ def _confined(cmd: list[str], source: Path, scratch: Path) -> subprocess.Complet
     fence = Boundary(COMPILE_PROCESSES, None, plan)
     try:
         return subprocess.run(fence.wrap(cmd), capture_output=True, text=True, errors="replace", check=False,
-                              env={**os.environ, **sandbox.scratch_env(scratch)})
+                              env=sandbox.confined_env(dict(os.environ), scratch))
     finally:
         fence.kill(leader_unreaped=False)
         fence.close()
