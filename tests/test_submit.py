@@ -79,6 +79,19 @@ def test_a_tf32_rung_is_written_but_not_ready(tmp_path, monkeypatch):
     assert "Submit a strict FP32 rung instead (default)" in " ".join(result.output.split())
 
 
+@pytest.mark.parametrize("name", ["tf32", "torch-tf32"])
+def test_an_exported_tf32_file_is_judged_by_its_first_line_not_as_strict_fp32(tmp_path, monkeypatch, name):
+    monkeypatch.chdir(tmp_path)
+    assert invoke("export", name).exit_code == 0
+    path = tmp_path / filename(registry.REGISTRY[name])
+    assert leetgpu.declared(path) == (name, "tf32")
+    result = invoke("submit", path)
+    out = " ".join(result.output.split())
+    assert result.exit_code == 1 and "WARNING: TF32" in out and f"written by gemmlab export {name}" in out, out
+    said = invoke("submit", path, "--precision", "fp32")  # the user's word wins, and is told the difference
+    assert said.exit_code == 0 and f"its first line says gemmlab export {name} (tf32)" in " ".join(said.output.split())
+
+
 def test_a_3xtf32_file_is_not_called_what_leetgpu_expects(tmp_path, monkeypatch):
     """README: what passes LeetGPU's check is a strict-FP32 rung; 3xTF32, nearer the exact product,
     leaves elements outside 1e-4 of cuBLAS's result (the bench record counts them, and `violations`
@@ -119,6 +132,9 @@ def test_submit_usage_errors_are_one_line(tmp_path):
     assert_one_line(invoke("submit", tmp_path / "nope.cu"), 2, "error:", "no such file")
     assert_one_line(invoke("submit", "flaot4"), 2, "error:")
     assert_one_line(invoke("submit", SOL / "right.cu", "--precision", "fp16"), 2, "error:", "unknown precision")
+    (tmp_path / "notes.txt").write_text("x")
+    assert_one_line(invoke("submit", tmp_path / "notes.txt"), 2, "error:", "not a solution file (.cu, .mojo, .py)")
+    assert_one_line(invoke("submit", tmp_path), 2, "error:", "is a folder")
 
 
 def test_submit_of_an_empty_file_counts_no_lines_and_no_solve(tmp_path):

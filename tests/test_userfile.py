@@ -127,6 +127,21 @@ def test_new_writes_a_starter_that_judges_and_fails(tmp_path):
         assert runner.invoke(app, ["new", "--framework", fw, str(tmp_path / f"s_{fw}")]).exit_code == 2
 
 
+def test_a_file_named_like_a_package_is_refused_by_new_flagged_by_submit_and_harms_no_neighbour(tmp_path):
+    """torch.py would be imported for torch, by itself and by every solution beside it that the
+    judge's process ran in that folder."""
+    runner = CliRunner()
+    result = runner.invoke(app, ["new", "--framework", "torch", str(tmp_path / "torch.py")])
+    assert result.exit_code == 2 and "would shadow the torch package" in result.output
+    (tmp_path / "torch.py").write_text("raise SystemExit('the shadowing file ran')\n")
+    shutil.copy(SOL / "right_torch.py", tmp_path / "mine.py")
+    v = judge_file(tmp_path / "mine.py", seed=10, **FAST)
+    assert v.passed, v.failure
+    (tmp_path / "triton.py").write_text((SOL / "triton_right.py").read_text())
+    flagged = runner.invoke(app, ["submit", str(tmp_path / "triton.py")])
+    assert flagged.exit_code == 1 and "its name shadows the triton package" in " ".join(flagged.output.split())
+
+
 def test_judge_cli_exit_codes():
     runner = CliRunner()
     ok = runner.invoke(app, ["judge", str(SOL / "right_torch.py"), "--no-perf", "--group", "notes",

@@ -300,11 +300,16 @@ def new(
     you (they judge, and fail, as they are); cute, mojo and tilelang are simple and correct."""
     from importlib.resources import files
 
+    from ..export import leetgpu
+
     if framework not in TEMPLATES:
         raise UsageError(f"unknown framework {framework!r}; known: {', '.join(TEMPLATES)}")
     name = TEMPLATES[framework]
     path = path or Path(name)
     usage.of_kind(path, Path(name).suffix, f"{framework} solutions are {Path(name).suffix} files")
+    if leetgpu.shadows(path):
+        raise UsageError(f"{path.name} would shadow the {path.stem} package the solution imports; name it "
+                         f"{path.stem}_solution.py, say")
     usage.new_file(path, force)
     path.write_text((files("gemmlab") / "templates" / name).read_text())
     console.print(f"wrote {path}; judge it with: gemmlab judge {path}")

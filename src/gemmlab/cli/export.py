@@ -134,8 +134,9 @@ def submit_cmd(
     output: Annotated[Path | None, typer.Option("-o", "--output", metavar="FILE",
                                                 help="where to write a rung (default: as gemmlab export)")] = None,
     force: Annotated[bool, typer.Option(help="overwrite an existing file")] = False,
-    precision: Annotated[str, typer.Option(help="for a FILE: the precision it computes in (fp32, fp32x3 or "
-                                                "tf32)")] = "fp32",
+    precision: Annotated[str | None, typer.Option(help="for a FILE: the precision it computes in (fp32, fp32x3 "
+                                                       "or tf32; default: what an exported file's first line "
+                                                       "says, else fp32)")] = None,
 ) -> None:
     """Get a solution ready for LeetGPU: write the rung's file, check what LeetGPU checks (one file,
     the solve it calls, the language, the size), say whether its precision passes LeetGPU's 1e-4
@@ -169,18 +170,31 @@ def submit_cmd(
         raise typer.Exit(Exit.FAILED)
 
 
-def _file_of(target: str, output: Path | None, force: bool, precision: str) -> tuple[Path, str | None, str]:
-    """The file to check: the one named, or the rung's export written now (with the rung's precision)."""
+def _file_of(target: str, output: Path | None, force: bool, precision: str | None) -> tuple[Path, str | None, str]:
+    """The file to check: the one named (its precision as given, else as its export header says, else
+    strict FP32), or the rung's export written now (with the rung's precision)."""
+    from ..export import leetgpu
     from ..judge.userfile import SOLUTION_SUFFIXES
     from ..precision import given as given_precision
 
-    given_precision(precision)
+    if precision is not None:
+        given_precision(precision)
     given = Path(target)
     if given.suffix in SOLUTION_SUFFIXES:
         usage.in_file(given)
         if output is not None:
             raise UsageError("-o names where a rung is written; a FILE is checked where it lies")
-        return given, None, precision
+        said = leetgpu.declared(given)
+        if said and precision is None:
+            console.print(escape(f"{given}: written by gemmlab export {said[0]}, so judged as {said[1]} "
+                                 "(--precision says otherwise)"), highlight=False)
+        elif said and precision != said[1]:
+            console.print(escape(f"{given}: its first line says gemmlab export {said[0]} ({said[1]}); "
+                                 f"checked as --precision {precision}"), highlight=False)
+        return given, None, precision or (said[1] if said else "fp32")
+    if given.exists():  # a file or folder named like no rung: say what it is, not "unknown implementation"
+        what = "a folder" if given.is_dir() else f"not a solution file ({', '.join(sorted(SOLUTION_SUFFIXES))})"
+        raise UsageError(f"{target} is {what}; submit takes a rung's name or step, or one solution file")
     impl = usage.one(target)
     [path] = planned_paths([impl], output, force)
     write_texts([impl], [path])

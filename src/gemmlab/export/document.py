@@ -16,7 +16,7 @@ from ..cuda.pad import PaddedOperands
 from ..cuda.transposed import TransposedA
 from ..policy import default as tuned_default
 from ..provenance import gemmlab_commit
-from . import host, tma, transposed
+from . import host, leetgpu, tma, transposed
 from .builds import BEST, BUILDS, held, ranges
 from .source import SourceError, Variants, macros_of
 
@@ -132,8 +132,8 @@ def build_lines(p: ExportPlan) -> list[str]:
 def _about(impl: registry.Implementation, filename: str, comment: str) -> list[str]:
     """Every exported file's first lines: what it is and where it came from."""
     commit = gemmlab_commit()
-    return [f"{comment} {filename}: gemmlab step {impl.step_label} `{impl.name}` ({impl.precision}), "
-            "exported as one LeetGPU solution.",
+    return [leetgpu.FIRST_LINE.format(comment=comment, filename=filename, step=impl.step_label, name=impl.name,
+                                      precision=impl.precision),
             f"{comment} {impl.summary}",
             f"{comment} gemmlab {__version__}" + (f", commit {commit}" if commit else "")
             + f"; written by `gemmlab export {impl.name}`. Edit the rung, not this file."]

@@ -18,6 +18,9 @@ _CUDA_SOLVE = re.compile(r'extern\s+"C"\s+void\s+solve\s*\(\s*const\s+float\s*\*
                          r'\s*\w+\s*,\s*float\s*\*\s*\w+\s*,\s*int\s+\w+\s*,\s*int\s+\w+\s*,\s*int\s+\w+\s*\)')
 _MOJO_SOLVE = re.compile(r"^(def|fn)\s+solve\s*\(", re.M)
 _LOCAL_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+#: The first line of every file `gemmlab export` writes (`document`), read back by `declared`.
+FIRST_LINE = "{comment} {filename}: gemmlab step {step} `{name}` ({precision}), exported as one LeetGPU solution."
+_FIRST_LINE = re.compile(r"^(?://|#) \S+: gemmlab step \S+ `([^`]+)` \(([a-z0-9]+)\), exported as one LeetGPU solution\.$")
 
 
 @dataclass
@@ -25,6 +28,14 @@ class Check:
     what: str
     ok: bool
     detail: str
+
+
+def declared(path: Path) -> tuple[str, str] | None:
+    """(rung, precision) that an exported file's first line names; None for a file gemmlab did not
+    write, or whose first line was edited."""
+    with path.open(encoding="utf-8", errors="replace") as f:
+        m = _FIRST_LINE.match(f.readline().rstrip("\r\n"))
+    return (m[1], m[2]) if m else None
 
 
 def _python_solve(text: str, framework: str) -> Check:
@@ -42,7 +53,20 @@ def _python_solve(text: str, framework: str) -> Check:
     return Check("solve", False, "no top-level def solve(...): LeetGPU's harness calls solve")
 
 
+#: Packages a LeetGPU Python solution imports: a file named like one (torch.py) would be imported in
+#: its place, by itself and by every solution beside it.
+SOLUTION_PACKAGES = ("torch", "triton", "jax", "cutlass", "tilelang", "numpy")
+
+
+def shadows(path: Path) -> str | None:
+    """The package a Python file of this name would stand in for, if any."""
+    return path.stem if path.suffix == ".py" and path.stem in SOLUTION_PACKAGES else None
+
+
 def _one_file(path: Path, text: str, framework: str) -> Check:
+    if shadows(path):
+        return Check("one file", False, f"its name shadows the {path.stem} package: `import {path.stem}` "
+                                        f"would import the file itself; rename it ({path.stem}_solution.py)")
     if framework == "cuda":
         local = [f for f in _LOCAL_INCLUDE.findall(text) if (path.parent / f).exists()]
         if local:
