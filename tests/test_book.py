@@ -56,6 +56,24 @@ def test_a_rung_page_holds_its_notes_source_diff_diagram_and_inspect_facts():
     assert f'<td class="num">{rows[0]["registers"]}</td>' in page
 
 
+@pytest.mark.parametrize("name,entry", [("default", "bigtile"), ("tf32", "wgmma_swap"), ("3xtf32", "wgmma_3xtf32")])
+def test_a_dispatcher_is_drawn_and_diffed_by_the_launch_it_runs_at_the_performance_shape(name, entry):
+    """Their chains open with another rung's launch (a prelude for short reductions): the page's
+    diagram and the diff's build are the launch the performance shape runs, not that one."""
+    impl = registry.get(name)
+    main = facts.main_launch(impl)
+    assert main.entry == entry and main.entry != impl.launches[0].entry
+    assert f"{name}: {impl.launch_label(main)}" in _page(site.page_of(impl))
+    one_idea = registry.get("thin")  # a rung of one idea: its first launch, whatever the big shape runs
+    assert facts.main_launch(one_idea) is one_idea.launches[0]
+
+
+def test_a_page_of_another_language_does_not_say_it_calls_cublas():
+    for name in ("cute-tiled", "mojo-tiled", "tilelang-gemm"):
+        assert "calls a library (cuBLAS)" not in _page(site.page_of(registry.get(name))), name
+    assert "calls a library (cuBLAS)" in _page(site.page_of(registry.get("torch")))
+
+
 def test_a_rung_page_walks_its_code_each_stop_linked_to_its_line():
     """Issue 54: the lesson's "what to notice in the code", each stop's `file:line` a link to that
     line of the listed source (headers the page does not list: the place as text)."""

@@ -66,6 +66,12 @@ def test_glossary_prints_one_term_or_all():
     assert invoke("glossary").output.count("\n") > 30
     wrong = invoke("glossary", "nope")
     assert wrong.exit_code == 2 and "no glossary entry" in wrong.output
+    plural = invoke("glossary", "waves")  # README's word for the entry `wave`
+    assert plural.exit_code == 0 and plural.output.startswith("wave")
+    named = invoke("glossary", "quarter-wave-aligned")  # a class `explain --shape` names
+    assert named.exit_code == 0 and named.output.startswith("shape class")
+    typo = invoke("glossary", "wavse")
+    assert typo.exit_code == 2 and "did you mean 'wave'?" in typo.output
 
 
 @pytest.mark.parametrize("doc", WALKED)

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import committed
+from .. import committed, problem
 from ..bench import results
 from ..cuda.sass import MIX
 from ..measure.device import peak_for
@@ -148,6 +148,54 @@ def random_summary(records: Records, impl: Implementation) -> dict | None:
     return found if isinstance(found, dict) and "geomean" in found else None
 
 
+def at_shape(impl: Implementation, shape: tuple[int, int, int]) -> dict:
+    """The launch `impl` runs at `shape` on this GPU (without one: on the GPU its tune record is
+    for), the precondition that chose it, and the launches passed over before it."""
+    from .. import runtime
+    from ..cuda import dispatch, driver
+    from ..policy import default as tuned_default
+
+    out = {"name": impl.name, "shape": list(shape)}
+    if not impl.launches:
+        return out | {"launch": None, "why": f"a {impl.family} implementation: it picks no CUDA launch"}
+    here = runtime.has_gpu()
+    if here:
+        import torch
+
+        gpu, sms, cc = torch.cuda.get_device_name(), driver.sms(), torch.cuda.get_device_capability()
+    else:
+        found = tuned_default.plan()[0]  # the record's GPU is the one source of what to plan for
+        if found is None:
+            return out | {"launch": None, "why": "no GPU here, and no tune record to say which GPU to plan for"}
+        gpu, sms = found["gpu"]["name"], found["gpu"]["sm_count"]
+        cc = tuple(int(x) for x in found["gpu"]["compute_capability"].split("."))
+    with driver.assumed_sms(sms):
+        walked = dispatch.walk(impl.launches, *shape, cc)
+    ran, holds = walked[-1]
+    return out | {"gpu": gpu, "sms": sms, "here": here, "launch": ran.name if holds else None,
+                  "kernel": impl.launch_label(ran) if holds else None,
+                  "rule": (str(ran.when) if ran.when else "none: the last launch, which runs at any shape")
+                  if holds else None, "passed_over": [x.name for x, _ in walked[:-1]]}
+
+
+def main_launch(impl: Implementation):
+    """The launch a page draws and a diff compares: the first, its fast path, for a rung of one idea;
+    for a dispatcher whose chain opens with another rung's launch (`default`, `tf32`, `3xtf32`, a
+    prelude first), the one it runs at the performance shape on the record's GPU."""
+    first = impl.launches[0]
+    if Path(first.kernel.source).name == Path(impl.sources[0]).name:
+        return first
+    name = at_shape(impl, problem.PERF_SHAPE)["launch"]
+    return next((x for x in impl.launches if x.name == name), first)
+
+
+def main_row(impl: Implementation, inspected: list[dict] | None) -> dict | None:
+    """`inspect`'s row of `main_launch`'s kernel (the first kernel's where that one is not there)."""
+    label = impl.launch_label(main_launch(impl))
+    kernels = [r for r in inspected or [] if not r["pre_pass"]]
+    return next((r for r in kernels if r["kernel"] == label), kernels[0] if kernels else None)
+
+
 def geometry(impl: Implementation) -> list[dict]:
     """Each launch's shape as the registry declares it: what the diagrams are drawn from."""
     out = []
@@ -206,9 +254,8 @@ def fact_rows(impl: Implementation, records: Records, inspected: list[dict] | No
         rows.append(("tile of C, reduction depth", f"{r}×{c}, {s}"))
         rows.append(("FLOP per global byte per tile", f"{impl.intensity:.1f}"))
     if impl.launches:
-        first = impl.launches[0]
         rows.append(("launches", str(len(impl.launches))))
-        rows.append(("threads per block (fast path)", str(first.threads)))
+        rows.append(("threads per block (main launch)", str(main_launch(impl).threads)))
     f = ladder_figures(records, impl)
     if f:
         shape = "×".join(map(str, f["shape"]))
@@ -217,7 +264,7 @@ def fact_rows(impl: Implementation, records: Records, inspected: list[dict] | No
                  (f"× {f['yardstick']}", _num(f["ratio"], ".2f", "×")),
                  (f"of the {impl.precision} limit at {_num(f['clock_mhz'], '.0f')} MHz",
                   _num(None if f["of_limit"] is None else 100 * f["of_limit"], ".0f", " %"))]
-    main = next((r for r in inspected or [] if not r["pre_pass"]), None)
+    main = main_row(impl, inspected)
     if main:
         rows += [(f"registers ({main['arch']})", str(main["registers"])),
                  ("shared memory B (static + dynamic)", f"{main['smem_bytes']} + {main['dynamic_smem_bytes']}"),

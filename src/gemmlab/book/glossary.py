@@ -55,8 +55,26 @@ def find(text: str) -> list[Term]:
 
 
 def lookup(name: str) -> Term | None:
-    wanted = name.strip().lower()
-    return next((t for t in terms() if wanted in (n.lower() for n in t.names) or wanted == t.slug), None)
+    """The entry `name` names, as written or in the singular ("waves": wave); a shape class's key
+    (`explain --shape` prints them: quarter-wave-aligned) names the entry of shape classes."""
+    from ..policy.classes import CLASSES
+
+    if name.strip().lower() in {c.key for c in CLASSES}:
+        name = "shape class"
+    for wanted in dict.fromkeys([name.strip().lower(), name.strip().lower().removesuffix("s")]):
+        found = next((t for t in terms() if wanted in (n.lower() for n in t.names) or wanted == t.slug), None)
+        if found is not None:
+            return found
+    return None
+
+
+def closest(name: str) -> str | None:
+    """The term's name nearest to a mistyped `name`, if one is near."""
+    import difflib
+
+    names = [n for t in terms() for n in t.names]
+    near = difflib.get_close_matches(name.strip().lower(), [n.lower() for n in names], n=1)
+    return next((n for n in names if near and n.lower() == near[0]), None)
 
 
 def link_tokens(tokens: list, prefix: str = "") -> None:

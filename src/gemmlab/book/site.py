@@ -191,12 +191,14 @@ def _diagram(env, impl: Implementation, inspected: list[dict]) -> tuple[str, str
     from . import diagram
 
     if impl.launches:
-        geometry = facts.geometry(impl)[0]
-        main = next((r for r in inspected if not r["pre_pass"]), None)
+        geometry = facts.geometry(impl)[impl.launches.index(facts.main_launch(impl))]
+        main = facts.main_row(impl, inspected)
         return diagram.svg(env, geometry, main, f"{impl.name}: {geometry['label']}"), ""
     if impl.tile:
         return diagram.program_svg(env, impl.tile, f"{impl.name}: one program's tile"), ""
-    return "", f"{impl.name} calls a library (cuBLAS): its kernel is not ours to draw."
+    if impl.family == "torch":
+        return "", f"{impl.name} calls a library (cuBLAS): its kernel is not ours to draw."
+    return "", f"{impl.name}'s kernel is written in {LANGUAGES[impl.family]}, which names no tile this book can draw."
 
 
 #: How a page names the language of a family's sources.

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from ..registry import PACKAGE_DIR, Implementation
+from .facts import main_launch
 
 
 def read(source: str) -> str:
@@ -66,11 +67,11 @@ def other_files(a: Implementation, b: Implementation) -> tuple[list[str], list[s
 
 
 def launch_changes(a: Implementation, b: Implementation) -> list[str]:
-    """How b's fast path is built differently from a's, macro by macro ("BK 16 → 8"), where both
+    """How b's main launch (`facts.main_launch`) is built differently from a's, macro by macro ("BK 16 → 8"), where both
     compile one kernel entry."""
     if not a.launches or not b.launches:
         return []
-    la, lb = a.launches[0], b.launches[0]
+    la, lb = main_launch(a), main_launch(b)
     out = []
     if la.entry != lb.entry:
         out.append(f"kernel {la.entry} → {lb.entry}")

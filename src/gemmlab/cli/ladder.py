@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from .. import docblocks, registry, walk
+from ..book.facts import at_shape
 from ..policy import default as tuned_default
 from ..ui import listing, machine, usage
 from ..ui.errors import CannotRun, UsageError, guarded
@@ -133,40 +134,12 @@ def glossary_cmd(
     else:
         found = glossary.lookup(term)
         if found is None:
-            raise UsageError(f"no glossary entry for {term!r}; the terms: "
-                             + ", ".join(t.names[0] for t in glossary.terms()))
+            near = glossary.closest(term)
+            raise UsageError(f"no glossary entry for {term!r}" + (f" (did you mean {near!r}?)" if near else "")
+                             + "; the terms: " + ", ".join(t.names[0] for t in glossary.terms()))
         chosen = [found]
     for t in chosen:
         console.print(f"[bold]{escape(' | '.join(t.names))}[/bold]\n  {escape(t.text)}", highlight=False)
-
-
-def at_shape(impl: registry.Implementation, shape: tuple[int, int, int]) -> dict:
-    """The launch `impl` runs at `shape` on this GPU (without one: on the GPU its tune record is
-    for), the precondition that chose it, and the launches passed over before it."""
-    from .. import runtime
-    from ..cuda import dispatch, driver
-
-    out = {"name": impl.name, "shape": list(shape)}
-    if not impl.launches:
-        return out | {"launch": None, "why": f"a {impl.family} implementation: it picks no CUDA launch"}
-    here = runtime.has_gpu()
-    if here:
-        import torch
-
-        gpu, sms, cc = torch.cuda.get_device_name(), driver.sms(), torch.cuda.get_device_capability()
-    else:
-        found = tuned_default.plan()[0]  # the record's GPU is the one source of what to plan for
-        if found is None:
-            return out | {"launch": None, "why": "no GPU here, and no tune record to say which GPU to plan for"}
-        gpu, sms = found["gpu"]["name"], found["gpu"]["sm_count"]
-        cc = tuple(int(x) for x in found["gpu"]["compute_capability"].split("."))
-    with driver.assumed_sms(sms):
-        walked = dispatch.walk(impl.launches, *shape, cc)
-    ran, holds = walked[-1]
-    return out | {"gpu": gpu, "sms": sms, "here": here, "launch": ran.name if holds else None,
-                  "kernel": impl.launch_label(ran) if holds else None,
-                  "rule": (str(ran.when) if ran.when else "none: the last launch, which runs at any shape")
-                  if holds else None, "passed_over": [x.name for x, _ in walked[:-1]]}
 
 
 def at_shape_text(p: dict) -> str:

@@ -110,7 +110,7 @@ def diff(
     else:
         _say(f"{first.name} and {second.name} are built from one source, {sources.primary(first)}")
     if changes:
-        _say("the fast path's build: " + ", ".join(changes))
+        _say("the main launch's build (a dispatcher's: the one it runs at the performance shape): " + ", ".join(changes))
     added, dropped = sources.other_files(first, second)
     if added or dropped:
         _say(f"sources {second.name} adds: {', '.join(added) or 'none'}; "

@@ -3,8 +3,8 @@
 // x = hi + lo with hi = tf32(x) and lo = tf32(x − hi) carries 21 of FP32's 24
 // significant bits, and a·b ≈ hi_a·hi_b + hi_a·lo_b + lo_a·hi_b, the dropped
 // lo_a·lo_b being 2⁻²² smaller. The transpose pre-pass writes Bᵀ's two planes;
-// A is read by TMA as it lies and split by the consumers in registers, as rung
-// 18 rounds it.
+// A is read by TMA as it lies and split by the consumers in registers, as step
+// 4.4 rounds it.
 //
 // Structure of step 4.4 (a producer warpgroup, two consumers, persistent grid,
 // 4 stages), with a 128×128 tile so that a stage (A, Bᵀhi, Bᵀlo: 3 × 16 KB)
