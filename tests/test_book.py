@@ -111,6 +111,19 @@ def test_no_page_diffs_across_languages_and_the_first_of_a_language_says_why():
     assert 'class="diff"' not in page
 
 
+@pytest.mark.parametrize("name", ["default", "tf32", "3xtf32"])
+def test_a_rung_page_shows_the_newest_random_draw_that_timed_it(name):
+    """The strict and the tensor draws are records of their own: each rung's page reads the one that
+    timed it, against its own yardstick, and links to that draw's section of the sweep page."""
+    records = facts.load_records(facts.default_record_paths())
+    assert len(records.randoms) >= 2
+    found = facts.random_summary(records, registry.get(name))
+    page = _page(site.page_of(registry.get(name)))
+    assert f"random shapes (seed {found['seed']}): geometric mean {found['geomean']:.2f}× {found['yardstick']}" in page
+    assert f'href="sweep.html#{found["anchor"]}"' in page
+    assert f'<h2 id="{found["anchor"]}">{found["n"]} random shapes (seed {found["seed"]})' in _page("sweep.html")
+
+
 def test_the_tf32_page_measures_against_cublas_tf32():
     page = _page("precision-tf32.html")
     assert "cuBLAS TF32" in page and 'href="rung-wgmma-swap.html"' in page
@@ -218,6 +231,8 @@ def test_tour_prints_the_path_and_the_next_step():
     assert f"gemmlab show {order[0].name}" in result.output
     at = invoke("tour", "--at", order[0].name).output
     assert f"gemmlab diff {order[0].name} {order[1].name}" in at
+    last_step = [i for i in order if i.ref][-1]  # the next page is a baseline, which has no step
+    assert f"Next: a baseline: {order[order.index(last_step) + 1].name}" in invoke("tour", "--at", last_step.name).output
 
 
 def test_judge_json_is_one_document_the_book_reads(tmp_path):

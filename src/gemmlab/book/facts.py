@@ -37,7 +37,10 @@ class Records:
     ladder: dict | None = None  # a bench record at one shape
     buffering: dict | None = None
     sweep: dict | None = None  # fixed shapes
-    random: dict | None = None  # random shapes
+    random: dict | None = None  # random shapes: the newest draw
+    #: Every random draw, newest first: a rung's figures come from the newest that timed it (the
+    #: strict draws and the tensor ones are runs of their own).
+    randoms: list[dict] = field(default_factory=list)
     paths: dict[str, Path] = field(default_factory=dict)
 
     def kinds(self) -> list[str]:
@@ -61,10 +64,14 @@ def load_records(paths: list[Path]) -> Records:
             kind = record_kind(record)
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, results.SchemaError, AttributeError) as exc:
             raise UsageError(f"{path} is not a results record: {exc}") from None
+        if kind == "random":
+            found.randoms.append(record)
+            found.paths[f"random-{len(found.randoms)}"] = path
         held = getattr(found, kind)
         if held is None or record["date"] > held["date"]:
             setattr(found, kind, record)
             found.paths[kind] = path
+    found.randoms.sort(key=lambda r: r["date"], reverse=True)
     return found
 
 
@@ -141,11 +148,15 @@ def sweep_points(record: dict | None, impl: Implementation) -> list[dict]:
 
 
 def random_summary(records: Records, impl: Implementation) -> dict | None:
-    """The random sweep's summary of the implementation (geometric mean, 10th percentile, lowest,
-    worst large shape), where it ran there."""
-    record = records.random
-    found = (record.get("summary") or {}).get(impl.name) if record else None
-    return found if isinstance(found, dict) and "geomean" in found else None
+    """The summary of the implementation (geometric mean, 10th percentile, lowest, worst large shape)
+    in the newest random draw that timed it, with the draw's size and seed and its yardstick's name."""
+    for i, record in enumerate(records.randoms):
+        found = (record.get("summary") or {}).get(impl.name)
+        if isinstance(found, dict) and "geomean" in found:
+            return found | {"n": record["random"]["n"], "seed": record["random"]["seed"],
+                            "yardstick": YARDSTICK[impl.precision][0],
+                            "anchor": "random" if i == 0 else f"random-{i + 1}"}  # its section on the sweep page
+    return None
 
 
 def at_shape(impl: Implementation, shape: tuple[int, int, int]) -> dict:

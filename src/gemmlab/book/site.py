@@ -233,7 +233,7 @@ def rung_page(book: Book, env, impl: Implementation, out: Path) -> str:
         diff=diff, changes=changes, added=added, dropped=dropped, primary=sources.primary(impl),
         language=LANGUAGES[impl.family],
         sources=srcs, sweep_chart=precision_sweep(book, impl.precision, impl.name),
-        random_n=(book.records.random or {}).get("random", {}).get("n"), **_common(book, page_of(impl)))
+        **_common(book, page_of(impl)))
 
 
 def _line_link(impl: Implementation, stop: walk.Stop) -> str | None:
@@ -303,35 +303,42 @@ def precision_sweep(book: Book, precision: Precision, highlight: str | None = No
                         labels, series, f"× {yardstick}", mark=(1.0, yardstick))
 
 
-def random_chart(book: Book, precision: Precision | None, chart_id: str) -> str:
-    """The random sweep's ratios against the output tiles, for one class (or all of them)."""
+def random_chart(book: Book, precision: Precision | None, chart_id: str, record: dict | None = None) -> str:
+    """A random draw's ratios against the output tiles, each implementation against its yardstick,
+    for one class (or all of them): `record`, else the newest draw that timed that class."""
     from . import charts
     from .charts import Point, Series
 
-    record = book.records.random
+    def timed(impl: Implementation, draw: dict) -> bool:
+        return impl.name in draw["names"] and impl.name not in (registry.BASELINE, registry.TF32_BASELINE) \
+            and (precision is None or impl.precision == precision)
+
+    if record is None:
+        record = next((r for r in book.records.randoms
+                       if any(timed(i, r) for i in chapters.reading_order())), None)
     if not record:
         return ""
-    series = []
+    series, yardsticks = [], set()
     for impl in chapters.reading_order():
-        if impl.name not in record["names"] or impl.name == registry.BASELINE:
+        if not timed(impl, record):
             continue
-        if precision is not None and impl.precision != precision:
-            continue
+        yardstick, field_name = facts.YARDSTICK[impl.precision]
         pts = []
         for p in record["points"]:
             r = facts.row(p, impl.name)
-            if r and r.get("ratio_vs_cublas"):
+            if r and r.get(field_name):
                 m, n, k = p["shape"]
                 tip = (f"{impl.name} at {p['label']}\n{r['median_ms']:.4f} ms, {r['tflops']:.2f} TFLOP/s, "
-                       f"{r['ratio_vs_cublas']:.2f}× cuBLAS FP32")
-                pts.append(Point(m * k / 128 ** 2, r["ratio_vs_cublas"], tip))
+                       f"{r[field_name]:.2f}× {yardstick}")
+                pts.append(Point(m * k / 128 ** 2, r[field_name], tip))
         if pts:
             series.append(Series(impl.name, pts))
+            yardsticks.add(yardstick)
     if not series:
         return ""
-    r = record["random"]
-    return charts.scatter(chart_id, f"{r['n']} random shapes (seed {r['seed']}): time of cuBLAS FP32 / time",
-                          series, "output tiles (M·K / 128²)", "× cuBLAS FP32", mark=(1.0, "cuBLAS FP32"))
+    r, against = record["random"], " or ".join(sorted(yardsticks))
+    return charts.scatter(chart_id, f"{r['n']} random shapes (seed {r['seed']}): time of {against} / time",
+                          series, "output tiles (M·K / 128²)", f"× {against}", mark=(1.0, against))
 
 
 def precision_html(book: Book, env, precision: Precision) -> str:
@@ -360,16 +367,17 @@ def sweep_html(book: Book, env) -> str:
                 rows.append({"name": impl.name, "file": page_of(impl), "cells": [by_label.get(x) for x in labels]})
         panels.append({"precision": str(precision), "chart": chart, "labels": labels, "rows": rows,
                        "title": f"{TITLES[precision]} against {facts.YARDSTICK[precision][0]}"})
-    random = None
-    if book.records.random:
-        r = book.records.random
+    randoms = []
+    for n, r in enumerate(book.records.randoms):
+        one = facts.Records(randoms=[r])
         rows = [{"name": i.name, "file": page_of(i), **found} for i in chapters.reading_order()
-                if (found := facts.random_summary(book.records, i))]
-        random = {"n": r["random"]["n"], "seed": r["random"]["seed"], "device": r["device"]["name"],
-                  "date": r["date"], "chart": random_chart(book, None, "random-all"), "rows": rows}
+                if (found := facts.random_summary(one, i))]
+        randoms.append({"id": "random" if n == 0 else f"random-{n + 1}", "n": r["random"]["n"],
+                        "seed": r["random"]["seed"], "device": r["device"]["name"], "date": r["date"],
+                        "chart": random_chart(book, None, f"random-all-{n + 1}", r), "rows": rows})
     info = {"device": record["device"]["name"], "date": record["date"],
             "timing": f"median of {record['iters']} after {record['warmup']} warm-ups"} if record else None
-    return env.get_template("sweep.html").render(title="The sweep", panels=panels, sweep=info, random=random,
+    return env.get_template("sweep.html").render(title="The sweep", panels=panels, sweep=info, randoms=randoms,
                                                  **_common(book, "sweep.html"))
 
 

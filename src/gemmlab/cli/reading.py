@@ -53,7 +53,8 @@ def tour(
     if after is None:
         _say(f"{here.name} is the last page; judge your own: gemmlab new, then gemmlab judge")
         return
-    console.print(f"[bold]Next:[/bold] {chapters.reference(after)} {after.name} — {after.summary}", highlight=False)
+    where = chapters.reference(after) or "a baseline:"  # the baselines have no step
+    console.print(f"[bold]Next:[/bold] {where} {after.name} — {after.summary}", highlight=False)
     _say(f"  what it changes: gemmlab diff {here.name} {after.name}")
     _say(f"  its notes and source: gemmlab explain {after.name}; gemmlab show {after.name}")
 
