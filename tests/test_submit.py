@@ -123,6 +123,19 @@ def test_submit_says_what_leetgpu_would_refuse(tmp_path, text, suffix, wrong):
     assert result.exit_code == 1 and wrong in " ".join(result.output.split()), result.output
 
 
+@pytest.mark.parametrize("suffix,text,other", [
+    (".cu", "import torch\ndef solve(a, b, c, M, N, K):\n    torch.matmul(a, b, out=c)\n", "Python"),
+    (".py", (SOL / "right.cu").read_text(), "CUDA C++"),
+])
+def test_a_file_whose_text_is_another_language_is_named_so(tmp_path, suffix, text, other):
+    path = tmp_path / f"mine{suffix}"
+    path.write_text(text)
+    result = invoke("submit", path)
+    out = " ".join(result.output.split())
+    assert result.exit_code == 1 and f"NO language: a {suffix} file whose text is {other}" in out, out
+    assert "Not ready: fix what says NO first" in out
+
+
 def test_submit_takes_a_right_file_as_it_lies():
     result = invoke("submit", SOL / "right.cu")
     assert result.exit_code == 0 and "your file" in result.output, result.output

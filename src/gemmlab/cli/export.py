@@ -163,10 +163,11 @@ def submit_cmd(
              f"open {leetgpu.CHALLENGE_URL} and pick {language} in the language menu",
              "pick the GPU (gemmlab's records are for the H200 and the H100; the file runs on either)",
              f"paste the whole of {path} over the starter, then Run (the example) and Submit"]
-    console.print("To submit:", highlight=False)
+    ready = all(c.ok for c in results)
+    console.print("To submit:" if ready else "Not ready: fix what says NO first; then, to submit:", highlight=False)
     for i, step in enumerate(steps, 1):
         console.print(escape(f"  {i}. {step}"), highlight=False)
-    if not all(c.ok for c in results) or precision == "tf32":  # LeetGPU would refuse it
+    if not ready or precision == "tf32":  # LeetGPU would refuse it
         raise typer.Exit(Exit.FAILED)
 
 

@@ -83,10 +83,32 @@ def _one_file(path: Path, text: str, framework: str) -> Check:
     return Check("one file", True, "needs nothing beside it")
 
 
+def _reads_as(path: Path, text: str) -> str | None:
+    """The other language a file's text is written in, where its suffix names one and its text another:
+    a .cu that parses as Python with a def or an import, a .py whose text holds a CUDA solve."""
+    if path.suffix == ".cu":
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            return None
+        python = any(isinstance(n, (ast.FunctionDef, ast.Import, ast.ImportFrom)) for n in tree.body)
+        return "Python" if python else None
+    if path.suffix == ".py" and _CUDA_SOLVE.search(text):
+        try:
+            ast.parse(text)
+        except (SyntaxError, ValueError):
+            return "CUDA C++"
+    return None
+
+
 def checks(path: Path, framework: str) -> list[Check]:
     """What LeetGPU's editor and harness need of the file, in the order they would fail."""
     text = path.read_text(errors="replace")
     language = LANGUAGES.get(framework)
+    other = _reads_as(path, text)
+    if other:
+        return [Check("language", False, f"a {path.suffix} file whose text is {other}: LeetGPU's "
+                                         f"{language or framework} editor would not run it; name it for what it holds")]
     out = [Check("language", language is not None,
                  f"{language}, one of LeetGPU's languages" if language else f"{framework} is not a LeetGPU language")]
     if framework == "cuda":
