@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -13,7 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from gemmlab.judge import boundary, guards, procs, sandbox
+from gemmlab.judge import boundary, guards, procs, sandbox, scratch
 from gemmlab.judge.arena import Arena, layout
 from gemmlab.judge.isolate import judge_file
 from gemmlab.judge.sandbox import WRITABLE_ENV
@@ -166,9 +169,37 @@ def test_the_scratch_folder_counts_every_entry_s_blocks_and_the_entries(tmp_path
     for i in range(10):
         os.symlink("t" * 1000, tmp_path / "sub" / f"link{i}")
         (tmp_path / f"empty{i}").touch()
-    used, entries = procs.folder_usage(tmp_path)
-    assert entries == 21
-    assert used == sum(p.lstat().st_blocks * 512 for p in [*tmp_path.rglob("*")])
+    used = scratch.usage(tmp_path)
+    assert used.entries == 21 and used.unmeasured == ""
+    assert used.bytes == sum(p.lstat().st_blocks * 512 for p in [*tmp_path.rglob("*")])
+
+
+def test_a_scratch_folder_nested_past_the_recursion_limit_and_path_max_is_named_and_removed():
+    """A red-team's solution nested 1500 folders (shutil.rmtree died in a RecursionError, leaving the
+    folder and its bytes on the host) and folders past PATH_MAX (their bytes went uncounted)."""
+    before = set(Path(tempfile.gettempdir()).glob("gemmlab-solution-*"))
+    v = judge_file(SOL / "fills_scratch.py", seed=59, env={"GEMMLAB_TEST_SCRATCH_DEEP": "1500"}, **QUICK)
+    assert not v.passed and "disk limit: the solution's scratch folder holds a folder the judge cannot measure: " \
+        "File name too long" in v.failure, v.failure
+    assert set(Path(tempfile.gettempdir()).glob("gemmlab-solution-*")) == before
+
+
+def test_a_deleted_file_only_mapped_counts_toward_the_scratch_limit(tmp_path):
+    """mmap, close, unlink: no descriptor and no folder entry left, the blocks still held."""
+    script = ("import mmap, os, sys, time\n"
+              "path = os.path.join(sys.argv[1], 'f')\n"
+              "fd = os.open(path, os.O_CREAT | os.O_RDWR); os.posix_fallocate(fd, 0, 8 << 20)\n"
+              "m = mmap.mmap(fd, 8 << 20); os.close(fd); os.unlink(path)\n"
+              "print('ready', flush=True); time.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-c", script, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline() == "ready\n"
+        # Python's mmap keeps a duplicate descriptor: count the mapping alone, as a ctypes mmap leaves it.
+        assert procs._mapped_deleted({proc.pid}, f"{tmp_path}/") == 8 << 20
+        assert procs.held_deleted_files({proc.pid}, tmp_path) >= 8 << 20
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 def test_links_in_the_scratch_folder_count_toward_its_limit(tmp_path):
@@ -180,6 +211,21 @@ def test_links_in_the_scratch_folder_count_toward_its_limit(tmp_path):
     v = judge_file(SOL / "fills_scratch.py", seed=59, disk_limit=150 << 20,
                    env={"GEMMLAB_TEST_SCRATCH_LINKS": str(links)}, **QUICK)
     assert not v.passed and "disk limit: the solution's files in its scratch folder held" in v.failure, v.failure
+
+
+def _socket_buffer_bytes() -> int:
+    try:
+        return 2 * int(Path("/proc/sys/net/core/wmem_max").read_text())  # the kernel doubles SO_SNDBUF
+    except (OSError, ValueError):
+        return 0
+
+
+@pytest.mark.skipif(_socket_buffer_bytes() * 400 < 600 << 20, reason="this kernel's socket buffers are too small "
+                    "for 600 MiB in 400 sockets")
+def test_bytes_queued_on_its_sockets_count_against_the_memory_limit():
+    """A red-team's solution queued 3 GiB on socketpairs it never read, under a 1 GiB limit: ACCEPTED."""
+    v = judge_file(SOL / "hoards_socket_queues.py", seed=57, memory_limit=768 << 20, **QUICK)
+    assert not v.passed and "memory limit" in v.failure and "socket queues" in v.failure, v.failure
 
 
 def test_memfd_ram_counts_against_the_memory_limit():

@@ -149,6 +149,38 @@ def test_kill_tree_ends_grandchildren_in_their_own_session():
         procs.set_subreaper(was)
 
 
+def test_stop_all_holds_every_process_of_a_tree_still_until_resumed(tmp_path):
+    """A process and its child, each counting in a file they share (as a helper would write C after
+    the answer): stopped, neither count moves; resumed, both do."""
+    was = procs.set_subreaper(True)
+    counter = tmp_path / "counts"
+    counter.write_bytes(bytes(16))
+    script = ("import mmap, os, sys\n"
+              "f = open(sys.argv[1], 'r+b'); m = mmap.mmap(f.fileno(), 16)\n"
+              "at = 0 if os.fork() else 8\n"
+              "print(os.getpid(), flush=True)\n"
+              "while True:\n"
+              "    m[at:at + 8] = (int.from_bytes(m[at:at + 8], 'little') + 1).to_bytes(8, 'little')\n")
+    root = subprocess.Popen([sys.executable, "-c", script, str(counter)], stdout=subprocess.PIPE, text=True)
+    try:
+        pids = {int(root.stdout.readline()), int(root.stdout.readline())}
+        start = procs.start_time(root.pid)
+        time.sleep(0.1)
+        stopped = procs.stop_all(lambda: procs.tree(root.pid, start))
+        assert stopped == pids and root.pid in pids
+        held = counter.read_bytes()
+        time.sleep(0.1)
+        assert counter.read_bytes() == held and held[:8] != bytes(8) and held[8:] != bytes(8)
+        procs.resume_all(stopped)
+        time.sleep(0.1)
+        after = counter.read_bytes()
+        assert after[:8] != held[:8] and after[8:] != held[8:]
+    finally:
+        procs.kill_tree(root.pid, procs.start_time(root.pid) or 0)
+        root.wait(timeout=5)
+        procs.set_subreaper(was)
+
+
 # -- the shared verdict of one call -----------------------------------------------------------
 
 def _inputs(shape=(17, 19, 23)):

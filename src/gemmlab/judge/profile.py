@@ -23,7 +23,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import sandbox
+from . import sandbox, scratch
 from .boundary import Boundary
 from .limits import PROCESS_LIMIT
 from .session import undumpable
@@ -159,8 +159,9 @@ def profile_side(ncu: str, which: str, target_args: list[str], env: dict[str, st
                  readable: list[Path] | None = None) -> tuple[list[ProfiledKernel], str]:
     """One side's kernels, and a note when it gave none (the call failed, say)."""
     target = [sys.executable, "-m", "gemmlab.judge.profile_target", "--which", which, *target_args]
-    with tempfile.TemporaryDirectory(prefix="gemmlab-ncu-") as folder:
-        plan, log = sandboxed(Path(folder), ncu, readable or [])
+    folder = Path(tempfile.mkdtemp(prefix="gemmlab-ncu-"))
+    try:
+        plan, log = sandboxed(folder, ncu, readable or [])
         for metrics in (REQUIRED + OPTIONAL, REQUIRED):
             log.write_bytes(b"")  # the second try's report alone; the same file, which the rule names
             code, output = _run(_ncu_cmd(ncu, metrics, log, target), env, plan)
@@ -171,6 +172,8 @@ def profile_side(ncu: str, which: str, target_args: list[str], env: dict[str, st
             kernels = parse(text)
             if kernels or not metric_refused(text + output):
                 break
+    finally:
+        scratch.remove(folder)  # the solution shaped it: no depth or path length keeps it on the host
     if kernels:
         return kernels, ""
     tail = " ".join((output.strip().splitlines() or ["no output"])[-3:])

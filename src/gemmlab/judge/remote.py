@@ -166,8 +166,9 @@ class RemoteSolve:
             return Outcome(result=base, ms=reply["ms"], wall_ms=wall_ms, notes=notes)
         sync(self.device)
         # Private copies first: a thread the solution left running cannot change them mid-check.
-        after = [t.clone() for t in (a_buf, b_buf, c_buf, s_buf)]
-        outside = guards.check(self.arena.tensor, lay, pattern)
+        with self.session.stopped(self.device.type == "cpu"):
+            after = [t.clone() for t in (a_buf, b_buf, c_buf, s_buf)]
+            outside = guards.check(self.arena.tensor, lay, pattern)
         result = assess(base, case, precision, a, b, after[3], a_after=after[0], b_after=after[1],
                         c_later=after[2])
         # What went wrong around C comes before what C holds: it is the cause.

@@ -14,10 +14,10 @@ accepts only a connection from a process inside the solution's boundary
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import select
-import shutil
 import signal
 import socket
 import struct
@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import procs, protocol, sandbox
+from . import procs, protocol, sandbox, scratch
 from .boundary import Boundary
 from .limits import Limits, gib
 
@@ -158,8 +158,8 @@ class Session:
             self.output.add(chunk)
 
     def memory_used(self, pids: set[int], scratch_bytes: int) -> int:
-        """Host memory the tree holds: resident pages, memfds it holds open, and files in memory that
-        outlive any process. Where it may make files in /dev/shm (no Landlock), what /dev/shm and a
+        """Host memory the tree holds: resident pages, memfds it holds open, bytes queued on its Unix
+        sockets, and files in memory that outlive any process. Where it may make files in /dev/shm (no Landlock), what /dev/shm and a
         tmpfs /tmp gained since it started; else its scratch folder where that is a tmpfs, and not a
         neighbour's use of /dev/shm, which a busy machine would charge to a right solution (the
         files there it may write grow to the file limit at most)."""
@@ -167,7 +167,8 @@ class Session:
             in_memory = max(0, procs.tmpfs_used_bytes() - self._memory_base)
         else:
             in_memory = scratch_bytes if self._scratch_in_memory else 0
-        return procs.rss_bytes(pids) + procs.held_memory_files(pids, self.own_files) + in_memory
+        queued = procs.unix_queued_bytes(procs.held_sockets(pids))  # sent on its socketpairs, never read
+        return procs.rss_bytes(pids) + procs.held_memory_files(pids, self.own_files) + in_memory + queued
 
     def _check_limits(self) -> Fault | None:
         now = time.monotonic()
@@ -179,12 +180,17 @@ class Session:
             self._end()
             return Fault("process limit", f"process limit: the solution ran {len(running)} processes at "
                                           f"once, over the limit of {self.limits.processes}; they were ended")
-        disk, entries = procs.folder_usage(self.scratch)
-        disk += procs.held_deleted_files(running, self.scratch)
-        if disk > self.limits.disk_bytes or entries > self.limits.disk_entries:
+        found = scratch.usage(self.scratch)
+        disk = found.bytes + procs.held_deleted_files(running, self.scratch)
+        if found.unmeasured:
             self._end()
-            held = f"{gib(disk)}" if disk > self.limits.disk_bytes else f"{entries:,} entries"
-            limit = gib(self.limits.disk_bytes) if disk > self.limits.disk_bytes else f"{self.limits.disk_entries:,}"
+            return Fault("disk limit", f"disk limit: the solution's scratch folder holds a folder the judge "
+                                       f"cannot measure: {found.unmeasured}; they were ended")
+        if disk > self.limits.disk_bytes or found.entries > self.limits.disk_entries:
+            self._end()
+            over = disk > self.limits.disk_bytes
+            held = gib(disk) if over else f"{found.entries:,} entries"
+            limit = gib(self.limits.disk_bytes) if over else f"{self.limits.disk_entries:,}"
             return Fault("disk limit", f"disk limit: the solution's files in its scratch folder held {held}, "
                                        f"over the limit of {limit}; they were ended")
         used = self.memory_used(running, disk)
@@ -193,9 +199,20 @@ class Session:
         if used > limit:
             self._end()
             return Fault("memory limit", f"memory limit: the solution's processes held {gib(used)} of host "
-                                         f"memory (resident, /dev/shm and memfd), over the limit of "
+                                         f"memory (resident, /dev/shm, memfd and socket queues), over the limit of "
                                          f"{gib(limit)}; they were ended")
         return None
+
+    @contextlib.contextmanager
+    def stopped(self, on: bool = True):
+        """The solution's processes stopped meanwhile (`on`): while the judge copies the results out
+        on the CPU, where a process of the solution's could otherwise write C after its answer, in
+        the gap before the copy, work done off the clock. Outside the clock, which stopped at the answer."""
+        held = procs.stop_all(self.boundary.pids) if on else set()
+        try:
+            yield
+        finally:
+            procs.resume_all(held)
 
     def _end(self) -> None:
         """End the whole tree now (a limit was hit): the root too, by the judge's choice."""
@@ -351,5 +368,5 @@ class Session:
         if not self.closed:
             self.closed = True
             undumpable.leave()
-            shutil.rmtree(self.scratch, ignore_errors=True)
+            scratch.remove(self.scratch)
         return len(ended)
