@@ -184,6 +184,19 @@ def test_a_scratch_folder_nested_past_the_recursion_limit_and_path_max_is_named_
     assert set(Path(tempfile.gettempdir()).glob("gemmlab-solution-*")) == before
 
 
+def test_an_error_of_the_judge_s_own_still_ends_the_solution_and_removes_its_scratch_folder(monkeypatch):
+    """A bug in the watch (here: a walk that raises) must not leave the scratch folder, or the
+    solution's processes, on the host."""
+    def broken(pids):
+        raise RuntimeError("the judge's own bug")
+
+    monkeypatch.setattr(procs, "held_sockets", broken)
+    before = set(Path(tempfile.gettempdir()).glob("gemmlab-solution-*"))
+    with pytest.raises(RuntimeError, match="the judge's own bug"):
+        judge_file(SOL / "right_torch.py", seed=59, **QUICK)
+    assert set(Path(tempfile.gettempdir()).glob("gemmlab-solution-*")) == before
+
+
 def test_a_deleted_file_only_mapped_counts_toward_the_scratch_limit(tmp_path):
     """mmap, close, unlink: no descriptor and no folder entry left, the blocks still held."""
     script = ("import mmap, os, sys, time\n"

@@ -342,31 +342,38 @@ class Session:
         after the grace period, threads and grandchildren included, is killed,
         and `gone` says whether two walks in a row then found nothing alive.
         """
-        if polite and self.conn is not None and self.proc.poll() is None:
-            self.send(protocol.encode_exit())
-            end = time.monotonic() + self.limits.exit_s()
-            while self.proc.poll() is None and time.monotonic() < end:
-                self._tick(end, None)
-        ended = self.boundary.kill(leader_unreaped=self.proc.returncode is None)
+        done = False
         try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
-        # Once the child is reaped, its own zombies are re-parented here: collect them too.
-        ended |= self.boundary.kill(leader_unreaped=False, deadline_s=0.5)
-        self.gone = not procs.alive(self.boundary.pids())
-        self.boundary.close()
-        end = time.monotonic() + 0.5
-        while self.out_fd is not None and time.monotonic() < end:
-            self._tick(end, None)
-        for s in (self.conn, self.listener):
-            if s is not None:
-                s.close()
-        self.proc.stdout.close()
-        procs.EXEMPT.discard(self.proc.pid)
-        ended.discard(self.proc.pid)
-        if not self.closed:
-            self.closed = True
-            undumpable.leave()
-            scratch.remove(self.scratch)
-        return len(ended)
+            if polite and self.conn is not None and self.proc.poll() is None:
+                self.send(protocol.encode_exit())
+                end = time.monotonic() + self.limits.exit_s()
+                while self.proc.poll() is None and time.monotonic() < end:
+                    self._tick(end, None)
+            ended = self.boundary.kill(leader_unreaped=self.proc.returncode is None)
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+            # Once the child is reaped, its own zombies are re-parented here: collect them too.
+            ended |= self.boundary.kill(leader_unreaped=False, deadline_s=0.5)
+            self.gone = not procs.alive(self.boundary.pids())
+            self.boundary.close()
+            end = time.monotonic() + 0.5
+            while self.out_fd is not None and time.monotonic() < end:
+                self._tick(end, None)
+            for s in (self.conn, self.listener):
+                if s is not None:
+                    s.close()
+            self.proc.stdout.close()
+            procs.EXEMPT.discard(self.proc.pid)
+            ended.discard(self.proc.pid)
+            done = True
+            return len(ended)
+        finally:
+            if not self.closed:
+                self.closed = True
+                if not done:  # cut short by an error of the judge's own: end the tree before removing
+                    with contextlib.suppress(Exception):
+                        self.boundary.kill(leader_unreaped=self.proc.poll() is None)
+                undumpable.leave()
+                scratch.remove(self.scratch)
