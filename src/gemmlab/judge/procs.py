@@ -325,6 +325,7 @@ def unix_queued_bytes(inodes: set[int]) -> int:
     total = 0
     try:
         with socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, _NETLINK_SOCK_DIAG) as nl:
+            nl.settimeout(1.0)  # the kernel ends every dump with NLMSG_DONE; never wait on it longer
             req = struct.pack("=BBHIIIII", socket.AF_UNIX, 0, 0, 0xFFFFFFFF, 0, _UDIAG_SHOW_RQLEN, 0, 0)
             nl.send(struct.pack("=IHHII", 16 + len(req), _SOCK_DIAG_BY_FAMILY, _NLM_F_DUMP_REQUEST, 1, 0) + req)
             while True:
