@@ -188,7 +188,7 @@ def _file_of(target: str, output: Path | None, force: bool, precision: str | Non
         said = leetgpu.declared(given)
         if said and precision is None:
             console.print(escape(f"{given}: written by gemmlab export {said[0]}, so judged as {said[1]} "
-                                 "(--precision says otherwise)"), highlight=False)
+                                 "(--precision to say otherwise)"), highlight=False)
         elif said and precision != said[1]:
             console.print(escape(f"{given}: its first line says gemmlab export {said[0]} ({said[1]}); "
                                  f"checked as --precision {precision}"), highlight=False)

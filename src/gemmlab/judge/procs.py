@@ -53,14 +53,19 @@ class Proc:
         return self.state not in ("Z", "X")
 
 
+def _stat_fields(raw: bytes) -> list[bytes]:
+    """A /proc stat line's fields from the state on: the command name before them is in parentheses
+    and may itself hold spaces or ')'."""
+    return raw[raw.rfind(b")") + 2:].split()
+
+
 def _read_stat(pid: int) -> Proc | None:
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             raw = f.read()
     except OSError:
         return None
-    # The command name is in parentheses and may itself hold spaces or ')'.
-    fields = raw[raw.rfind(b")") + 2:].split()
+    fields = _stat_fields(raw)
     try:
         return Proc(pid, int(fields[1]), fields[0].decode(), int(fields[19]))
     except (IndexError, ValueError):
@@ -86,20 +91,22 @@ def start_time(pid: int) -> int | None:
 CHILDREN_FILES = os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children")
 
 
-def children(pid: int) -> list[int]:
-    """The children of every thread of `pid` (requires `CHILDREN_FILES`)."""
-    out: list[int] = []
+def _per_thread(pid: int, name: str) -> list[bytes] | None:
+    """Each thread's /proc/PID/task/TID/`name`; None where the process is gone."""
     try:
         tids = os.listdir(f"/proc/{pid}/task")
     except OSError:
-        return out
+        return None
+    out = []
     for tid in tids:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
-                out.extend(int(x) for x in f.read().split())
-        except (OSError, ValueError):
-            pass
+        with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{tid}/{name}", "rb") as f:
+            out.append(f.read())
     return out
+
+
+def children(pid: int) -> list[int]:
+    """The children of every thread of `pid` (requires `CHILDREN_FILES`)."""
+    return [int(x) for raw in _per_thread(pid, "children") or [] for x in raw.split()]
 
 
 def tree(root: int, root_start: int) -> set[int]:
@@ -152,30 +159,24 @@ def rss_bytes(pids: set[int]) -> int:
     return total
 
 
-def _tmpfs_mounts() -> list[str]:
-    """/dev/shm, and /tmp where it is a tmpfs: folders whose files are RAM."""
+def _mounts() -> list[tuple[str, str]]:
+    """(mount point, filesystem type) of every mount this process sees, in mount order."""
     try:
         with open("/proc/self/mounts") as f:
-            found = {fields[1] for fields in (line.split() for line in f)
-                     if len(fields) > 2 and fields[2] == "tmpfs"}
+            return [(fields[1], fields[2]) for fields in (line.split() for line in f) if len(fields) > 2]
     except OSError:
-        found = set()
-    return [p for p in ("/dev/shm", "/tmp") if p in found]
+        return []
 
 
-TMPFS = _tmpfs_mounts()
+#: /dev/shm, and /tmp where it is a tmpfs: folders whose files are RAM.
+TMPFS = [p for p in ("/dev/shm", "/tmp") if (p, "tmpfs") in _mounts()]
 
 
 def on_tmpfs(path: Path) -> bool:
     """Whether `path` lies on a tmpfs (its files are RAM): the mount with the longest matching point,
     the last of those mounted on one point."""
-    try:
-        with open("/proc/self/mounts") as f:
-            mounts = [fields[1:3] for fields in (line.split() for line in f) if len(fields) > 2]
-    except OSError:
-        return False
     here, longest, kind = str(Path(path).resolve()), -1, ""
-    for point, fs in mounts:
+    for point, fs in _mounts():
         if (here == point or here.startswith(point.rstrip("/") + "/")) and len(point) >= longest:
             longest, kind = len(point), fs
     return kind == "tmpfs"
@@ -202,11 +203,8 @@ def held_memory_files(pids: set[int], ignore: set[tuple[int, int]]) -> int:
     return _held_bytes(pids, ignore, lambda target: target.startswith("/memfd:"))
 
 
-def _held_bytes(pids: set[int], ignore: set[tuple[int, int]], wanted: Callable[[str], bool]) -> int:
-    """Bytes of the regular files these processes hold open whose fd link's target is `wanted`,
-    each file once (by device and inode), none of `ignore`."""
-    seen: set[tuple[int, int]] = set(ignore)
-    total = 0
+def _fd_links(pids: set[int]):
+    """(the /proc link, its target) of every descriptor these processes hold open."""
     for pid in pids:
         try:
             fds = os.listdir(f"/proc/{pid}/fd")
@@ -214,16 +212,26 @@ def _held_bytes(pids: set[int], ignore: set[tuple[int, int]], wanted: Callable[[
             continue
         for fd in fds:
             link = f"/proc/{pid}/fd/{fd}"
-            try:
-                if not wanted(os.readlink(link)):
-                    continue
-                st = os.stat(link)
-            except OSError:
-                continue
-            key = (st.st_dev, st.st_ino)
-            if stat.S_ISREG(st.st_mode) and key not in seen:
-                seen.add(key)
-                total += st.st_blocks * 512
+            with contextlib.suppress(OSError):
+                yield link, os.readlink(link)
+
+
+def _held_bytes(pids: set[int], ignore: set[tuple[int, int]], wanted: Callable[[str], bool]) -> int:
+    """Bytes of the regular files these processes hold open whose fd link's target is `wanted`,
+    each file once (by device and inode), none of `ignore`."""
+    seen: set[tuple[int, int]] = set(ignore)
+    total = 0
+    for link, target in _fd_links(pids):
+        if not wanted(target):
+            continue
+        try:
+            st = os.stat(link)
+        except OSError:
+            continue
+        key = (st.st_dev, st.st_ino)
+        if stat.S_ISREG(st.st_mode) and key not in seen:
+            seen.add(key)
+            total += st.st_blocks * 512
     return total
 
 
@@ -272,19 +280,8 @@ def stop_all(find: Callable[[], set[int]], deadline_s: float = 1.0) -> set[int]:
 
 def _halted(pid: int) -> bool:
     """Every thread of `pid` stopped (T), traced (t) or dead; a process that is gone is halted."""
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return True
-    for tid in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/stat", "rb") as f:
-                state = f.read().rsplit(b")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if state not in (b"T", b"t", b"Z", b"X"):
-            return False
-    return True
+    states = (_stat_fields(raw)[:1] for raw in _per_thread(pid, "stat") or [])
+    return all(state in ([b"T"], [b"t"], [b"Z"], [b"X"], []) for state in states)
 
 
 def resume_all(pids: Iterable[int]) -> None:
@@ -295,18 +292,7 @@ def resume_all(pids: Iterable[int]) -> None:
 
 def held_sockets(pids: set[int]) -> set[int]:
     """The inodes of the sockets these processes hold open."""
-    out: set[int] = set()
-    for pid in pids:
-        try:
-            fds = os.listdir(f"/proc/{pid}/fd")
-        except OSError:
-            continue
-        for fd in fds:
-            with contextlib.suppress(OSError):
-                target = os.readlink(f"/proc/{pid}/fd/{fd}")
-                if target.startswith("socket:["):
-                    out.add(int(target[8:-1]))
-    return out
+    return {int(target[8:-1]) for _, target in _fd_links(pids) if target.startswith("socket:[")}
 
 
 # sock_diag (linux/sock_diag.h, linux/unix_diag.h): every Unix socket's queue, as `ss -x` reads it.
